@@ -1,0 +1,30 @@
+"""granular: nonsmooth mechanics of colliding spheres and constrained systems.
+
+Public API (DESIGN section 4)::
+
+    import granular as gr
+    world = gr.SphereWorld(positions, radii, walls=[gr.Box(lower, upper, open_top=True)])
+    sim = gr.Simulation(world, dt=1e-3)
+    traj = sim.run(duration=1.0, record_every=10)
+    traj.save("run.h5")
+
+Heavy optional parts (cvxpy, pyvista, matplotlib) are imported where used.
+"""
+from .constraints import ConstraintSet, Contacts
+from .errors import (ConvergenceError, GranularError, InvalidInputError, JammingError,
+                     MassMatrixError, OverlapError, RadiusError, SolverError, TrajectoryFileError)
+from .results import SolverStats, StepResult
+from .simulation import Simulation
+from .trajectory import Trajectory
+from .walls import Box, PeriodicBox, Plane
+from .systems import Constraint, ConstrainedSystem
+from .world import SphereWorld
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
+    "JammingError", "MassMatrixError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
+    "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
+    "TrajectoryFileError",
+]

@@ -1,0 +1,150 @@
+"""Linearised unilateral constraints of one step, and the contact records users read.
+
+A step linearises every constraint that could become active at the end of the
+step, ``t_{n+1}``, around the current configuration ``q^n`` (seed 003, eq. 1.11):
+
+    D_k(t_{n+1}, q^n) + h G_k(q^n) u >= 0,      k = 1..m
+
+``D`` are gaps (m for spheres, the unit of ``g`` for a `ConstrainedSystem`), ``G``
+the sparse Jacobian (m x d), one row per constraint. The multiplier ``lambda_k``
+of row k is an impulse over the step (N s for spheres): ``M (u^{n+1} - v) = G^T lambda``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass(frozen=True)
+class ConstraintSet:
+    """The constraints of one step.
+
+    Attributes
+    ----------
+    gap : (m,) array
+        ``D_k(t_{n+1}, q^n)``.
+    jacobian : (m, d) sparse CSR
+        Rows ``G_k = grad_q D_k``.
+    restitution : (m,) array
+        Coefficient of restitution of each row, in [0, 1].
+    i, j, wall : (m,) int arrays
+        Who touches whom: sphere ``i`` and sphere ``j`` (``wall == -1``), or sphere
+        ``i`` and wall ``wall`` (``j == -1``). For a `ConstrainedSystem`, ``i`` is the
+        constraint index and ``j == wall == -1``.
+    normal : (m, k) array
+        Unit normal from ``i`` to ``j`` (into the admissible side for a wall), or
+        the Jacobian row itself for a `ConstrainedSystem`.
+    friction : (m,) array
+        Coulomb coefficient of each row (0: frictionless).
+    tangents : (m, s, d) array or None
+        Rows of the tangential Jacobian (``s`` = 1 in the plane, 2 in 3D) for
+        frictional rows; ``None`` when no row has friction.
+    seconds : dict
+        Wall time spent building the set (s), by phase ("neighbors", "assembly").
+    """
+
+    gap: np.ndarray
+    jacobian: sp.csr_matrix
+    restitution: np.ndarray
+    i: np.ndarray
+    j: np.ndarray
+    wall: np.ndarray
+    normal: np.ndarray
+    friction: np.ndarray | None = None
+    tangents: object = None
+    seconds: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        if self.friction is None:
+            object.__setattr__(self, "friction", np.zeros(self.size))
+
+    @property
+    def size(self) -> int:
+        return self.gap.size
+
+    def keys(self, n_bodies: int) -> np.ndarray:
+        """An integer identifying each row across steps (for warm starts)."""
+        pair = self.i.astype(np.int64) * (n_bodies + 1) + self.j
+        on_wall = self.wall >= 0
+        wall_key = -(self.wall.astype(np.int64) * (n_bodies + 1) + self.i) - 1
+        return np.where(on_wall, wall_key, pair)
+
+    def subset(self, rows: np.ndarray) -> "ConstraintSet":
+        rows = np.asarray(rows)
+        tangents = None if self.tangents is None else self.tangents[rows]
+        return ConstraintSet(self.gap[rows], self.jacobian[rows], self.restitution[rows],
+                             self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
+                             self.friction[rows], tangents)
+
+    @staticmethod
+    def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":
+        none = np.zeros(0, dtype=np.int64)
+        return ConstraintSet(np.zeros(0), sp.csr_matrix((0, d)), np.zeros(0), none, none, none,
+                             np.zeros((0, normal_dim)))
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """The contacts a step considered, with their multipliers. Read-only record.
+
+    One entry per constraint row of the step (active or not); ``impulse > 0``
+    marks the active ones. Arrays are empty when nothing was near.
+
+    Attributes
+    ----------
+    i, j, wall : (m,) int arrays
+        As in `ConstraintSet`: sphere pair ``(i, j)`` with ``wall == -1``, or sphere
+        ``i`` against wall ``wall`` with ``j == -1``.
+    gap : (m,) array
+        Gap at the start of the step, evaluated at ``t_{n+1}`` (m).
+    normal : (m, k) array
+        Unit normal (from i to j, or out of the wall), or the Jacobian row.
+    impulse : (m,) array
+        Normal multiplier ``lambda_k`` as an impulse over the step (N s), >= 0.
+        Divide by ``dt`` for the mean force over the step (N).
+    tangential_impulse : (m, s) array
+        Friction impulse components along the contact's tangent basis (N s);
+        zeros without friction.
+    """
+
+    i: np.ndarray
+    j: np.ndarray
+    wall: np.ndarray
+    gap: np.ndarray
+    normal: np.ndarray
+    impulse: np.ndarray
+    tangential_impulse: np.ndarray = field(default=None)
+
+    def __post_init__(self):
+        if self.tangential_impulse is None:
+            object.__setattr__(self, "tangential_impulse", np.zeros((self.impulse.size, 0)))
+
+    def __len__(self) -> int:
+        return int(self.impulse.size)
+
+    @property
+    def active(self) -> np.ndarray:
+        """Boolean mask of the contacts that carry a positive impulse."""
+        return self.impulse > 0.0
+
+    def sorted_by_impulse(self) -> "Contacts":
+        """The same contacts, largest impulse first."""
+        order = np.argsort(-self.impulse, kind="stable")
+        return self.take(order)
+
+    def take(self, rows) -> "Contacts":
+        return Contacts(self.i[rows], self.j[rows], self.wall[rows], self.gap[rows],
+                        self.normal[rows], self.impulse[rows], self.tangential_impulse[rows])
+
+    @staticmethod
+    def from_constraints(constraints: ConstraintSet, impulse: np.ndarray,
+                         tangential_impulse: np.ndarray | None = None) -> "Contacts":
+        return Contacts(constraints.i, constraints.j, constraints.wall, constraints.gap,
+                        constraints.normal, np.asarray(impulse, dtype=float), tangential_impulse)
+
+    @staticmethod
+    def empty(normal_dim: int = 3) -> "Contacts":
+        none = np.zeros(0, dtype=np.int64)
+        return Contacts(none, none, none, np.zeros(0), np.zeros((0, normal_dim)), np.zeros(0))

@@ -1,0 +1,88 @@
+"""Exceptions raised by granular.
+
+Every error names what is wrong and where: the offending index, pair, time or value.
+User mistakes are `InvalidInputError` (also a `ValueError`); failures of the numerical
+method are `SolverError` (also a `RuntimeError`). The simulation never continues
+from a step that raised.
+"""
+from __future__ import annotations
+
+
+class GranularError(Exception):
+    """Base class of every error raised by granular."""
+
+
+class InvalidInputError(GranularError, ValueError):
+    """An argument has the wrong shape, a non-finite value or an inadmissible value."""
+
+
+class OverlapError(InvalidInputError):
+    """The initial configuration is not admissible: two bodies overlap (gap < 0).
+
+    Attributes
+    ----------
+    pair : tuple
+        ``(i, j)`` sphere indices, ``(i, "wall k")`` for a wall, or ``("constraint", k)``.
+    overlap : float
+        The penetration depth, ``-gap`` (metres for spheres), positive.
+    """
+
+    def __init__(self, message: str, pair=None, overlap: float | None = None):
+        super().__init__(message)
+        self.pair = pair
+        self.overlap = overlap
+
+
+class RadiusError(InvalidInputError):
+    """A radius callable returned the wrong shape or a non-positive radius at time ``t``."""
+
+    def __init__(self, message: str, t: float | None = None, index: int | None = None):
+        super().__init__(message)
+        self.t = t
+        self.index = index
+
+
+class MassMatrixError(InvalidInputError):
+    """A mass matrix is not square, not symmetric or not positive definite."""
+
+
+class SolverError(GranularError, RuntimeError):
+    """The projection of a step could not be solved to tolerance.
+
+    Attributes
+    ----------
+    t : float
+        Time at the end of the step that failed (s).
+    status : str
+        Status reported by the backend.
+    """
+
+    def __init__(self, message: str, t: float | None = None, status: str | None = None):
+        super().__init__(message)
+        self.t = t
+        self.status = status
+
+
+class JammingError(SolverError):
+    """The admissible set of the step is empty: the bodies can no longer fit.
+
+    Raised, for instance, when growing spheres jam in a container.
+
+    Attributes
+    ----------
+    packing_fraction : float or None
+        Solid volume over container volume at the failing step, when a container is known.
+    """
+
+    def __init__(self, message: str, t: float | None = None, status: str | None = None,
+                 packing_fraction: float | None = None):
+        super().__init__(message, t=t, status=status)
+        self.packing_fraction = packing_fraction
+
+
+class ConvergenceError(SolverError):
+    """An iteration of a scheme (fixed point, successive linearisation) did not converge."""
+
+
+class TrajectoryFileError(GranularError):
+    """A trajectory file is missing, unreadable, or not a granular trajectory."""

@@ -1,0 +1,114 @@
+"""Candidate sphere pairs: every pair whose gap is at most a margin.
+
+``gap_ij = |q_j - q_i| - (r_i + r_j)`` (m), with the minimum-image pair vector
+along periodic axes. `candidate_pairs` uses scipy's cKDTree and costs
+O(N log N); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
+oracle of the tests.
+
+Both return ``(i, j)``: two int arrays of the same length with ``i < j``, sorted
+lexicographically, so the two finders are directly comparable.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from .walls import PeriodicBox
+
+#: Spheres larger than this multiple of the median radius are searched one by one,
+#: so that one big sphere does not inflate the search radius of all the small ones.
+_LARGE_RADIUS_FACTOR = 2.0
+
+
+def pair_vectors(positions: np.ndarray, i: np.ndarray, j: np.ndarray,
+                 periodic: PeriodicBox | None = None) -> np.ndarray:
+    """Vectors ``q_j - q_i`` (M, 3), minimum image along periodic axes."""
+    vectors = positions[j] - positions[i]
+    if periodic is not None:
+        vectors = periodic.minimum_image(vectors)
+    return vectors
+
+
+def pair_gaps(positions, radii, i, j, periodic=None) -> np.ndarray:
+    """Gaps ``|q_j - q_i| - r_i - r_j`` (M,) of the given pairs (m)."""
+    vectors = pair_vectors(positions, i, j, periodic)
+    return np.linalg.norm(vectors, axis=1) - radii[i] - radii[j]
+
+
+def _sorted_unique(i: np.ndarray, j: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    low, high = np.minimum(i, j), np.maximum(i, j)
+    keys = np.unique(low.astype(np.int64) * n + high)
+    return (keys // n).astype(np.int64), (keys % n).astype(np.int64)
+
+
+def _tree(positions: np.ndarray, cutoff: float, periodic: PeriodicBox | None) -> cKDTree:
+    """A cKDTree; periodic axes get their period as box size, others a box too
+    large to wrap within ``cutoff``."""
+    if periodic is None:
+        return cKDTree(positions)
+    shifted = positions.copy()
+    boxsize = np.empty(3)
+    for axis in range(3):
+        if axis in periodic.axes:
+            length = periodic.upper[axis] - periodic.lower[axis]
+            shifted[:, axis] = np.mod(positions[:, axis] - periodic.lower[axis], length)
+            boxsize[axis] = length
+        else:
+            low, high = positions[:, axis].min(), positions[:, axis].max()
+            shifted[:, axis] = positions[:, axis] - low
+            boxsize[axis] = (high - low) + 2.0 * cutoff + 1.0
+    # cKDTree wants coordinates strictly inside [0, boxsize).
+    shifted = np.minimum(shifted, np.nextafter(boxsize, 0.0))
+    return cKDTree(shifted, boxsize=boxsize)
+
+
+def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
+                    periodic: PeriodicBox | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``i < j`` with ``gap_ij <= margin``, found with a k-d tree.
+
+    Parameters
+    ----------
+    positions : (N, 3) array
+        Sphere centres (m).
+    radii : (N,) array
+        Sphere radii (m), positive.
+    margin : float
+        Largest gap kept (m), >= 0.
+    periodic : PeriodicBox or None
+        Periodic axes, minimum-image distances.
+    """
+    n = len(positions)
+    if n < 2:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty
+    median = float(np.median(radii))
+    large = np.flatnonzero(radii > _LARGE_RADIUS_FACTOR * median)
+    small_max = float(radii.max()) if large.size == 0 else _LARGE_RADIUS_FACTOR * median
+    cutoff = 2.0 * small_max + margin
+    largest_cutoff = float(radii.max()) * 2.0 + margin
+    tree = _tree(positions, largest_cutoff, periodic)
+    pairs = tree.query_pairs(cutoff, output_type="ndarray").astype(np.int64)
+    i, j = pairs[:, 0], pairs[:, 1]
+    if large.size:
+        reach = radii[large] + float(radii.max()) + margin
+        lists = tree.query_ball_point(tree.data[large], reach)
+        counts = np.fromiter((len(neigh) for neigh in lists), dtype=np.int64, count=len(lists))
+        extra_i = np.repeat(large, counts)
+        extra_j = np.concatenate([np.asarray(neigh, dtype=np.int64) for neigh in lists]) if counts.sum() else extra_i
+        keep = extra_i != extra_j
+        i = np.concatenate([i, extra_i[keep]])
+        j = np.concatenate([j, extra_j[keep]])
+    i, j = _sorted_unique(i, j, n)
+    keep = pair_gaps(positions, radii, i, j, periodic) <= margin
+    return i[keep], j[keep]
+
+
+def brute_force_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
+                      periodic: PeriodicBox | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """All pairs ``i < j`` with ``gap_ij <= margin``, by checking every pair: O(N^2).
+
+    The oracle of `candidate_pairs` in the tests; same arguments and output.
+    """
+    i, j = np.triu_indices(len(positions), k=1)
+    keep = pair_gaps(positions, radii, i, j, periodic) <= margin
+    return i[keep].astype(np.int64), j[keep].astype(np.int64)

@@ -1,0 +1,189 @@
+"""The metric projection at the heart of every step (seed 003, eq. 1.13 and Remark 4.1).
+
+    u = argmin 1/2 (u - v)^T M (u - v)   subject to   G u >= b
+
+``v`` (d,) is the predicted velocity, ``M`` the mass metric, ``G`` (m x d) the
+constraint Jacobian and ``b`` (m,) the lower bounds (for Maury's scheme
+``b = -D/h``). The multipliers ``lambda`` (m,) satisfy the discrete momentum
+balance ``M (u - v) = G^T lambda`` with ``lambda >= 0`` and
+``lambda_k (G_k u - b_k) = 0``; with ``b`` in velocity units ``lambda`` is an
+impulse (N s for spheres).
+
+`project` solves it with a backend, rebuilds ``u`` from the multipliers, checks
+feasibility and raises rather than returning a wrong answer.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from .backends import get_backend
+from .errors import JammingError, SolverError
+from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
+
+
+@dataclass
+class ProjectionProblem:
+    """One projection: metric ``M``, Jacobian ``G`` (m x d), prediction ``v``, bounds ``b``."""
+
+    metric: object
+    jacobian: sp.csr_matrix
+    predicted: np.ndarray
+    lower: np.ndarray
+    _delassus: sp.csc_matrix | None = None
+
+    def delassus(self) -> sp.csc_matrix:
+        """``W = G M^{-1} G^T`` (m x m), computed once."""
+        if self._delassus is None:
+            self._delassus = self.metric.delassus(self.jacobian)
+        return self._delassus
+
+
+@dataclass(frozen=True)
+class Projection:
+    """The answer of `project`.
+
+    velocities : (d,) projected velocity ``u``.
+    impulses : (m,) multipliers ``lambda`` (impulses), >= 0.
+    status : backend status ("solved", "inaccurate", "unconstrained", ...).
+    iterations : backend iterations.
+    violation : ``max_k (b_k - G_k u)``, clipped at 0 (velocity units).
+    seconds : wall time of the solve.
+    """
+
+    velocities: np.ndarray
+    impulses: np.ndarray
+    status: str
+    iterations: int
+    violation: float
+    seconds: float
+
+
+def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.ndarray,
+            solver: str = "osqp", warm_start: np.ndarray | None = None,
+            t: float | None = None) -> Projection:
+    """Project ``predicted`` onto ``{u : G u >= lower}`` in the metric ``M``.
+
+    A prediction that already satisfies every constraint is returned unchanged
+    (bit for bit) with zero multipliers.
+
+    Raises
+    ------
+    JammingError
+        The constraints admit no velocity (backend reports infeasibility).
+    SolverError
+        The backend did not reach tolerance; ``t`` (s) is quoted in the message.
+    """
+    start = time.perf_counter()
+    m = lower.size
+    if m == 0 or np.all(jacobian @ predicted >= lower):
+        return Projection(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0,
+                          time.perf_counter() - start)
+    problem = ProjectionProblem(metric, jacobian, predicted, lower)
+    backend = get_backend(solver)
+    normal_velocity = jacobian @ predicted
+    c = normal_velocity - lower
+    # Velocity scale of the problem: violations are measured against it.
+    scale = max(float(np.abs(c).max()), float(np.abs(normal_velocity).max()))
+    when = "" if t is None else f" at t = {t:.6g} s"
+    feasibility = VELOCITY_TOLERANCE * scale
+    complementarity = COMPLEMENTARITY_TOLERANCE * scale
+    result = backend.solve(problem, warm_start)
+    if result.status == "infeasible":
+        raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity",
+                           t=t, status=result.status)
+    impulses = result.impulses
+    status = result.status
+    if not _accurate(problem.delassus(), c, impulses, feasibility, complementarity):
+        # Degenerate contact networks (redundant contacts) defeat OSQP's polishing.
+        try:
+            impulses = interior_point(problem.delassus(), c, 0.1 * feasibility, 0.1 * complementarity)
+        except SolverError:
+            raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
+                              f"{result.status!r}, then interior-point refinement)", t=t,
+                              status=result.status) from None
+        status = "refined"
+    velocities = predicted + metric.solve(jacobian.T @ impulses)
+    violation = _violation(jacobian, velocities, lower)
+    if violation > feasibility or not np.all(np.isfinite(velocities)):
+        raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
+                          f"{status!r}, constraint violation {violation:.3g} in velocity units)",
+                          t=t, status=status)
+    return Projection(velocities, impulses, status, result.iterations, violation,
+                      time.perf_counter() - start)
+
+
+def _violation(jacobian, velocities, lower) -> float:
+    residual = lower - jacobian @ velocities
+    return float(max(residual.max(initial=0.0), 0.0))
+
+
+def interior_point(W: sp.csc_matrix, c: np.ndarray, feasibility: float, complementarity: float,
+                   max_iterations: int = 80) -> np.ndarray:
+    """Solve ``min_{l >= 0} 1/2 l^T W l + c^T l`` to the given accuracy.
+
+    A primal-dual interior-point method (Mehrotra predictor-corrector) on the
+    multipliers ``l`` and the slacks ``s = W l + c``: each iteration factorises
+    ``W + diag(s / l)``, which is definite even when redundant contacts make ``W``
+    singular and the multipliers non-unique, the case where OSQP's polishing and
+    active-set iterations fail. The problem is scaled to a unit diagonal and a
+    unit-size linear term first. Stops when ``max(-s) <= feasibility`` and the
+    natural residual ``max_k min(W_kk l_k, s_k) <= complementarity`` (velocity
+    units); the iterates stay strictly inside ``l > 0``.
+
+    Raises `SolverError` (no time attached) if it does not get there.
+    """
+    m = c.size
+    diagonal = np.maximum(W.diagonal(), np.finfo(float).tiny)
+    D = 1.0 / np.sqrt(diagonal)
+    v_ref = max(float(np.abs(c).max()), np.finfo(float).tiny)
+    Ws = (sp.diags(D) @ W @ sp.diags(D)).tocsc()
+    cs = D * c / v_ref
+    x, s = np.ones(m), np.maximum(Ws @ np.ones(m) + cs, 1.0)
+    for _ in range(max_iterations):
+        impulses = x * D * v_ref
+        slack = W @ impulses + c
+        if (-slack.min() <= feasibility
+                and _natural_residual(W, c, impulses, diagonal) <= complementarity):
+            return impulses
+        residual = Ws @ x + cs - s
+        mu = float(x @ s) / m
+        factor = spla.splu((Ws + sp.diags(s / x)).tocsc(), permc_spec="MMD_AT_PLUS_A")
+
+        def newton(complementarity_rhs):
+            dx = factor.solve(complementarity_rhs / x - residual)
+            return dx, Ws @ dx + residual
+
+        dx, ds = newton(-x * s)
+        step = min(_step_to_boundary(x, dx), _step_to_boundary(s, ds))
+        mu_affine = float((x + step * dx) @ (s + step * ds)) / m
+        sigma = (mu_affine / mu) ** 3
+        dx, ds = newton(-x * s - dx * ds + sigma * mu)
+        step = min(1.0, 0.995 * min(_step_to_boundary(x, dx), _step_to_boundary(s, ds)))
+        x, s = x + step * dx, s + step * ds
+    raise SolverError(f"interior-point refinement did not converge in {max_iterations} iterations")
+
+
+def _step_to_boundary(value: np.ndarray, change: np.ndarray) -> float:
+    """Largest ``a <= 1 / 0.995`` keeping ``value + a change >= 0``."""
+    shrinking = change < 0.0
+    if not shrinking.any():
+        return 1.0 / 0.995
+    return float(min(1.0 / 0.995, (-value[shrinking] / change[shrinking]).min()))
+
+
+def _accurate(W, c, impulses, feasibility, complementarity) -> bool:
+    slack = W @ impulses + c
+    if not np.all(np.isfinite(slack)) or -slack.min() > feasibility:
+        return False
+    diagonal = np.maximum(W.diagonal(), np.finfo(float).tiny)
+    return _natural_residual(W, c, impulses, diagonal) <= complementarity
+
+
+def _natural_residual(W, c, impulses, diagonal) -> float:
+    slack = W @ impulses + c
+    return float(np.abs(np.minimum(diagonal * impulses, slack)).max(initial=0.0))

@@ -1,0 +1,69 @@
+"""StepResult: what one step returns. A value; the caller decides what to keep."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .constraints import Contacts
+
+
+@dataclass(frozen=True)
+class SolverStats:
+    """How the projection(s) of a step went.
+
+    status : "unconstrained" (nothing to project), "solved", "inaccurate", ...
+    iterations : backend iterations summed over the step's projections.
+    violation : largest constraint violation left, velocity units.
+    seconds : dict of wall times (s): "neighbors", "assembly", "solve", "total".
+    """
+
+    status: str = "unconstrained"
+    iterations: int = 0
+    violation: float = 0.0
+    seconds: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """The state at the end of a step and what happened in it.
+
+    Attributes
+    ----------
+    t : float
+        Time at the end of the step (s).
+    positions, velocities : arrays
+        ``q^{n+1}`` and ``u^{n+1}``, shaped like the system's state ((N, 3) for a
+        `SphereWorld`, (d,) for a `ConstrainedSystem`).
+    contacts : Contacts
+        Every constraint the step considered, with its impulse (N s).
+    predicted : array
+        The velocity predicted without contacts, ``v = u^n + h M^{-1} f``; the
+        discrete momentum balance is ``M (u^{n+1} - v) = G^T lambda``.
+    kinetic_energy, potential_energy : float
+        At the end of the step (J); potential energy of gravity (spheres) or of the
+        system's potential (constrained systems), user forces excluded.
+    dissipated_energy : float
+        Kinetic energy removed by the contact impulses in this step,
+        ``KE(v) - KE(u^{n+1}) = -1/2 lambda^T G (u^{n+1} + v)`` (J), >= 0 up to
+        solver tolerance.
+    radii : (N,) array or None
+        Radii at ``t`` (spheres).
+    solver : SolverStats
+    """
+
+    t: float
+    positions: np.ndarray
+    velocities: np.ndarray
+    contacts: Contacts
+    predicted: np.ndarray
+    kinetic_energy: float
+    potential_energy: float
+    dissipated_energy: float
+    radii: np.ndarray | None = None
+    solver: SolverStats = field(default_factory=SolverStats)
+
+    @property
+    def total_energy(self) -> float:
+        """Kinetic plus potential energy (J)."""
+        return self.kinetic_energy + self.potential_energy

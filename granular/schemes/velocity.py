@@ -1,0 +1,272 @@
+"""Maury's velocity projection with a restitution law (seed 003; DESIGN section 2).
+
+One step from ``(t_n, q^n, u^n)`` with step ``h``:
+
+1. Predict ``v = u^n + h M^{-1} f`` (``f`` at ``(t_n, q^n, u^n)``, or at
+   ``u^{n+1}`` by a fixed point when ``force_update="implicit"``).
+2. Build the constraints at ``(t_{n+1}, q^n)``: gaps ``D`` and Jacobian ``G``.
+3. Restitution stage (only rows with ``e_k > 0``). The impacting rows ``I`` are
+   those predicted to close within the step (``D_k + h G_k v < 0``) whose normal
+   velocity before the step approaches faster than the force alone can change it in
+   one step (``a_k = G_k u^n < -h |G_k M^{-1} f|``): a slower approach cannot be
+   told from a resting contact at this step size and is treated inelastically
+   (the bounce threshold of game engines, here derived, not tuned). On them apply
+   Moreau's impact law to ``u^n`` in the mass metric (seeds 000 (3), 003, 004 (1.6)):
+   ``w = P_C u^n`` with ``C = {G_I u >= 0}`` and multipliers ``mu``, then
+   ``u* = w + M^{-1} G_I^T (e mu)``, i.e. ``u* = P_C u^n - e P_N u^n`` for a common
+   ``e``. Tangential components are kept, normal ones reversed and scaled by e.
+4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
+   ``K = {u : D + h G u >= 0}``; then ``q^{n+1} = q^n + h u^{n+1}``.
+
+Why this discrete law (DESIGN section 2 lists the traps it avoids):
+
+- With every ``e_k = 0`` the set ``I`` is empty and the step *is* Maury's scheme.
+- The bounce uses the velocity before the step, so the restitution does not depend
+  on where inside the step the contact closes; the impact is applied up to one
+  step's travel before contact, a first-order (O(h)) position and timing error.
+- A contact closed by the previous step (``D = 0``, ``a = -D_prev/h`` with
+  ``D_prev < g h^2``) approaches slower than the force increment ``g h``: it is not
+  an impact, so the ball settles instead of hopping and comes exactly to rest.
+- Energy: ``|u*|_M <= |u^n|_M`` (Moreau's decomposition) and Maury's projection with
+  a constant force never raises ``KE + potential`` (0 is admissible). With
+  per-contact coefficients Moreau's law can create energy in a cluster of
+  simultaneous impacts (``mu^T E W E mu > mu^T W mu``); such a cluster then uses
+  its smallest coefficient.
+- Positions stay feasible: the last stage is Maury's constraint.
+
+The total multiplier is ``lambda = (1 + e) mu + lambda_K`` and the discrete momentum
+balance ``M (u^{n+1} - v) = G^T lambda`` holds.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from ..constraints import Contacts
+from ..errors import ConvergenceError, InvalidInputError, JammingError
+from ..projection import project
+from ..results import SolverStats, StepResult
+from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
+
+#: Rounds of growing the impacting set when an impact drives a body into another.
+_MAX_IMPACT_ROUNDS = 3
+
+
+class VelocityScheme:
+    """The default scheme: velocity projection with restitution (module docstring).
+
+    Parameters
+    ----------
+    system : SphereWorld or ConstrainedSystem
+    dt : float
+        Time step (s).
+    solver : {"osqp", "cvxpy"}
+    force_update : {"explicit", "implicit"}
+        ``explicit`` evaluates the force at ``u^n``; ``implicit`` at ``u^{n+1}`` by a
+        fixed point (seed 000, section 2), stopped when successive iterates differ by
+        less than ``fixed_point_tolerance`` (relative, kinetic norm) or raising
+        `ConvergenceError` after ``fixed_point_iterations``.
+    warm_start : bool
+        Start OSQP from the previous step's multipliers of the contacts that persist.
+    """
+
+    name = "velocity"
+
+    def __init__(self, system, dt: float, solver: str = "osqp", force_update: str = "explicit",
+                 fixed_point_tolerance: float = 1e-10, fixed_point_iterations: int = 50,
+                 warm_start: bool = True):
+        if force_update not in ("explicit", "implicit"):
+            raise InvalidInputError(f"force_update must be 'explicit' or 'implicit', got {force_update!r}")
+        self.system = system
+        self.dt = dt
+        self.solver = solver
+        self.force_update = force_update
+        self.fixed_point_tolerance = fixed_point_tolerance
+        self.fixed_point_iterations = fixed_point_iterations
+        self.warm_start = warm_start
+        self._previous_keys = np.zeros(0, dtype=np.int64)
+        self._previous_impulses = np.zeros(0)
+
+    # -- the step --------------------------------------------------------------------
+    def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
+        system, h = self.system, self.dt
+        t_next = t + h
+        start = time.perf_counter()
+        metric = system.metric(t_next, self._metric_point(q, u))
+        force = system.force(t, q, u)
+        predicted = u + h * metric.solve(force)
+        speed = self._speed_bound(u, predicted)
+        while True:
+            outcome = self._solve(metric, t, q, u, force, predicted, speed)
+            new_speed = self._speed_after(outcome["velocities"])
+            if new_speed <= speed:
+                break
+            speed = 2.0 * new_speed  # a sphere outran the search margin: widen it and redo
+        if self.force_update == "implicit":
+            outcome, predicted = self._implicit(metric, t, q, u, outcome, speed)
+        return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start)
+
+    def _metric_point(self, q, u):
+        """Where the metric is evaluated: ``q^n + h u^n`` (seed 000's ``q_{n+1}``)."""
+        if getattr(self.system, "constant_metric", True):
+            return q
+        return q + self.dt * u
+
+    def _speed_bound(self, u, predicted) -> float:
+        speeds = getattr(self.system, "body_speeds", None)
+        if speeds is None:
+            return np.inf
+        return float(max(speeds(u).max(initial=0.0), speeds(predicted).max(initial=0.0)))
+
+    def _speed_after(self, velocities) -> float:
+        speeds = getattr(self.system, "body_speeds", None)
+        return 0.0 if speeds is None else float(speeds(velocities).max(initial=0.0))
+
+    def _solve(self, metric, t, q, u, force, predicted, speed) -> dict:
+        system, h = self.system, self.dt
+        t_next = t + h
+        clock = time.perf_counter()
+        constraints = system.constraints(t_next, q, h, speed)
+        building = time.perf_counter() - clock
+        G = constraints.jacobian
+        clock = time.perf_counter()
+        u_star, restitution_impulse, stats = self._restitution_stage(metric, constraints, u, predicted - u, t_next)
+        warm = self._warm(constraints)
+        try:
+            maury = project(metric, G, u_star + (predicted - u), -constraints.gap / h,
+                            solver=self.solver, warm_start=warm, t=t_next)
+        except JammingError as error:
+            raise self._jamming(error, t_next) from None
+        solve = time.perf_counter() - clock
+        return dict(constraints=constraints, velocities=maury.velocities,
+                    impulses=maury.impulses + restitution_impulse,
+                    status=maury.status, iterations=maury.iterations + stats[0],
+                    violation=max(maury.violation, stats[1]),
+                    seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
+                             "assembly": building - constraints.seconds.get("neighbors", 0.0),
+                             "solve": solve})
+
+    def _restitution_stage(self, metric, constraints, u, increment, t_next):
+        """Moreau's impact law on the impacting rows; returns ``(u*, impulses, stats)``."""
+        h = self.dt
+        G, e = constraints.jacobian, constraints.restitution
+        zero = np.zeros(constraints.size)
+        if constraints.size == 0 or not np.any(e > 0.0):
+            return u, zero, (0, 0.0)
+        threshold = np.abs(G @ increment)
+        threshold += APPROACH_TOLERANCE * float(np.abs(G @ u).max(initial=0.0))
+
+        def impacts(velocity):
+            return (e > 0.0) & (constraints.gap + h * (G @ (velocity + increment)) < 0.0) \
+                & (G @ velocity < -threshold)
+
+        impacting = impacts(u)
+        if not impacting.any():
+            return u, zero, (0, 0.0)
+        iterations, violation = 0, 0.0
+        for _ in range(_MAX_IMPACT_ROUNDS):
+            rows = np.flatnonzero(impacting)
+            G_I = G[rows]
+            try:
+                tangent = project(metric, G_I, u, np.zeros(rows.size), solver=self.solver, t=t_next)
+            except JammingError as error:
+                raise self._jamming(error, t_next) from None
+            iterations += tangent.iterations
+            violation = max(violation, tangent.violation)
+            coefficients = self._dissipative_coefficients(metric, G_I, e[rows], tangent.impulses)
+            u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
+            grown = impacting | impacts(u_star)
+            if np.array_equal(grown, impacting):
+                break
+            impacting = grown
+        impulses = zero.copy()
+        impulses[rows] = (1.0 + coefficients) * tangent.impulses
+        return u_star, impulses, (iterations, violation)
+
+    @staticmethod
+    def _dissipative_coefficients(metric, G_I, e, mu) -> np.ndarray:
+        """Per-row coefficients, replaced by the cluster minimum where Moreau's law with
+        mixed coefficients would raise the cluster's kinetic energy."""
+        if np.all(e == e[0]):
+            return e
+        W = metric.delassus(G_I)
+        n_clusters, labels = connected_components(sp.csr_matrix(W != 0), directed=False)
+        coefficients = e.copy()
+        for cluster in range(n_clusters):
+            rows = np.flatnonzero(labels == cluster)
+            block = W[rows][:, rows]
+            m, ec = mu[rows], e[rows]
+            before = float(m @ (block @ m))
+            after = float((ec * m) @ (block @ (ec * m)))
+            if after > before * (1.0 + ENERGY_ROUNDOFF):
+                coefficients[rows] = ec.min()
+        return coefficients
+
+    def _implicit(self, metric, t, q, u, outcome, speed):
+        """Fixed point on ``u^{n+1}`` of ``f(t_{n+1}, q, u^{n+1})`` (seed 000's implicit update)."""
+        h = self.dt
+        previous = outcome["velocities"]
+        scale = max(np.sqrt(2.0 * metric.kinetic_energy(u)), np.sqrt(2.0 * metric.kinetic_energy(previous)), 1e-300)
+        for _ in range(self.fixed_point_iterations):
+            force = self.system.force(t + h, q, previous)
+            predicted = u + h * metric.solve(force)
+            outcome = self._solve(metric, t, q, u, force, predicted, speed)
+            change = np.sqrt(2.0 * metric.kinetic_energy(outcome["velocities"] - previous))
+            previous = outcome["velocities"]
+            if change <= self.fixed_point_tolerance * scale:
+                return outcome, predicted
+        raise ConvergenceError(
+            f"implicit force update did not converge in {self.fixed_point_iterations} iterations "
+            f"at t = {t + h:.6g} s (last change {change:.3g}, kinetic norm)", t=t + h,
+            status="fixed_point")
+
+    def _warm(self, constraints):
+        if not self.warm_start or self._previous_keys.size == 0 or constraints.size == 0:
+            return None
+        keys = constraints.keys(getattr(self.system, "n", 0))
+        position = np.searchsorted(self._previous_keys, keys)
+        position = np.minimum(position, self._previous_keys.size - 1)
+        found = self._previous_keys[position] == keys
+        return np.where(found, self._previous_impulses[position], 0.0)
+
+    def _remember(self, constraints, impulses):
+        if not self.warm_start:
+            return
+        keys = constraints.keys(getattr(self.system, "n", 0))
+        order = np.argsort(keys)
+        self._previous_keys, self._previous_impulses = keys[order], impulses[order]
+
+    def _jamming(self, error: JammingError, t_next: float) -> JammingError:
+        fraction_of = getattr(self.system, "packing_fraction", None)
+        fraction = fraction_of(t_next) if fraction_of is not None else None
+        detail = "" if fraction is None else f"; packing fraction {fraction:.4f}"
+        return JammingError(f"no admissible velocity at t = {t_next:.6g} s: the bodies cannot fit "
+                            f"(jammed){detail}", t=t_next, status=error.status, packing_fraction=fraction)
+
+    def _result(self, t_next, q, outcome, predicted, metric, seconds) -> StepResult:
+        system, h = self.system, self.dt
+        constraints = outcome["constraints"]
+        velocities = outcome["velocities"]
+        impulses = outcome["impulses"]
+        self._remember(constraints, impulses)
+        q_next = system.advance(q, velocities, h)
+        contact_change = constraints.jacobian.T @ impulses
+        dissipated = -0.5 * float(contact_change @ (velocities + predicted))
+        timing = dict(outcome["seconds"], total=seconds)
+        return make_result(system, t_next, q_next, velocities, predicted,
+                           Contacts.from_constraints(constraints, impulses), dissipated,
+                           SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing))
+
+
+def make_result(system, t, q, u, predicted, contacts, dissipated, stats) -> StepResult:
+    """A `StepResult` with energies and radii filled in from the system."""
+    shape = system.state_shape
+    radii = system.radii_at(t) if hasattr(system, "radii_at") else None
+    return StepResult(t=t, positions=q.reshape(shape), velocities=u.reshape(shape), contacts=contacts,
+                      predicted=predicted.reshape(shape),
+                      kinetic_energy=system.kinetic_energy(t, q, u),
+                      potential_energy=system.potential_energy(t, q),
+                      dissipated_energy=dissipated, radii=radii, solver=stats)

@@ -1,0 +1,39 @@
+"""Solver tolerances, in one place.
+
+Tests derive their tolerances from these values, so tightening the solver tightens
+the tests.
+
+Units: velocities in m/s (generalised velocity units for a `ConstrainedSystem`),
+lengths in m.
+"""
+from __future__ import annotations
+
+#: Termination tolerance handed to OSQP on the scaled multiplier problem
+#: (dimensionless). OSQP finds the active set fast and its polishing then gives an
+#: exact answer; when polishing fails (degenerate contact networks), the answer
+#: misses the tolerances below and `granular.projection.interior_point` solves
+#: the problem again to them.
+OSQP_EPS = 1e-4
+OSQP_MAX_ITER = 20000
+
+#: Largest violation of ``G u >= b`` accepted after a projection, as a fraction of
+#: the velocity scale of the problem ``max_k max(|G_k v - b_k|, |G_k v|)``. A
+#: position then violates its gap by at most ``h`` times this violation
+#: (1e-9 x 1 m/s x 1e-3 s = 1e-12 m for a 1 m/s problem).
+VELOCITY_TOLERANCE = 1e-9
+
+#: Largest natural residual ``max_k min(W_kk lambda_k, s_k)`` accepted, as the same
+#: fraction: a contact may push while separating at most this fast.
+COMPLEMENTARITY_TOLERANCE = 1e-6
+
+#: Relative part of the approach threshold of the restitution law: a contact
+#: impacts when its normal velocity is below ``-(h |G_k M^-1 f| +
+#: APPROACH_TOLERANCE max_k |G_k u|)``; slower approaches are resting contacts.
+APPROACH_TOLERANCE = 1e-9
+
+#: Initial gaps down to ``-OVERLAP_TOLERANCE * (r_i + r_j)`` are accepted as touching.
+OVERLAP_TOLERANCE = 1e-9
+
+#: Relative kinetic-energy increase tolerated when checking that an impact
+#: cluster does not create energy (round-off only).
+ENERGY_ROUNDOFF = 1e-12

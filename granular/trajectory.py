@@ -1,0 +1,191 @@
+"""Trajectory: the recorded frames of a run, saved to and loaded from one HDF5 file.
+
+Arrays have a leading frame axis F. For a `SphereWorld`, positions and velocities
+are (F, N, 3) (m, m/s) and radii (F, N) (m); for a `ConstrainedSystem` they are
+(F, d). Contacts vary in number from frame to frame: they are stored as
+concatenated arrays with ``offsets`` (F + 1,), frame k owning rows
+``offsets[k]:offsets[k+1]``.
+
+HDF5 layout (h5py, imported only here)::
+
+    /            attrs: format="granular-trajectory", version, system (JSON), meta (JSON)
+    /t /positions /velocities [/radii] [/masses]
+    /energy/kinetic /energy/potential /energy/dissipated
+    /contacts/offsets /contacts/{i,j,wall,gap,normal,impulse,tangential_impulse}
+
+``energy/dissipated`` is cumulative: the energy removed by contact impulses from
+the start of the run to each frame (J).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .constraints import Contacts
+from .errors import TrajectoryFileError
+
+FORMAT = "granular-trajectory"
+VERSION = 1
+_CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse")
+
+
+@dataclass
+class Trajectory:
+    """Recorded frames of a run.
+
+    Attributes
+    ----------
+    t : (F,) times (s).
+    positions, velocities : (F, N, 3) or (F, d).
+    radii : (F, N) or None.
+    kinetic_energy, potential_energy : (F,) (J).
+    dissipated_energy : (F,) cumulative contact dissipation since the start (J).
+    contacts : list of F `Contacts`.
+    system : dict describing the system for renderers (``system["kind"]``).
+    meta : dict with ``dt``, ``scheme``, ``solver``, ``masses`` (spheres), ...
+    """
+
+    t: np.ndarray
+    positions: np.ndarray
+    velocities: np.ndarray
+    radii: np.ndarray | None
+    kinetic_energy: np.ndarray
+    potential_energy: np.ndarray
+    dissipated_energy: np.ndarray
+    contacts: list = field(default_factory=list)
+    system: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.t.size)
+
+    @property
+    def total_energy(self) -> np.ndarray:
+        """Kinetic plus potential energy per frame (J)."""
+        return self.kinetic_energy + self.potential_energy
+
+    @property
+    def n_contacts(self) -> np.ndarray:
+        """Number of active contacts (positive impulse) per frame."""
+        return np.array([int(np.count_nonzero(c.impulse > 0.0)) for c in self.contacts])
+
+    @staticmethod
+    def from_frames(frames: list, system: dict, meta: dict) -> "Trajectory":
+        """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``)."""
+        radii = None if frames[0].radii is None else np.stack([f.radii for f in frames])
+        return Trajectory(
+            t=np.array([f.t for f in frames]),
+            positions=np.stack([f.positions for f in frames]),
+            velocities=np.stack([f.velocities for f in frames]),
+            radii=radii,
+            kinetic_energy=np.array([f.kinetic_energy for f in frames]),
+            potential_energy=np.array([f.potential_energy for f in frames]),
+            dissipated_energy=np.array([f.cumulative_dissipation for f in frames]),
+            contacts=[f.contacts for f in frames],
+            system=system, meta=meta)
+
+    # -- files ---------------------------------------------------------------------
+    def save(self, path) -> Path:
+        """Write the trajectory to ``path`` (HDF5). The file is written under a
+        temporary name and renamed, so a failure never leaves a half-written file."""
+        import h5py
+
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+        os.close(handle)
+        try:
+            with h5py.File(temporary, "w") as h5:
+                self._write(h5)
+            os.replace(temporary, path)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.remove(temporary)
+            raise
+        return path
+
+    def _write(self, h5) -> None:
+        h5.attrs["format"] = FORMAT
+        h5.attrs["version"] = VERSION
+        h5.attrs["system"] = json.dumps(self.system)
+        h5.attrs["meta"] = json.dumps(_jsonable(self.meta))
+        options = dict(compression="gzip", compression_opts=4, shuffle=True)
+        h5.create_dataset("t", data=self.t)
+        h5.create_dataset("positions", data=self.positions, **options)
+        h5.create_dataset("velocities", data=self.velocities, **options)
+        if self.radii is not None:
+            h5.create_dataset("radii", data=self.radii, **options)
+        energy = h5.create_group("energy")
+        energy.create_dataset("kinetic", data=self.kinetic_energy)
+        energy.create_dataset("potential", data=self.potential_energy)
+        energy.create_dataset("dissipated", data=self.dissipated_energy)
+        group = h5.create_group("contacts")
+        counts = [len(c) for c in self.contacts]
+        group.create_dataset("offsets", data=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
+        for name in _CONTACT_FIELDS:
+            parts = [np.asarray(getattr(c, name)) for c in self.contacts]
+            data = _concatenate(parts)
+            group.create_dataset(name, data=data, **(options if data.size > 1000 else {}))
+
+    @staticmethod
+    def load(path) -> "Trajectory":
+        """Read a trajectory written by `save`.
+
+        Raises
+        ------
+        TrajectoryFileError
+            The file is missing, unreadable or not a granular trajectory.
+        """
+        import h5py
+
+        path = Path(path)
+        if not path.is_file():
+            raise TrajectoryFileError(f"no trajectory file at {path}")
+        try:
+            with h5py.File(path, "r") as h5:
+                if h5.attrs.get("format") != FORMAT:
+                    raise TrajectoryFileError(f"{path} is not a granular trajectory (no '{FORMAT}' tag)")
+                return Trajectory._read(h5)
+        except TrajectoryFileError:
+            raise
+        except (OSError, KeyError, ValueError) as error:
+            raise TrajectoryFileError(f"cannot read trajectory {path}: {error}") from None
+
+    @staticmethod
+    def _read(h5) -> "Trajectory":
+        offsets = h5["contacts/offsets"][()]
+        columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS}
+        contacts = [Contacts(**{name: columns[name][offsets[k]:offsets[k + 1]] for name in _CONTACT_FIELDS})
+                    for k in range(offsets.size - 1)]
+        return Trajectory(
+            t=h5["t"][()], positions=h5["positions"][()], velocities=h5["velocities"][()],
+            radii=h5["radii"][()] if "radii" in h5 else None,
+            kinetic_energy=h5["energy/kinetic"][()], potential_energy=h5["energy/potential"][()],
+            dissipated_energy=h5["energy/dissipated"][()], contacts=contacts,
+            system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]))
+
+
+def _concatenate(parts: list) -> np.ndarray:
+    """Concatenate per-frame arrays whose trailing shape may be empty for empty frames."""
+    if not parts:
+        return np.zeros(0)
+    rows = [p for p in parts if p.shape[0] > 0]
+    trailing = (rows[0] if rows else max(parts, key=np.ndim)).shape[1:]
+    return np.concatenate([p.reshape((p.shape[0],) + trailing) for p in parts])
+
+
+def _jsonable(value):
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value

@@ -1,0 +1,57 @@
+"""Input checks shared by the systems: shapes, finiteness, positivity.
+
+Each check raises `InvalidInputError` naming the argument and the first
+offending index.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InvalidInputError
+
+
+def finite_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
+    """``value`` as a float array of the given shape, every entry finite."""
+    array = np.array(value, dtype=float)
+    if shape is not None and array.shape != shape:
+        raise InvalidInputError(f"{name} must have shape {shape}, got {array.shape}")
+    bad = np.argwhere(~np.isfinite(array))
+    if bad.size:
+        index = tuple(int(k) for k in bad[0])
+        raise InvalidInputError(f"{name} has a non-finite entry at index {index[0] if len(index) == 1 else index}: "
+                                f"{array[tuple(bad[0])]}")
+    return array
+
+
+def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
+    """A scalar or (n,) array broadcast to (n,), every entry finite and > 0."""
+    array = finite_array(value, name)
+    if array.ndim == 0:
+        array = np.full(n, float(array))
+    if array.shape != (n,):
+        raise InvalidInputError(f"{name} must be a scalar or have shape ({n},), got {array.shape}")
+    bad = np.flatnonzero(array <= 0.0)
+    if bad.size:
+        raise InvalidInputError(f"{name} must be positive: entry {bad[0]} is {array[bad[0]]}{unit}")
+    return array
+
+
+def coefficient_per_item(value, name: str, n: int, upper: float | None = 1.0) -> np.ndarray:
+    """A scalar or (n,) coefficient in [0, upper] broadcast to (n,)."""
+    array = finite_array(value, name)
+    if array.ndim == 0:
+        array = np.full(n, float(array))
+    if array.shape != (n,):
+        raise InvalidInputError(f"{name} must be a scalar or have shape ({n},), got {array.shape}")
+    bad = np.flatnonzero((array < 0.0) | ((array > upper) if upper is not None else False))
+    if bad.size:
+        bounds = f"[0, {upper}]" if upper is not None else "[0, inf)"
+        raise InvalidInputError(f"{name} must lie in {bounds}: entry {bad[0]} is {array[bad[0]]}")
+    return array
+
+
+def positive_scalar(value, name: str) -> float:
+    number = float(value)
+    if not np.isfinite(number) or number <= 0.0:
+        raise InvalidInputError(f"{name} must be a positive finite number, got {value}")
+    return number

@@ -1,0 +1,335 @@
+"""SphereWorld: N rigid spheres in 3D with walls, gravity and user forces.
+
+State: positions ``q`` (N, 3) in m and velocities ``u`` (N, 3) in m/s, flattened
+to (3N,) for the schemes. Mass metric ``M = diag(m_1, m_1, m_1, ..., m_N, m_N, m_N)``
+(kg), Remark 4.1 of seed 003.
+
+Constraints (seed 003, section 4): for each pair that could touch within the
+step, ``D_ij(t, q) = |q_j - q_i| - (r_i(t) + r_j(t)) >= 0`` with gradient
+``G_ij = (..., -n_ij, ..., +n_ij, ...)``, ``n_ij = (q_j - q_i)/|q_j - q_i|``; for each
+sphere near a plane (point p, unit normal n), ``D = n.(q_i - p) - r_i(t) >= 0``
+with gradient ``+n`` on sphere i.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+import scipy.sparse as sp
+
+from .constraints import ConstraintSet
+from .errors import InvalidInputError, OverlapError, RadiusError
+from .metric import DiagonalMetric
+from .neighbors import candidate_pairs, pair_vectors
+from .tolerances import OVERLAP_TOLERANCE
+from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
+from .walls import Box, PeriodicBox, Plane
+
+#: How per-particle coefficients combine into a pair coefficient.
+COMBINATION_RULES = {
+    "min": np.minimum,
+    "max": np.maximum,
+    "mean": lambda a, b: 0.5 * (a + b),
+    "geometric": lambda a, b: np.sqrt(a * b),
+}
+
+
+class SphereWorld:
+    """N spheres in 3D: radii (possibly time-dependent), masses, walls and forces.
+
+    Parameters
+    ----------
+    positions : (N, 3) array
+        Initial centres (m). Must be admissible: no sphere overlaps another or a wall.
+    radii : float, (N,) array, or callable ``t -> (N,)``
+        Radii (m), positive at every time. A callable gives radii that change in time
+        (seed 003, end of section 4); it is checked at every step.
+    masses : float, (N,) array, callable ``t -> (N,)``, or None
+        Masses (kg). ``None`` uses ``density * 4/3 pi r^3`` with the initial radii.
+    velocities : (N, 3) array or None
+        Initial velocities (m/s); zeros by default.
+    gravity : (3,) array
+        Gravitational acceleration (m/s^2).
+    force : callable ``(t, q, u) -> (N, 3)`` or None
+        Extra force on each sphere (N), with ``q``, ``u`` of shape (N, 3).
+    walls : sequence of `Plane` and `Box`
+        Obstacles; a `Box` contributes its faces.
+    restitution : float or (N,) array
+        Coefficient of restitution in [0, 1] of sphere-sphere impacts: one value, or
+        one per sphere combined by ``restitution_rule``. It also applies to
+        sphere-wall impacts of walls that carry no coefficient of their own.
+        ``0`` is Maury's inelastic scheme.
+    restitution_rule : {"min", "geometric", "mean", "max"}
+        How per-sphere coefficients combine for a pair (default ``"min"``, as Chrono).
+    density : float
+        Density (kg/m^3) for the default masses.
+    periodic : PeriodicBox or None
+        Periodic boundary conditions along some axes.
+    t0 : float
+        Initial time (s).
+    """
+
+    def __init__(self, positions, radii, masses=None, velocities=None,
+                 gravity=(0.0, 0.0, -9.81), force: Callable | None = None, walls=(),
+                 restitution=0.0, restitution_rule: str = "min", density: float = 1000.0,
+                 periodic: PeriodicBox | None = None, t0: float = 0.0):
+        positions = finite_array(positions, "positions")
+        if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
+            raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
+        self.n = positions.shape[0]
+        self.t0 = float(t0)
+        self.gravity = finite_array(gravity, "gravity", (3,))
+        self.force_callable = force
+        if force is not None and not callable(force):
+            raise InvalidInputError("force must be a callable (t, q, u) -> (N, 3) or None")
+        self._radii = radii if callable(radii) else positive_per_item(radii, "radii", self.n, " m")
+        initial_radii = self.radii_at(self.t0)
+        self._masses = self._check_masses(masses, density, initial_radii)
+        self.density = positive_scalar(density, "density")
+        velocities = np.zeros((self.n, 3)) if velocities is None else velocities
+        velocities = finite_array(velocities, "velocities", (self.n, 3))
+        if restitution_rule not in COMBINATION_RULES:
+            raise InvalidInputError(f"restitution_rule must be one of {sorted(COMBINATION_RULES)}, "
+                                    f"got {restitution_rule!r}")
+        self.restitution_rule = restitution_rule
+        self.particle_restitution = coefficient_per_item(restitution, "restitution", self.n)
+        self.walls = tuple(walls)
+        for k, wall in enumerate(self.walls):
+            if not isinstance(wall, (Plane, Box)):
+                raise InvalidInputError(f"walls[{k}] must be a Plane or a Box, got {type(wall).__name__}")
+        self.planes = [plane for wall in self.walls for plane in wall.planes()]
+        self.periodic = periodic
+        if periodic is not None:
+            positions = periodic.wrap(positions)
+        self.check_periodic_cell(initial_radii, margin=0.0)
+        self.check_admissible(self.t0, positions)
+        self.q0 = positions.reshape(-1)
+        self.u0 = velocities.reshape(-1)
+
+    # -- sizes and state ---------------------------------------------------------
+    @property
+    def dimension(self) -> int:
+        """Number of coordinates, 3N."""
+        return 3 * self.n
+
+    @property
+    def state_shape(self) -> tuple:
+        return (self.n, 3)
+
+    def initial_state(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(t0, q0, u0)`` with flat (3N,) arrays."""
+        return self.t0, self.q0.copy(), self.u0.copy()
+
+    # -- radii and masses --------------------------------------------------------
+    def radii_at(self, t: float) -> np.ndarray:
+        """Radii (N,) at time ``t`` (m); checks a radius callable's output."""
+        if not callable(self._radii):
+            return self._radii
+        values = np.asarray(self._radii(t), dtype=float)
+        if values.ndim == 0:
+            values = np.full(self.n, float(values))
+        if values.shape != (self.n,):
+            raise RadiusError(f"radius callable returned shape {values.shape} at t = {t:.6g} s, "
+                              f"expected ({self.n},)", t=t)
+        bad = np.flatnonzero(~(values > 0.0) | ~np.isfinite(values))
+        if bad.size:
+            raise RadiusError(f"radius of sphere {bad[0]} is {values[bad[0]]} m at t = {t:.6g} s; "
+                              "radii must be positive and finite", t=t, index=int(bad[0]))
+        return values
+
+    @property
+    def time_dependent_radii(self) -> bool:
+        return callable(self._radii)
+
+    def _check_masses(self, masses, density, radii):
+        if masses is None:
+            density = positive_scalar(density, "density")
+            return density * 4.0 / 3.0 * np.pi * radii ** 3
+        if callable(masses):
+            self._mass_callable_check(masses, self.t0)
+            return masses
+        return positive_per_item(masses, "masses", self.n, " kg")
+
+    def _mass_callable_check(self, masses, t):
+        try:
+            return positive_per_item(masses(t), f"masses at t = {t:.6g} s", self.n, " kg")
+        except InvalidInputError as error:
+            raise InvalidInputError(str(error)) from None
+
+    def masses_at(self, t: float) -> np.ndarray:
+        """Masses (N,) at time ``t`` (kg)."""
+        if callable(self._masses):
+            return self._mass_callable_check(self._masses, t)
+        return self._masses
+
+    def metric(self, t: float, q: np.ndarray) -> DiagonalMetric:
+        """The mass metric at ``t``: diagonal (3N,)."""
+        return DiagonalMetric(np.repeat(self.masses_at(t), 3))
+
+    # -- forces and energies ----------------------------------------------------
+    def force(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Generalised force (3N,): gravity plus the user force (N)."""
+        masses = self.masses_at(t)
+        total = masses[:, None] * self.gravity[None, :]
+        if self.force_callable is not None:
+            extra = np.asarray(self.force_callable(t, q.reshape(self.n, 3), u.reshape(self.n, 3)),
+                               dtype=float)
+            if extra.shape != (self.n, 3):
+                raise InvalidInputError(f"force returned shape {extra.shape} at t = {t:.6g} s, "
+                                        f"expected ({self.n}, 3)")
+            if not np.all(np.isfinite(extra)):
+                raise InvalidInputError(f"force returned a non-finite value at t = {t:.6g} s")
+            total = total + extra
+        return total.reshape(-1)
+
+    def kinetic_energy(self, t: float, q: np.ndarray, u: np.ndarray) -> float:
+        """``0.5 sum m_i |u_i|^2`` (J)."""
+        masses = self.masses_at(t)
+        return 0.5 * float(np.sum(masses * np.sum(u.reshape(self.n, 3) ** 2, axis=1)))
+
+    def potential_energy(self, t: float, q: np.ndarray) -> float:
+        """Gravitational potential ``-sum m_i g . q_i`` (J); user forces are not included."""
+        masses = self.masses_at(t)
+        return -float(np.sum(masses * (q.reshape(self.n, 3) @ self.gravity)))
+
+    # -- kinematics ----------------------------------------------------------------
+    def advance(self, q: np.ndarray, u: np.ndarray, h: float) -> np.ndarray:
+        """``q + h u``, wrapped into the periodic cell."""
+        q_next = q + h * u
+        if self.periodic is not None:
+            q_next = self.periodic.wrap(q_next.reshape(self.n, 3)).reshape(-1)
+        return q_next
+
+    def body_speeds(self, u: np.ndarray) -> np.ndarray:
+        """Speed of each sphere (N,) (m/s)."""
+        return np.linalg.norm(u.reshape(self.n, 3), axis=1)
+
+    # -- constraints -------------------------------------------------------------
+    def constraints(self, t_next: float, q: np.ndarray, h: float, max_speed: float) -> ConstraintSet:
+        """Constraints of the step ending at ``t_next``, linearised at ``q``.
+
+        Which pairs are kept, and why no contact is missed: a pair is kept when its
+        gap ``D_ij(t_{n+1}, q^n) <= 2 h s + skin`` and a sphere-wall contact when
+        ``D <= h s + skin``, where ``s`` bounds every sphere speed ``|u_i^{n+1}|`` of
+        the step (m/s). The gaps use the radii at the end of the step, so radius
+        growth over the step is already inside ``D``; motion can then shrink a
+        pair's distance by at most ``h(|u_i| + |u_j|) <= 2 h s`` and a wall gap by
+        ``h s``. A pair left out therefore has ``D_ij(t_{n+1}, q^{n+1}) > 0``. The
+        scheme chooses ``s`` from the velocities before and after the force
+        prediction and checks it after the projection, redoing the step with a
+        larger ``s`` if a sphere went faster (the projection can speed up a light
+        sphere struck by a heavy one).
+        """
+        clock = time.perf_counter()
+        positions = q.reshape(self.n, 3)
+        radii = self.radii_at(t_next)
+        skin = 1e-6 * float(radii.min())
+        self.check_periodic_cell(radii, margin=2.0 * h * max_speed + skin)
+        i, j = candidate_pairs(positions, radii, 2.0 * h * max_speed + skin, self.periodic)
+        searched = time.perf_counter()
+        vectors = pair_vectors(positions, i, j, self.periodic)
+        distances = np.linalg.norm(vectors, axis=1)
+        if np.any(distances == 0.0):
+            k = int(np.flatnonzero(distances == 0.0)[0])
+            raise InvalidInputError(f"spheres {i[k]} and {j[k]} have coincident centres at t = {t_next:.6g} s")
+        normals = vectors / distances[:, None]
+        gaps = distances - radii[i] - radii[j]
+        e_sphere = self.particle_restitution
+        restitution = COMBINATION_RULES[self.restitution_rule](e_sphere[i], e_sphere[j])
+        wall_parts = [self._wall_rows(k, plane, positions, radii, h * max_speed + skin)
+                      for k, plane in enumerate(self.planes)]
+        wi = np.concatenate([part[0] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
+        wk = np.concatenate([part[1] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
+        wgap = np.concatenate([part[2] for part in wall_parts]) if wall_parts else np.zeros(0)
+        wnormal = (np.concatenate([part[3] for part in wall_parts]) if wall_parts else np.zeros((0, 3)))
+        wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
+        jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n)
+        minus = -np.ones(wi.size, dtype=np.int64)
+        return ConstraintSet(
+            gap=np.concatenate([gaps, wgap]),
+            jacobian=jacobian,
+            restitution=np.concatenate([restitution, wrest]),
+            i=np.concatenate([i, wi]),
+            j=np.concatenate([j, minus]),
+            wall=np.concatenate([-np.ones(i.size, dtype=np.int64), wk]),
+            normal=np.concatenate([normals, wnormal]),
+            seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
+        )
+
+    def _wall_rows(self, k, plane, positions, radii, margin):
+        gaps = (positions - plane.point) @ plane.normal - radii
+        near = np.flatnonzero(gaps <= margin)
+        e = (self.particle_restitution[near] if plane.restitution is None
+             else np.full(near.size, plane.restitution))
+        return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
+                np.tile(plane.normal, (near.size, 1)), e)
+
+    # -- admissibility -------------------------------------------------------------
+    def check_admissible(self, t: float, positions: np.ndarray) -> None:
+        """Raise `OverlapError` naming the first overlapping pair or sphere-wall contact."""
+        positions = positions.reshape(self.n, 3)
+        radii = self.radii_at(t)
+        i, j = candidate_pairs(positions, radii, 0.0, self.periodic)
+        if i.size:
+            vectors = pair_vectors(positions, i, j, self.periodic)
+            gaps = np.linalg.norm(vectors, axis=1) - radii[i] - radii[j]
+            tolerance = OVERLAP_TOLERANCE * (radii[i] + radii[j])
+            bad = np.flatnonzero(gaps < -tolerance)
+            if bad.size:
+                k = bad[np.argmin(gaps[bad])]
+                raise OverlapError(f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.6g} m at t = {t:.6g} s",
+                                   pair=(int(i[k]), int(j[k])), overlap=float(-gaps[k]))
+        for k, plane in enumerate(self.planes):
+            gaps = (positions - plane.point) @ plane.normal - radii
+            bad = np.flatnonzero(gaps < -OVERLAP_TOLERANCE * radii)
+            if bad.size:
+                s = bad[np.argmin(gaps[bad])]
+                raise OverlapError(f"sphere {s} overlaps wall {k} (plane through {plane.point.tolist()} "
+                                   f"with normal {plane.normal.tolist()}) by {-gaps[s]:.6g} m at t = {t:.6g} s",
+                                   pair=(int(s), f"wall {k}"), overlap=float(-gaps[s]))
+
+    def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:
+        if self.periodic is None:
+            return
+        reach = 2.0 * (2.0 * float(radii.max()) + margin)
+        lengths = self.periodic.lengths
+        for axis in self.periodic.axes:
+            if lengths[axis] <= reach:
+                raise InvalidInputError(
+                    f"periodic cell length {lengths[axis]:.6g} m along axis {axis} must exceed twice the "
+                    f"largest diameter plus the search margin ({reach:.6g} m)")
+
+    def packing_fraction(self, t: float) -> float | None:
+        """Sphere volume over container volume (the first `Box`, else a fully periodic cell)."""
+        volume = None
+        boxes = [wall for wall in self.walls if isinstance(wall, Box)]
+        if boxes:
+            volume = boxes[0].volume
+        elif self.periodic is not None and len(self.periodic.axes) == 3:
+            volume = float(np.prod(self.periodic.lengths))
+        if volume is None:
+            return None
+        return float(np.sum(4.0 / 3.0 * np.pi * self.radii_at(t) ** 3) / volume)
+
+    def describe(self) -> dict:
+        """What a renderer needs to draw the scene (JSON-serialisable)."""
+        return {
+            "kind": "spheres",
+            "walls": [wall.describe() for wall in self.walls],
+            "periodic": None if self.periodic is None else self.periodic.describe(),
+            "gravity": self.gravity.tolist(),
+        }
+
+
+def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n) -> sp.csr_matrix:
+    """Sparse G (m x 3N): pair rows ``-n`` on sphere i, ``+n`` on sphere j; wall rows ``+n``."""
+    pair_cols = np.concatenate([3 * i[:, None] + np.arange(3), 3 * j[:, None] + np.arange(3)], axis=1)
+    pair_data = np.concatenate([-normals, normals], axis=1)
+    wall_cols = 3 * wall_sphere[:, None] + np.arange(3)
+    indices = np.concatenate([pair_cols.ravel(), wall_cols.ravel()])
+    data = np.concatenate([pair_data.ravel(), wall_normals.ravel()])
+    indptr = np.concatenate([np.arange(0, 6 * i.size + 1, 6),
+                             6 * i.size + np.arange(3, 3 * wall_sphere.size + 1, 3)])
+    m = i.size + wall_sphere.size
+    return sp.csr_matrix((data, indices, indptr), shape=(m, 3 * n))
