@@ -23,6 +23,7 @@ test-long: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/step_scaling.py
+	$(PY) benchmarks/beam_speed.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

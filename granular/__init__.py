@@ -17,13 +17,13 @@ from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
 from .walls import Box, PeriodicBox, Plane
-from .systems import Constraint, ConstrainedSystem
+from .systems import Beam, Constraint, ConstrainedSystem
 from .world import SphereWorld
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
+    "Beam", "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
     "TrajectoryFileError",

@@ -87,8 +87,10 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     backend = get_backend(solver)
     normal_velocity = jacobian @ predicted
     c = normal_velocity - lower
-    # Velocity scale of the problem: violations are measured against it.
-    scale = max(float(np.abs(c).max()), float(np.abs(normal_velocity).max()))
+    # Velocity scale of the problem: violations are measured against it. |G||v|
+    # (not |G v|) is the round-off level of G v: a sliding contact has G v ~ 0.
+    magnitude = abs(jacobian) @ np.abs(predicted)
+    scale = max(float(np.abs(c).max()), float(np.abs(magnitude).max()))
     when = "" if t is None else f" at t = {t:.6g} s"
     feasibility = VELOCITY_TOLERANCE * scale
     complementarity = COMPLEMENTARITY_TOLERANCE * scale

@@ -80,7 +80,7 @@ def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual",
     if warm_start is not None:
         solver.warm_start(x=np.maximum(warm_start, 0.0) / (D * v_ref))
     with _c_stdout_silenced():
-        result = solver.solve()
+        result = solver.solve(raise_error=False)
     impulses = np.maximum(np.nan_to_num(result.x), 0.0) * D * v_ref
     return BackendResult(impulses, _status(result), int(result.info.iter))
 
@@ -93,7 +93,7 @@ def _solve_velocity_form(problem, eps: float) -> BackendResult:
     solver.setup(sp.triu(M, format="csc"), -(M @ problem.predicted), G, problem.lower,
                  np.full(problem.lower.size, np.inf), eps_abs=eps, eps_rel=eps, **SETTINGS)
     with _c_stdout_silenced():
-        result = solver.solve()
+        result = solver.solve(raise_error=False)
     # OSQP's y is the multiplier of l <= G u: negative on an active lower bound.
     impulses = np.maximum(-np.nan_to_num(result.y), 0.0)
     return BackendResult(impulses, _status(result), int(result.info.iter))

@@ -121,6 +121,9 @@ class ConstrainedSystem:
         self.mass = mass
         self.constant_metric = not callable(mass)
         self._constant = DenseMetric(np.asarray(mass, dtype=float), "mass") if self.constant_metric else None
+        if self.constant_metric and self._constant.matrix().shape != (self.d, self.d):
+            raise MassMatrixError(f"mass has shape {self._constant.matrix().shape}, "
+                                  f"expected ({self.d}, {self.d}) for q0 of size {self.d}")
         if not self.constant_metric:
             self.metric(self.t0, q0)
         if force is not None and not callable(force):

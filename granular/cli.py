@@ -1,0 +1,617 @@
+"""The ``granular`` command: run scenes, render runs, inspect multipliers, plot, export.
+
+    granular scenes
+    granular run SCENE [--duration T] [--dt DT] [--every K] [--out RUN.h5] [--render OUT.mp4]
+    granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
+    granular inspect RUN.h5 [--frame K] [--top N]
+    granular plot RUN.h5 energy|multipliers|contacts OUT.png
+    granular export RUN.h5 DIR --vtk
+
+Scenes are Python files in a scenes directory. ``SCENE`` is a file's name without
+``.py`` or a path to a file. The directories searched, first match wins: those
+listed in ``GRANULAR_SCENES`` (separated by ``os.pathsep``) when it is set;
+otherwise ``./scenes`` in the current directory, then the ``scenes/`` directory of
+the repository that holds the installed ``granular`` package (an editable install:
+``pip install -e .``). A scene module has a docstring whose first line describes
+it, a ``build()`` returning a system, and optionally ``DEFAULTS = dict(duration=...,
+dt=..., record_every=...)``; other keys of ``DEFAULTS`` (``scheme``, ``solver``)
+are passed to `granular.Simulation`. Files whose name starts with ``_`` are not
+scenes.
+
+Exit status: 0 success; 1 the simulation or a scene failed (a partial run is still
+saved); 2 a usage error (bad option, unknown scene, frame out of range, unsupported
+extension); 3 a missing or unreadable run file, or an output that cannot be
+written; 130 interrupted. Errors are one line on stderr; ``--debug`` (before the
+command) shows the traceback instead.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import math
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+USAGE, FAILURE, FILE_ERROR, INTERRUPTED = 2, 1, 3, 130
+RUN_SUFFIXES = (".h5", ".hdf5")
+FALLBACK_DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
+
+
+class CommandError(Exception):
+    """A user-facing failure: a one-line message and an exit status."""
+
+    def __init__(self, message: str, status: int = USAGE):
+        super().__init__(message)
+        self.status = status
+
+
+# -- scenes -------------------------------------------------------------------------
+def scene_directories() -> list[Path]:
+    """The directories searched for scenes, in order (see the module docstring)."""
+    listed = os.environ.get("GRANULAR_SCENES")
+    if listed:
+        return [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
+    import granular
+
+    candidates = [Path.cwd() / "scenes", Path(granular.__file__).resolve().parent.parent / "scenes"]
+    found = []
+    for directory in candidates:
+        if directory.is_dir() and all(directory.resolve() != d.resolve() for d in found):
+            found.append(directory)
+    return found
+
+
+def find_scenes() -> dict[str, Path]:
+    """Scene name -> file, first directory wins."""
+    scenes: dict[str, Path] = {}
+    for directory in scene_directories():
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.py")):
+            if not path.name.startswith("_"):
+                scenes.setdefault(path.stem, path)
+    return scenes
+
+
+def scene_description(path: Path) -> str:
+    """First line of the scene's module docstring, read without running the file."""
+    try:
+        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return "(unreadable)"
+    return docstring.strip().splitlines()[0].strip() if docstring else "(no description)"
+
+
+def resolve_scene(name: str) -> Path:
+    path = Path(name)
+    if path.suffix == ".py":
+        if not path.is_file():
+            raise CommandError(f"no scene file at {path}", USAGE)
+        return path
+    scenes = find_scenes()
+    if name not in scenes:
+        known = ", ".join(sorted(scenes)) or "none"
+        where = ", ".join(str(d) for d in scene_directories()) or "no scenes directory found"
+        raise CommandError(f"unknown scene {name!r} (known: {known}; searched {where}; "
+                           "'granular scenes' lists them)", USAGE)
+    return scenes[name]
+
+
+def load_scene(path: Path):
+    """Import a scene file as a module (not as ``__main__``: its demo does not run)."""
+    name = "granular_scene_" + "".join(c if c.isalnum() else "_" for c in path.stem)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise CommandError(f"cannot import scene file {path}", FAILURE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module          # dataclasses and pickling look their module up here
+    sys.path.insert(0, str(path.parent.resolve()))
+    try:
+        spec.loader.exec_module(module)
+    except Exception as error:  # the scene's own code: report it in one line
+        sys.modules.pop(name, None)
+        raise CommandError(f"scene {path.stem!r} failed to import: {type(error).__name__}: {error}",
+                           FAILURE) from error
+    finally:
+        sys.path.remove(str(path.parent.resolve()))
+    if not callable(getattr(module, "build", None)):
+        raise CommandError(f"scene {path.stem!r} ({path}) has no build() function", FAILURE)
+    return module
+
+
+# -- progress -----------------------------------------------------------------------
+class ProgressBar:
+    """Steps done, steps per second, simulated time and active contacts, on stderr.
+
+    On a terminal the line is redrawn in place at most ``interval`` s apart; when
+    stderr is a file or a pipe a plain line is printed every ``log_interval`` s.
+    """
+
+    def __init__(self, total: int, stream=None, enabled: bool = True, interval: float = 0.1,
+                 log_interval: float = 5.0, label: str = "steps"):
+        self.total = max(int(total), 1)
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = enabled
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.interval = interval if self.tty else log_interval
+        self.label = label
+        self.start = time.perf_counter()
+        self.last = -math.inf
+        self.drawn = False
+
+    def update(self, done: int, t: float | None = None, contacts: int | None = None) -> None:
+        if not self.enabled:
+            return
+        now = time.perf_counter()
+        if done < self.total and now - self.last < self.interval:
+            return
+        self.last = now
+        elapsed = max(now - self.start, 1e-9)
+        rate = done / elapsed
+        fraction = min(done / self.total, 1.0)
+        width = 24
+        filled = int(round(width * fraction))
+        parts = [f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} {self.label}",
+                 f"{rate:.3g} {self.label}/s"]
+        if t is not None:
+            parts.append(f"t = {t:.4g} s")
+        if contacts is not None:
+            parts.append(f"{contacts} contacts")
+        if 0 < done < self.total and rate > 0:
+            parts.append(f"ETA {_duration((self.total - done) / rate)}")
+        line = "  ".join(parts)
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100)[:max(len(line), 100)])
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+        self.drawn = True
+
+    def finish(self) -> None:
+        if self.enabled and self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+# -- running --------------------------------------------------------------------------
+def run_simulation(simulation, n_steps: int, record_every: int, bar: ProgressBar | None = None,
+                   chunk_steps: int = 20, debug: bool = False):
+    """Run ``n_steps`` steps recording every ``record_every``-th; keep the frames on failure.
+
+    The run is made of `Simulation.run` calls of about ``chunk_steps`` steps (a
+    multiple of ``record_every``); if a step raises, the frames of the completed
+    chunks are returned with the error. Returns ``(trajectory, error or None)``.
+    Errors that are not a `GranularError` (a bug, a numerical blow-up) are returned
+    too, unless ``debug``; ``KeyboardInterrupt`` stops the run the same way.
+    """
+    from .errors import GranularError
+
+    chunk = max(1, chunk_steps // record_every) * record_every
+    parts, done, error = [], 0, None
+    while True:
+        steps = min(chunk, n_steps - done)
+        offset = done
+
+        def progress(step, _, result, offset=offset):
+            if bar is not None:
+                bar.update(offset + step, result.t, int(np.count_nonzero(result.contacts.impulse > 0)))
+
+        try:
+            parts.append(simulation.run(steps=steps, record_every=record_every, progress=progress))
+        except (Exception, KeyboardInterrupt) as failure:   # keep what was computed; --debug re-raises
+            if debug and not isinstance(failure, (GranularError, KeyboardInterrupt)):
+                raise
+            error = failure
+            break
+        done += steps
+        if done >= n_steps:
+            break
+    if not parts:
+        return None, error
+    return concatenate(parts), error
+
+
+def concatenate(parts: list):
+    """Join consecutive trajectories of one simulation (each part starts where the last ended)."""
+    from .trajectory import Trajectory
+
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    rest = [(p, slice(1, None)) for p in parts[1:]]
+
+    def join(name):
+        return np.concatenate([getattr(first, name)] + [getattr(p, name)[s] for p, s in rest])
+
+    contacts = list(first.contacts)
+    for p, s in rest:
+        contacts += list(p.contacts[s])
+    return Trajectory(t=join("t"), positions=join("positions"), velocities=join("velocities"),
+                      radii=None if first.radii is None else join("radii"),
+                      kinetic_energy=join("kinetic_energy"), potential_energy=join("potential_energy"),
+                      dissipated_energy=join("dissipated_energy"), contacts=contacts,
+                      system=parts[-1].system, meta=parts[-1].meta)
+
+
+def command_run(args) -> int:
+    path = resolve_scene(args.scene)
+    name = path.stem
+    out = Path(args.out) if args.out else Path("runs") / f"{name}.h5"
+    _check_run_suffix(out)
+    if args.render:
+        from .render.output import output_kind
+
+        output_kind(args.render)
+    module = load_scene(path)
+    defaults = dict(FALLBACK_DEFAULTS)
+    defaults.update(getattr(module, "DEFAULTS", {}) or {})
+    duration = defaults.pop("duration") if args.duration is None else args.duration
+    dt = defaults.pop("dt") if args.dt is None else args.dt
+    every = defaults.pop("record_every") if args.every is None else args.every
+    for key in ("duration", "dt", "record_every"):
+        defaults.pop(key, None)
+    from .errors import GranularError
+    from .simulation import Simulation
+
+    try:
+        system = module.build()
+    except GranularError as error:
+        raise CommandError(f"scene {name!r}: build() failed: {error}", FAILURE) from error
+    except Exception as error:
+        raise CommandError(f"scene {name!r}: build() raised {type(error).__name__}: {error}", FAILURE) from error
+    simulation = Simulation(system, dt=dt, **defaults)
+    n_steps = int(round(duration / simulation.dt))
+    bar = ProgressBar(n_steps, enabled=not args.quiet)
+    start = time.perf_counter()
+    try:
+        trajectory, error = run_simulation(simulation, n_steps, int(every), bar, debug=args.debug)
+    finally:
+        bar.finish()
+    seconds = time.perf_counter() - start
+    if trajectory is not None:
+        try:
+            trajectory.save(out)
+        except OSError as failure:
+            raise CommandError(f"cannot write {out}: {failure.strerror or failure}", FILE_ERROR) from failure
+    bodies = getattr(system, "n", None)
+    what = f"{bodies} spheres" if bodies is not None else f"{system.dimension} coordinates"
+    steps = simulation.steps_taken
+    print(f"{name}: {what}, {steps} steps of {simulation.dt:g} s in {seconds:.3g} s "
+          f"({steps / max(seconds, 1e-9):.3g} steps/s)")
+    if trajectory is not None:
+        contacts = trajectory.contacts[-1]
+        print(f"  t = {trajectory.t[-1]:.6g} s, {len(trajectory)} frames, "
+              f"{int(np.count_nonzero(contacts.impulse > 0))} active contacts, "
+              f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, "
+              f"dissipated {trajectory.dissipated_energy[-1]:.4g} J")
+        print(f"  saved {out}")
+    if error is not None:
+        saved = f"; the {len(trajectory)} frames before it are in {out}" if trajectory is not None else ""
+        if isinstance(error, KeyboardInterrupt):
+            raise CommandError(f"interrupted at t = {simulation.t:.6g} s{saved}", INTERRUPTED)
+        what = str(error) if isinstance(error, GranularError) else f"{type(error).__name__}: {error}"
+        raise CommandError(f"simulation failed: {what}{saved}", FAILURE)
+    if args.render:
+        _render(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
+                title=name)
+    return 0
+
+
+def _check_run_suffix(path: Path) -> None:
+    if path.suffix.lower() not in RUN_SUFFIXES:
+        raise CommandError(f"run files are HDF5: {path} must end in {' or '.join(RUN_SUFFIXES)}", USAGE)
+
+
+def _load(path: str):
+    from .errors import TrajectoryFileError
+    from .trajectory import Trajectory
+
+    try:
+        return Trajectory.load(path)
+    except TrajectoryFileError as error:
+        raise CommandError(str(error), FILE_ERROR) from error
+
+
+def _frame(trajectory, frame: int | None) -> int:
+    from .errors import InvalidInputError
+    from .render.geometry import check_frame
+
+    try:
+        return check_frame(trajectory, -1 if frame is None else frame)
+    except InvalidInputError as error:
+        raise CommandError(str(error), USAGE) from error
+
+
+def _render(trajectory, out, forces, frame, every, fps, quiet, title=None, **options) -> None:
+    from .render import render
+    from .render.output import output_kind
+
+    kind = output_kind(out)
+    if frame is not None:
+        frame = _frame(trajectory, frame)
+    start = time.perf_counter()
+    if kind == "video":
+        count = len(trajectory) if frame is not None else len(range(0, len(trajectory), every))
+        bar = ProgressBar(1 if frame is not None else count, enabled=not quiet, label="frames")
+        try:
+            render(trajectory, out, frame=frame, forces=forces, every=every, fps=fps, title=title,
+                   progress=lambda done, total: bar.update(done), **options)
+        finally:
+            bar.finish()
+    else:
+        render(trajectory, out, frame=frame, forces=forces, title=title, **options)
+    print(f"wrote {out} ({Path(out).stat().st_size / 1024:.0f} kB) in {time.perf_counter() - start:.1f} s")
+
+
+def command_render(args) -> int:
+    from .render.output import output_kind
+
+    output_kind(args.out)
+    trajectory = _load(args.run)
+    options = dict(color_by=args.color_by, size=args.size)
+    if args.force_scale is not None:
+        options["force_scale"] = args.force_scale
+    if Path(args.out).suffix.lower() != ".png":
+        options["camera"] = args.camera
+    _render(trajectory, args.out, forces=args.forces, frame=args.frame, every=args.every, fps=args.fps,
+            quiet=args.quiet, title=args.title, **options)
+    return 0
+
+
+def _contact_label(system: dict, i: int, j: int, wall: int) -> str:
+    if system.get("kind") != "spheres":
+        return f"constraint {i}"
+    return f"{i} - wall {wall}" if wall >= 0 else f"{i} - {j}"
+
+
+def command_inspect(args) -> int:
+    trajectory = _load(args.run)
+    k = _frame(trajectory, args.frame)
+    system, meta = trajectory.system, trajectory.meta
+    dt = float(meta.get("dt", float("nan")))
+    n = trajectory.positions.shape[1] if trajectory.positions.ndim == 3 else trajectory.positions.shape[-1]
+    bodies = f"{n} spheres" if system.get("kind") == "spheres" else f"{system.get('kind', 'system')}, {n} coordinates"
+    print(f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "
+          f"to {trajectory.t[-1]:.6g} s (dt = {dt:g} s, recorded every {meta.get('record_every', '?')} steps, "
+          f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})")
+    contacts = trajectory.contacts[k]
+    impulse = np.asarray(contacts.impulse, float)
+    active = impulse > 0
+    print(f"frame {k} at t = {trajectory.t[k]:.6g} s: {len(contacts)} constraints considered, "
+          f"{int(active.sum())} active")
+    print(f"  impulses: total {impulse.sum():.6g} N s, largest {impulse.max(initial=0.0):.6g} N s "
+          f"(mean forces over the step: total {impulse.sum() / dt:.6g} N)")
+    kinetic, potential = trajectory.kinetic_energy[k], trajectory.potential_energy[k]
+    print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
+          f"dissipated since the start {trajectory.dissipated_energy[k]:.6g} J")
+    if len(contacts) == 0:
+        print("  no contacts in this frame")
+        return 0
+    ordered = contacts.sorted_by_impulse()
+    top = min(args.top, len(ordered))
+    print()
+    print(f"{'rank':>4}  {'contact':<16} {'impulse (N s)':>14} {'force (N)':>12} {'gap (m)':>12}  normal")
+    for r in range(top):
+        normal = np.asarray(ordered.normal[r], float).reshape(-1)
+        shown = "(" + ", ".join(f"{v:.3g}" for v in normal[:6]) + (", ...)" if normal.size > 6 else ")")
+        label = _contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]))
+        print(f"{r + 1:>4}  {label:<16} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
+              f"{ordered.gap[r]:>12.4g}  {shown}")
+    if top < len(ordered):
+        print(f"  ... {len(ordered) - top} more (--top N shows more)")
+    return 0
+
+
+def command_plot(args) -> int:
+    from .render.plots import FIGURE_SUFFIXES
+
+    if Path(args.out).suffix.lower() not in FIGURE_SUFFIXES:
+        raise CommandError(f"unsupported figure extension {Path(args.out).suffix or '(none)'!r} for {args.out}: "
+                           f"use {', '.join(FIGURE_SUFFIXES)}", USAGE)
+    trajectory = _load(args.run)
+    from .render.plots import plot
+
+    plot(trajectory, args.kind, args.out, title=Path(args.run).stem)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def command_export(args) -> int:
+    if not args.vtk:
+        raise CommandError("choose an export format: --vtk", USAGE)
+    directory = Path(args.directory)
+    if directory.exists() and not directory.is_dir():
+        raise CommandError(f"{directory} exists and is not a directory", USAGE)
+    trajectory = _load(args.run)
+    from .render.vtkfiles import export_vtk
+
+    bar = ProgressBar(len(range(0, len(trajectory), args.every)), enabled=not args.quiet, label="frames")
+    try:
+        pvd = export_vtk(trajectory, directory, stem=Path(args.run).stem, every=args.every,
+                         progress=lambda done, total: bar.update(done))
+    finally:
+        bar.finish()
+    print(f"wrote {pvd} and its .vtp files")
+    return 0
+
+
+def command_scenes(args) -> int:
+    scenes = find_scenes()
+    if not scenes:
+        where = ", ".join(str(d) for d in scene_directories()) or "(none)"
+        raise CommandError(f"no scenes found (searched {where}; set GRANULAR_SCENES)", USAGE)
+    width = max(len(name) for name in scenes)
+    for name, path in sorted(scenes.items()):
+        print(f"{name:<{width}}  {scene_description(path)}")
+    return 0
+
+
+# -- argument parsing ---------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``granular run: error: ... (see granular run --help)``."""
+
+    def error(self, message):
+        self.exit(USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
+    return value
+
+
+def _size(text: str) -> tuple[int, int]:
+    try:
+        width, height = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT in pixels, e.g. 640x480, got {text!r}") from None
+    if width < 16 or height < 16:
+        raise argparse.ArgumentTypeError(f"size must be at least 16x16, got {text!r}")
+    return width, height
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="granular", description="Nonsmooth mechanics: run scenes, render and inspect runs.",
+                     epilog="Run 'granular COMMAND --help' for the options of a command.")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"granular {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    scenes = commands.add_parser("scenes", help="list the scenes with a one-line description",
+                                 description="List the scenes found in the scenes directories "
+                                             "(GRANULAR_SCENES, ./scenes, the repository's scenes/).")
+    scenes.set_defaults(handler=command_scenes)
+
+    run = commands.add_parser("run", help="run a scene and save the trajectory (HDF5)",
+                              description="Run a scene's build() with Simulation.run and save the trajectory. "
+                                          "Defaults come from the scene's DEFAULTS.")
+    run.add_argument("scene", metavar="SCENE", help="scene name (see 'granular scenes') or path to a .py file")
+    run.add_argument("--duration", type=_non_negative_float, metavar="T", help="simulated time (s)")
+    run.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
+    run.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")
+    run.add_argument("--out", metavar="RUN.h5", help="trajectory file (default runs/SCENE.h5)")
+    run.add_argument("--render", metavar="OUT", help="also render the run to OUT (.mp4, .gif or .png)")
+    run.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second of --render (25)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=command_run)
+
+    render = commands.add_parser("render", help="render a run to MP4, GIF or PNG",
+                                 description="Render a saved run. One picture per recorded frame; --every thins "
+                                             "them; --fps only sets the playback speed.")
+    render.add_argument("run", metavar="RUN.h5")
+    render.add_argument("out", metavar="OUT", help="output file: .mp4, .gif or .png")
+    render.add_argument("--forces", action="store_true", help="overlay the force network (impulses)")
+    render.add_argument("--frame", type=int, metavar="K",
+                        help="only frame K (negative counts from the end; a PNG shows the last by default)")
+    render.add_argument("--every", type=_positive_int, default=1, metavar="K", help="draw every K-th frame")
+    render.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second (25)")
+    render.add_argument("--color-by", choices=("speed", "id", "none"), default="speed",
+                        help="sphere colour (speed)")
+    render.add_argument("--camera", choices=("fixed", "orbit"), default="fixed", help="camera motion (fixed)")
+    render.add_argument("--size", type=_size, default=(640, 480), metavar="WxH", help="pixels (640x480)")
+    render.add_argument("--title", help="caption before the time")
+    render.add_argument("--force-scale", type=_positive_float, metavar="IMPULSE",
+                        help="impulse (N s) drawn at full width (default: 98th percentile)")
+    render.add_argument("--quiet", action="store_true", help="no progress bar")
+    render.set_defaults(handler=command_render)
+
+    inspect = commands.add_parser("inspect", help="table of the contacts of a frame, largest multiplier first",
+                                  description="Print a run's summary, one frame's totals and energies, and its "
+                                              "contacts sorted by impulse (N s), largest first.")
+    inspect.add_argument("run", metavar="RUN.h5")
+    inspect.add_argument("--frame", type=int, metavar="K", help="frame (default the last; negative from the end)")
+    inspect.add_argument("--top", type=_positive_int, default=10, metavar="N", help="contacts shown (10)")
+    inspect.set_defaults(handler=command_inspect)
+
+    plot = commands.add_parser("plot", help="energy, multipliers or contacts against time (matplotlib)",
+                               description="energy: kinetic, potential, total, dissipated; multipliers: "
+                                           "histogram and per-frame largest/sum; contacts: count per frame.")
+    plot.add_argument("run", metavar="RUN.h5")
+    plot.add_argument("kind", choices=("energy", "multipliers", "contacts"))
+    plot.add_argument("out", metavar="OUT.png", help="figure (.png, .svg or .pdf)")
+    plot.set_defaults(handler=command_plot)
+
+    export = commands.add_parser("export", help="export a run for ParaView (--vtk: .vtp per frame + .pvd)",
+                                 description="Write DIR/STEM.pvd and one .vtp per frame and part: spheres with "
+                                             "radius, velocity; contacts with impulse, force, gap.")
+    export.add_argument("run", metavar="RUN.h5")
+    export.add_argument("directory", metavar="DIR")
+    export.add_argument("--vtk", action="store_true", help="VTK XML PolyData series (the only format)")
+    export.add_argument("--every", type=_positive_int, default=1, metavar="K", help="every K-th frame")
+    export.add_argument("--quiet", action="store_true", help="no progress bar")
+    export.set_defaults(handler=command_export)
+    return parser
+
+
+def main(argv=None) -> int:
+    """Entry point of the ``granular`` console script; returns the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit:          # --help, --version, or a one-line usage error
+        return exit.code if isinstance(exit.code, int) else USAGE
+    if getattr(args, "handler", None) is None:
+        parser.print_help(sys.stderr)
+        return USAGE
+    prog = f"granular {args.command}"
+    if args.debug:
+        return args.handler(args)
+    from .errors import GranularError, InvalidInputError, SolverError, TrajectoryFileError
+
+    try:
+        return args.handler(args)
+    except CommandError as error:
+        message, status = str(error), error.status
+    except TrajectoryFileError as error:
+        message, status = str(error), FILE_ERROR
+    except InvalidInputError as error:
+        message, status = str(error), USAGE
+    except (SolverError, GranularError) as error:
+        message, status = str(error), FAILURE
+    except KeyboardInterrupt:
+        message, status = "interrupted", INTERRUPTED
+    except OSError as error:
+        where = f" {error.filename}" if error.filename else ""
+        message, status = f"cannot access{where}: {error.strerror or error}", FILE_ERROR
+    sys.stderr.write(f"{prog}: error: {message.splitlines()[0] if message else 'failed'}\n")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

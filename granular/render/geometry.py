@@ -1,0 +1,432 @@
+"""What one rendered frame contains, as plain numpy data (no graphics library here).
+
+`frame_scene(trajectory, k, ...)` turns frame ``k`` of a `Trajectory` into a
+`FrameScene`: the system's `Shapes` (spheres with the frame's radii, links,
+obstacle planes), the force chains of the frame, and one colour value per sphere.
+`wall_geometry(description, bounds)` gives the static walls as polygons and edges.
+The pyvista renderer (`granular.render.pyvista_`) draws these; tests can check them
+without a display.
+
+Conventions: world coordinates in the system's units (m); impulses in N s, the
+multipliers of the step that ended at the frame's time (divide by ``dt`` for the
+mean force of that step, N). Arrays: sphere centres (k, 3), radii (k,), segments
+(s, 2, 3), polygons (v, 3) each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..drawing import Shapes, shapes_of
+from ..errors import InvalidInputError
+
+#: Colourings by name; anything else must be an array.
+COLORINGS = ("speed", "id", "none")
+
+
+@dataclass
+class ForceChains:
+    """Segments along which contact impulses act, one per active contact.
+
+    segments : (c, 2, 3)
+        From the centre of sphere ``i`` to the centre of sphere ``j`` (the minimum
+        image in a periodic cell), or to the contact point on the wall.
+    impulses : (c,) normal impulses (N s), > 0.
+    """
+
+    segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
+    impulses: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __len__(self) -> int:
+        return int(self.impulses.size)
+
+
+@dataclass
+class FrameScene:
+    """Everything that changes from frame to frame.
+
+    t : time of the frame (s).
+    shapes : the system's `Shapes` at this frame.
+    colors : (k,) one value per sphere of ``shapes`` or None (uniform colour).
+    chains : `ForceChains` of the frame (empty unless asked for).
+    active_contacts : number of constraints with a positive impulse in the frame.
+    multipliers : (m,) impulses of the frame's constraints, for systems whose
+        contacts have no drawable geometry (a `ConstrainedSystem`).
+    """
+
+    t: float
+    shapes: Shapes
+    colors: np.ndarray | None
+    chains: ForceChains
+    active_contacts: int
+    multipliers: np.ndarray
+
+
+@dataclass
+class WallGeometry:
+    """Static walls: translucent polygons and the edges drawn over them."""
+
+    polygons: list = field(default_factory=list)      # each (v, 3)
+    edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
+
+
+# -- frames -----------------------------------------------------------------------
+def check_frame(trajectory, frame: int) -> int:
+    """``frame`` as a non-negative index into ``trajectory`` (negative counts from the end)."""
+    n = len(trajectory)
+    try:
+        index = int(frame)
+        exact = index == frame
+    except (TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise InvalidInputError(f"frame must be an integer, got {frame!r}")
+    if not -n <= index < n:
+        raise InvalidInputError(f"frame {index} is out of range: the trajectory has {n} frames "
+                                f"(0..{n - 1}, or -{n}..-1 from the end)")
+    return index % n
+
+
+def select_frames(trajectory, frames=None, every: int = 1) -> np.ndarray:
+    """Indices of the frames to draw: ``frames`` (all by default) thinned to every ``every``-th.
+
+    The physics steps per drawn frame are ``record_every * every``; the frame rate
+    of a video only sets how fast it plays.
+    """
+    if int(every) != every or every < 1:
+        raise InvalidInputError(f"every must be a positive integer, got {every}")
+    if frames is None:
+        indices = np.arange(len(trajectory))
+    else:
+        indices = np.array([check_frame(trajectory, k) for k in np.atleast_1d(frames)], dtype=int)
+    indices = indices[::int(every)]
+    if indices.size == 0:
+        raise InvalidInputError("no frames to draw")
+    return indices
+
+
+def is_spheres(description: dict) -> bool:
+    return description.get("kind") == "spheres"
+
+
+def frame_shapes(trajectory, k: int) -> Shapes:
+    """The `Shapes` of frame ``k`` (per-frame radii for spheres; the system's adapter otherwise)."""
+    description = trajectory.system
+    radii = None if trajectory.radii is None else trajectory.radii[k]
+    try:
+        return shapes_of(description, trajectory.positions[k], radii)
+    except (ValueError, ImportError, AttributeError) as error:
+        raise InvalidInputError(f"cannot draw system of kind {description.get('kind')!r}: {error}") from None
+
+
+def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
+                min_impulse: float = 0.0) -> FrameScene:
+    """Frame ``k`` of ``trajectory`` as a `FrameScene`.
+
+    color_by : "speed" (|v_i|, m/s), "id" (sphere index), "none", or an array of
+        shape (N,) or (F, N) (one value per sphere, or per frame and sphere).
+    forces : compute the force chains of the frame.
+    min_impulse : chains with a smaller impulse (N s) are left out.
+    """
+    shapes = frame_shapes(trajectory, k)
+    contacts = trajectory.contacts[k] if k < len(trajectory.contacts) else None
+    impulses = np.zeros(0) if contacts is None else np.asarray(contacts.impulse, dtype=float)
+    chains = ForceChains()
+    if forces and contacts is not None and is_spheres(trajectory.system):
+        chains = force_chains(trajectory.system, contacts, trajectory.positions[k],
+                              trajectory.radii[k], min_impulse)
+    return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
+                      chains=chains, active_contacts=int(np.count_nonzero(impulses > 0.0)),
+                      multipliers=impulses)
+
+
+def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | None:
+    """One colour value per sphere of ``shapes`` (see `frame_scene`), or None."""
+    n = len(shapes.sphere_radii)
+    if isinstance(color_by, str):
+        if color_by not in COLORINGS:
+            raise InvalidInputError(f"color_by must be one of {COLORINGS} or an array, got {color_by!r}")
+        if color_by == "none" or n == 0:
+            return None
+        if not is_spheres(trajectory.system):
+            return None if shapes.scalars is None else np.asarray(shapes.scalars, dtype=float)
+        if color_by == "id":
+            return np.arange(n, dtype=float)
+        return np.linalg.norm(np.asarray(trajectory.velocities[k]).reshape(n, 3), axis=1)
+    values = np.asarray(color_by, dtype=float)
+    if values.ndim == 2 and values.shape[0] == len(trajectory):
+        values = values[k]
+    if values.shape != (n,):
+        raise InvalidInputError(f"color_by array must have shape ({n},) or ({len(trajectory)}, {n}), "
+                                f"got {np.shape(color_by)}")
+    return values
+
+
+def contact_segments(description: dict, contacts, positions: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """(m, 2, 3) segment of every contact row of a sphere frame.
+
+    A sphere pair (i, j) gives the segment from centre i to centre j; in a periodic
+    cell, to the minimum image of j seen from i. A sphere-wall contact gives the
+    segment from centre i to its contact point ``q_i - r_i n`` (n the wall normal,
+    pointing into the admissible side).
+    """
+    positions = np.asarray(positions, dtype=float).reshape(-1, 3)
+    radii = np.asarray(radii, dtype=float)
+    i = np.asarray(contacts.i, dtype=np.int64)
+    j = np.asarray(contacts.j, dtype=np.int64)
+    wall = np.asarray(contacts.wall, dtype=np.int64)
+    if i.size == 0:
+        return np.zeros((0, 2, 3))
+    normal = np.asarray(contacts.normal, dtype=float).reshape(i.size, -1)
+    start = positions[i]
+    end = np.empty_like(start)
+    on_wall = wall >= 0
+    end[on_wall] = start[on_wall] - radii[i[on_wall], None] * normal[on_wall, :3]
+    pair = ~on_wall
+    vectors = positions[j[pair]] - start[pair]
+    periodic = description.get("periodic")
+    if periodic:
+        lower, upper = np.asarray(periodic["lower"], float), np.asarray(periodic["upper"], float)
+        for axis in periodic["axes"]:
+            length = upper[axis] - lower[axis]
+            vectors[:, axis] -= length * np.round(vectors[:, axis] / length)
+    end[pair] = start[pair] + vectors
+    return np.stack([start, end], axis=1)
+
+
+def force_chains(description: dict, contacts, positions: np.ndarray, radii: np.ndarray,
+                 min_impulse: float = 0.0) -> ForceChains:
+    """The `contact_segments` of the contacts with impulse > ``max(min_impulse, 0)``."""
+    impulse = np.asarray(contacts.impulse, dtype=float)
+    keep = np.flatnonzero(impulse > max(float(min_impulse), 0.0))
+    if keep.size == 0:
+        return ForceChains()
+    segments = contact_segments(description, contacts.take(keep), positions, radii)
+    return ForceChains(segments, impulse[keep])
+
+
+def impulse_reference(trajectory, indices, quantile: float = 0.98) -> float:
+    """A robust scale for the force chains of the frames ``indices`` (N s).
+
+    The ``quantile`` of every positive impulse in those frames: one violent impact
+    then does not make the chains of a settled pile invisible. Chains above it are
+    drawn at full width and the top colour.
+    """
+    values = [np.asarray(trajectory.contacts[k].impulse) for k in indices if k < len(trajectory.contacts)]
+    values = np.concatenate(values) if values else np.zeros(0)
+    values = values[values > 0.0]
+    if values.size == 0:
+        return 0.0
+    return float(np.quantile(values, quantile))
+
+
+def color_range(trajectory, indices, color_by) -> tuple[float, float]:
+    """A fixed colour range for the whole animation (speeds: 0 to the 99.5th percentile)."""
+    values = [sphere_colors(trajectory, k, color_by, frame_shapes(trajectory, k)) for k in indices]
+    values = [v for v in values if v is not None and v.size]
+    if not values:
+        return 0.0, 1.0
+    values = np.concatenate(values)
+    low, high = float(values.min()), float(values.max())
+    if isinstance(color_by, str) and color_by == "speed":
+        # A few fast outliers (an impact) would leave everything else dark.
+        low, high = 0.0, float(np.quantile(values, 0.995))
+    if high <= low:
+        high = low + 1.0
+    return low, high
+
+
+# -- extents and walls ------------------------------------------------------------
+def shape_bounds(shapes: Shapes, planes: bool = True) -> np.ndarray | None:
+    """(2, 3) lower and upper corners of the bodies of ``shapes`` (and its obstacle
+    planes), or None if empty."""
+    corners = []
+    if len(shapes.sphere_radii):
+        centres = np.asarray(shapes.sphere_centres, float).reshape(-1, 3)
+        r = np.asarray(shapes.sphere_radii, float).reshape(-1, 1)
+        corners += [(centres - r).min(axis=0), (centres + r).max(axis=0)]
+    if len(shapes.segment_radii):
+        ends = np.asarray(shapes.segments, float).reshape(-1, 2, 3)
+        r = np.asarray(shapes.segment_radii, float).reshape(-1, 1, 1)
+        corners += [(ends - r).reshape(-1, 3).min(axis=0), (ends + r).reshape(-1, 3).max(axis=0)]
+    for point, normal, size in (shapes.planes if planes else []):
+        polygon = square(point, normal, size)
+        corners += [polygon.min(axis=0), polygon.max(axis=0)]
+    if not corners:
+        return None
+    corners = np.array(corners)
+    return np.array([corners.min(axis=0), corners.max(axis=0)])
+
+
+def scene_bounds(trajectory, indices, walls: bool = True) -> np.ndarray:
+    """(2, 3) box holding the bodies of every frame in ``indices`` and (``walls``) the
+    finite walls and obstacle planes.
+
+    Walls widen the box sideways and downwards but not above the highest body (an
+    open container taller than its contents is cropped at the top).
+    """
+    boxes = [b for b in (shape_bounds(frame_shapes(trajectory, k), planes=walls) for k in indices)
+             if b is not None]
+    bodies = np.array([np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)]) \
+        if boxes else None
+    for wall in (trajectory.system.get("walls", []) or []) if walls else []:
+        if wall.get("type") in ("box", "periodic"):
+            boxes.append(np.array([wall["lower"], wall["upper"]], dtype=float))
+        elif wall.get("type") == "polygon":
+            vertices = np.asarray(wall["vertices"], dtype=float)
+            boxes.append(np.array([vertices.min(axis=0), vertices.max(axis=0)]))
+    periodic = trajectory.system.get("periodic")
+    if periodic and walls:
+        boxes.append(_periodic_box(periodic, boxes))
+    if not boxes:
+        return np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]])
+    boxes = np.array(boxes)
+    bounds = np.array([boxes[:, 0].min(axis=0), boxes[:, 1].max(axis=0)])
+    if bodies is not None:
+        up = up_direction(trajectory.system)
+        axis = int(np.argmax(np.abs(up)))
+        if abs(up[axis]) > 0.99:
+            top = 1 if up[axis] > 0 else 0
+            reach = 0.05 * float(np.max(bodies[1] - bodies[0]))
+            if top:
+                bounds[1, axis] = min(bounds[1, axis], bodies[1, axis] + reach)
+            else:
+                bounds[0, axis] = max(bounds[0, axis], bodies[0, axis] - reach)
+    # Give a flat scene (a planar mechanism) a little depth so cameras behave.
+    size = max(float(np.max(bounds[1] - bounds[0])), 1e-9)
+    flat = bounds[1] - bounds[0] < 1e-6 * size
+    bounds[0, flat] -= 1e-3 * size
+    bounds[1, flat] += 1e-3 * size
+    return bounds
+
+
+def _periodic_box(periodic: dict, boxes) -> np.ndarray:
+    lower, upper = np.array(periodic["lower"], float), np.array(periodic["upper"], float)
+    if boxes:
+        others = np.array(boxes)
+        for axis in range(3):
+            if axis not in periodic["axes"]:
+                lower[axis], upper[axis] = others[:, 0, axis].min(), others[:, 1, axis].max()
+    return np.array([lower, upper])
+
+
+def square(point, normal, half_width: float) -> np.ndarray:
+    """(4, 3) corners of a square of half-width ``half_width`` centred at ``point`` normal to ``normal``."""
+    point = np.asarray(point, float)
+    u, v = tangent_basis(normal)
+    signs = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float)
+    return point + half_width * (signs[:, :1] * u + signs[:, 1:] * v)
+
+
+def tangent_basis(normal) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors spanning the plane normal to ``normal``."""
+    n = np.asarray(normal, float)
+    n = n / np.linalg.norm(n)
+    helper = np.eye(3)[int(np.argmin(np.abs(n)))]
+    u = np.cross(n, helper)
+    u /= np.linalg.norm(u)
+    return u, np.cross(n, u)
+
+
+def box_faces(lower, upper) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The six faces of an axis-aligned box as ((4, 3) corners, inward normal)."""
+    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
+    faces = []
+    for axis in range(3):
+        a, b = [x for x in range(3) if x != axis]
+        for side, sign in ((lower, 1.0), (upper, -1.0)):
+            corners = np.empty((4, 3))
+            for c, (ua, ub) in enumerate(((0, 0), (1, 0), (1, 1), (0, 1))):
+                corners[c, axis] = side[axis]
+                corners[c, a] = (lower, upper)[ua][a]
+                corners[c, b] = (lower, upper)[ub][b]
+            normal = np.zeros(3)
+            normal[axis] = sign
+            faces.append((corners, normal))
+    return faces
+
+
+def polygon_edges(polygon: np.ndarray) -> np.ndarray:
+    """(v, 2, 3) closed outline of a polygon."""
+    return np.stack([polygon, np.roll(polygon, -1, axis=0)], axis=1)
+
+
+def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometry:
+    """Polygons and edges of the walls of a system, for bodies inside ``bounds``.
+
+    An infinite plane is drawn as a square centred on the projection of the centre
+    of ``bounds``, large enough to hold them. Faces whose admissible side looks
+    down (a lid: inward normal . up < -0.9) are drawn as edges only, so a camera
+    above still sees in. Periodic cells are drawn as edges.
+    """
+    bounds = np.asarray(bounds, float)
+    centre = bounds.mean(axis=0)
+    reach = 0.75 * float(np.linalg.norm(bounds[1] - bounds[0]))
+    up = _unit(up if up is not None else _up_of(description))
+    polygons, edges = [], []
+
+    def add(polygon, normal):
+        edges.append(polygon_edges(polygon))
+        if float(np.dot(_unit(normal), up)) > -0.9:
+            polygons.append(polygon)
+
+    for wall in description.get("walls", []) or []:
+        kind = wall.get("type")
+        if kind == "plane":
+            point, normal = np.asarray(wall["point"], float), _unit(wall["normal"])
+            foot = centre - np.dot(centre - point, normal) * normal
+            add(square(foot, normal, reach), normal)
+        elif kind == "box":
+            for corners, normal in box_faces(wall["lower"], wall["upper"]):
+                is_top = normal[2] < 0 and np.allclose(corners[:, 2], wall["upper"][2])
+                if wall.get("open_top") and is_top:
+                    continue
+                add(corners, normal)
+        elif kind == "polygon":
+            vertices = np.asarray(wall["vertices"], float)
+            normal = wall.get("normal")
+            if normal is None:
+                normal = np.cross(vertices[1] - vertices[0], vertices[2] - vertices[0])
+            add(vertices, normal)
+        elif kind == "periodic":
+            continue
+    periodic = description.get("periodic")
+    if periodic:
+        box = _periodic_box(periodic, [bounds])
+        for corners, _ in box_faces(box[0], box[1]):
+            edges.append(polygon_edges(corners))
+    return WallGeometry(polygons, np.concatenate(edges) if edges else np.zeros((0, 2, 3)))
+
+
+def shape_planes(shapes: Shapes) -> list[np.ndarray]:
+    """The obstacle planes of an adapter's `Shapes` as (4, 3) squares."""
+    return [square(point, normal, size) for point, normal, size in shapes.planes]
+
+
+def _up_of(description: dict) -> np.ndarray:
+    """The up direction: against gravity when the system has one, else +z."""
+    gravity = np.asarray(description.get("gravity") or (0.0, 0.0, 0.0), float)
+    if gravity.shape == (3,) and np.linalg.norm(gravity) > 0:
+        return -gravity
+    up = description.get("up")
+    return np.asarray(up, float) if up is not None else np.array([0.0, 0.0, 1.0])
+
+
+def up_direction(description: dict) -> np.ndarray:
+    """Unit up vector of a system's drawing."""
+    return _unit(_up_of(description))
+
+
+def _unit(vector) -> np.ndarray:
+    vector = np.asarray(vector, float)
+    return vector / np.linalg.norm(vector)
+
+
+def time_format(times: np.ndarray) -> str:
+    """A format for frame times with enough decimals to tell consecutive frames apart."""
+    steps = np.diff(np.asarray(times, float))
+    steps = steps[steps > 0]
+    smallest = float(steps.min()) if steps.size else 1.0
+    digits = int(np.clip(np.ceil(-np.log10(smallest) - 1e-9), 1, 6))
+    return f"{{:.{digits}f}}"

@@ -1,0 +1,180 @@
+"""A trajectory as a ParaView time series: one ``.vtp`` file per frame and part, one ``.pvd``.
+
+Written directly as VTK XML (PolyData, inline base64 binary, little-endian, UInt64
+headers) with numpy only: no VTK needed to export, and ParaView, pyvista
+(``pyvista.read(...pvd)``) or any VTK reader can open the result.
+
+For a trajectory of spheres, in ``DIR`` with ``STEM`` the run file's name::
+
+    STEM.pvd                         time series, two parts per time step
+    STEM_spheres_00000.vtp           part 0: one point (vertex) per sphere
+        point data: radius (m), velocity (m/s, 3 components), speed (m/s), id
+    STEM_contacts_00000.vtp          part 1: one line per contact the step considered,
+        from centre i to centre j, or to the contact point on the wall
+        cell data: impulse (N s), force (N, impulse / dt), gap (m), i, j, wall
+        (wall = -1 for a sphere pair, j = -1 for a wall contact)
+
+In ParaView: open ``STEM.pvd``, apply Glyph (sphere, scale by radius) to part 0
+and Tube (vary radius by impulse) to part 1. For any other system, part 0 holds the
+drawing adapter's `Shapes` (balls as vertices, links as lines, point data radius)
+and field data with the generalised positions ``q``, velocities ``u`` and the
+constraint ``impulse`` and ``gap`` of the frame; there is no part 1.
+
+Every file is written under a temporary name and renamed; the ``.pvd`` is written
+last, so it only ever lists complete frames.
+"""
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+import numpy as np
+
+from .geometry import contact_segments, frame_shapes, is_spheres
+from .output import atomic_path
+
+_TYPES = {np.dtype(np.float64): "Float64", np.dtype(np.int64): "Int64"}
+
+
+def _encode(array: np.ndarray) -> str:
+    data = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+    header = np.array([len(data)], dtype="<u8").tobytes()
+    return base64.b64encode(header + data).decode("ascii")
+
+
+def _data_array(name: str | None, values, components: int = 1, tuples: bool = False) -> str:
+    values = np.asarray(values)
+    values = values.astype(np.int64 if np.issubdtype(values.dtype, np.integer) else np.float64)
+    attributes = [f'type="{_TYPES[values.dtype]}"']
+    if name is not None:
+        attributes.append(f"Name={quoteattr(name)}")
+    if components > 1:
+        attributes.append(f'NumberOfComponents="{components}"')
+    if tuples:
+        attributes.append(f'NumberOfTuples="{values.size // components}"')
+    attributes.append('format="binary"')
+    return f"<DataArray {' '.join(attributes)}>{_encode(values.reshape(-1))}</DataArray>"
+
+
+def _components(values) -> int:
+    values = np.asarray(values)
+    return int(values.shape[1]) if values.ndim == 2 else 1
+
+
+def polydata_xml(points: np.ndarray, verts=None, lines=None, point_data=None, cell_data=None,
+                 field_data=None) -> str:
+    """VTK XML PolyData text.
+
+    points : (n, 3). verts : (v,) point indices, one vertex cell each. lines : (l, 2)
+    point index pairs. point_data / cell_data / field_data : dicts name -> array; cell
+    data runs over the vertex cells first, then the lines (VTK's cell order).
+    """
+    points = np.asarray(points, float).reshape(-1, 3)
+    verts = np.zeros(0, np.int64) if verts is None else np.asarray(verts, np.int64).reshape(-1)
+    lines = np.zeros((0, 2), np.int64) if lines is None else np.asarray(lines, np.int64).reshape(-1, 2)
+
+    def block(tag, arrays):
+        if not arrays:
+            return f"<{tag}/>"
+        body = "".join(_data_array(name, values, _components(values), tuples=(tag == "FieldData"))
+                       for name, values in arrays.items())
+        return f"<{tag}>{body}</{tag}>"
+
+    def cells(tag, connectivity, size):
+        count = len(connectivity) // size if size else 0
+        return (f"<{tag}>{_data_array('connectivity', connectivity)}"
+                f"{_data_array('offsets', np.arange(size, size * count + 1, size)[:count])}</{tag}>")
+
+    parts = [
+        '<?xml version="1.0"?>',
+        '<VTKFile type="PolyData" version="1.0" byte_order="LittleEndian" header_type="UInt64">',
+        "<PolyData>",
+        block("FieldData", field_data),
+        f'<Piece NumberOfPoints="{len(points)}" NumberOfVerts="{len(verts)}" NumberOfLines="{len(lines)}" '
+        'NumberOfStrips="0" NumberOfPolys="0">',
+        block("PointData", point_data),
+        block("CellData", cell_data),
+        f"<Points>{_data_array(None, points, 3)}</Points>",
+        cells("Verts", verts, 1),
+        cells("Lines", lines.reshape(-1), 2),
+        "</Piece>",
+        "</PolyData>",
+        "</VTKFile>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def _write_text(path: Path, text: str) -> None:
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="ascii")
+
+
+def _sphere_parts(trajectory, k: int, dt: float) -> tuple[str, str]:
+    positions = np.asarray(trajectory.positions[k], float).reshape(-1, 3)
+    velocities = np.asarray(trajectory.velocities[k], float).reshape(-1, 3)
+    radii = np.asarray(trajectory.radii[k], float)
+    n = len(positions)
+    spheres = polydata_xml(positions, verts=np.arange(n), point_data={
+        "radius": radii, "velocity": velocities, "speed": np.linalg.norm(velocities, axis=1),
+        "id": np.arange(n, dtype=np.int64)})
+    contacts = trajectory.contacts[k]
+    segments = contact_segments(trajectory.system, contacts, positions, radii)
+    impulse = np.asarray(contacts.impulse, float)
+    m = len(impulse)
+    contact_text = polydata_xml(segments.reshape(-1, 3), lines=np.arange(2 * m).reshape(m, 2), cell_data={
+        "impulse": impulse, "force": impulse / dt, "gap": np.asarray(contacts.gap, float),
+        "i": np.asarray(contacts.i, np.int64), "j": np.asarray(contacts.j, np.int64),
+        "wall": np.asarray(contacts.wall, np.int64)})
+    return spheres, contact_text
+
+
+def _shape_part(trajectory, k: int) -> str:
+    shapes = frame_shapes(trajectory, k)
+    centres = np.asarray(shapes.sphere_centres, float).reshape(-1, 3)
+    segments = np.asarray(shapes.segments, float).reshape(-1, 2, 3)
+    points = np.concatenate([centres, segments.reshape(-1, 3)])
+    radius = np.concatenate([np.asarray(shapes.sphere_radii, float).reshape(-1),
+                             np.repeat(np.asarray(shapes.segment_radii, float).reshape(-1), 2)])
+    s = len(segments)
+    lines = len(centres) + np.arange(2 * s).reshape(s, 2)
+    contacts = trajectory.contacts[k]
+    return polydata_xml(points, verts=np.arange(len(centres)), lines=lines, point_data={"radius": radius},
+                        field_data={"q": np.asarray(trajectory.positions[k], float).reshape(-1),
+                                    "u": np.asarray(trajectory.velocities[k], float).reshape(-1),
+                                    "impulse": np.asarray(contacts.impulse, float),
+                                    "gap": np.asarray(contacts.gap, float)})
+
+
+def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progress=None) -> Path:
+    """Write ``trajectory`` to ``directory`` as a ``.vtp`` series with a ``.pvd`` index.
+
+    Returns the path of the ``.pvd`` file. ``every`` keeps every ``every``-th frame.
+    ``progress`` is called as ``(done, total)`` after each frame.
+    """
+    from .geometry import select_frames
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    indices = select_frames(trajectory, None, every)
+    dt = float(trajectory.meta.get("dt", 1.0)) or 1.0
+    entries = []
+    for count, k in enumerate(indices):
+        t = float(trajectory.t[k])
+        if is_spheres(trajectory.system):
+            spheres, contacts = _sphere_parts(trajectory, int(k), dt)
+            names = [(f"{stem}_spheres_{k:05d}.vtp", spheres, "spheres"),
+                     (f"{stem}_contacts_{k:05d}.vtp", contacts, "contacts")]
+        else:
+            names = [(f"{stem}_shapes_{k:05d}.vtp", _shape_part(trajectory, int(k)), "shapes")]
+        for part, (name, text, label) in enumerate(names):
+            _write_text(directory / name, text)
+            entries.append(f'<DataSet timestep="{t!r}" part="{part}" name="{label}" file="{name}"/>')
+        if progress is not None:
+            progress(count + 1, len(indices))
+    pvd = "\n".join(['<?xml version="1.0"?>',
+                     '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+                     "<Collection>", *entries, "</Collection>", "</VTKFile>"]) + "\n"
+    path = directory / f"{stem}.pvd"
+    _write_text(path, pvd)
+    return path

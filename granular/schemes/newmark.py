@@ -1,0 +1,458 @@
+"""The Newmark projection scheme (P_h beta) of seed 001 (sections 2 and 4), and a fast
+driver for long runs of it.
+
+For a linear system ``M q'' + S q = F(t)`` with unilateral constraints (constant
+mass ``M`` and stiffness ``S``, (d, d); load ``F`` (d,)), positions ``q^n`` at
+``t_n = t_0 + n dt`` obey (Newmark, ``gamma = 1/2``, ``0 <= beta <= 1/2``):
+
+    M (q^{n+1} - 2 q^n + q^{n-1}) / dt^2 + S (beta q^{n+1} + (1 - 2 beta) q^n + beta q^{n-1})
+        + d psi_K(q^{n+1})  contains  G^n = beta F^{n+1} + (1 - 2 beta) F^n + beta F^{n-1},
+
+with ``F^n`` the mean of ``F`` over ``[t_n, t_{n+1}]`` (the seed's definition;
+`system.mean_load(t0, t1)` when the system has it, Simpson's rule otherwise).
+So ``q^{n+1}`` is the projection onto ``K`` of the unconstrained update ``q'`` in
+the metric of ``A = M + dt^2 beta S`` (eq. 21), where
+
+    q' = 2 q^n - q^{n-1} + dt^2 A^{-1} (G^n - S q^n)
+
+(algebraically the seed's ``A^{-1} F^n``, written as an increment to keep the
+round-off of ``dt^2``-small changes low). ``A`` is factorised once.
+
+Projection, ``projection=`` :
+
+- ``"lemma"`` (Lemma 4.1): for ``K = {lower <= q_i <= upper}`` on one coordinate
+  ``i`` (the system's ``coordinate_bounds = (i, lower, upper)``, as `Beam` has),
+  ``q^{n+1}_i = clip(q'_i)`` and ``q^{n+1} = q' + (q^{n+1}_i - q'_i) / c * w`` with
+  ``w = A^{-1} e_i`` and ``c = w_i`` computed once: one linear solve a step (the
+  seed solves two). The clipped coordinate is stored exactly, so ``q^{n+1}`` is
+  admissible bit for bit.
+- ``"qp"``: the generic metric projection `granular.projection.project` (OSQP or
+  cvxpy) of the velocity ``(q' - q^n)/dt`` onto ``{V : g(t_{n+1}, q^n) + dt G V >= 0}``
+  in the metric ``A`` (constraints linearised at ``q^n``; exact for the beam).
+
+Multipliers are impulses over the step (N s in SI units): ``A (V - V') = G^T lambda``
+with ``V = (q^{n+1} - q^n)/dt`` the reported velocity and ``V' = (q' - q^n)/dt``
+the prediction; ``dt lambda`` is the seed's ``dt^2`` times the mean reaction. The
+reported ``dissipated_energy`` is ``|V'|_A^2 / 2 - |V|_A^2 / 2 >= 0``, the energy the
+projection removes in the metric ``A``.
+
+Penalty (normal compliance, Remark 4.2): a system with a ``penalty`` (see
+`granular.systems.beam.TipPenalty`) has its piecewise-linear tip force weighted like
+the stiffness, ``beta p^{n+1} + (1 - 2 beta) p^n + beta p^{n-1}``. The seed
+extrapolates ``q^{n+1}`` to get ``p^{n+1}``; here the scalar piecewise-linear
+equation ``x = x' + dt^2 beta c p(x)`` is solved exactly, so the penalty scheme is
+the implicit Newmark scheme itself.
+
+Start (seed, section 2): from ``(q, u)`` the first step returns
+``q^1 = P_K(q + dt u)`` (``u^1 = u^0 + dt v^0``; forces enter from the next step).
+The scheme keeps ``q^{n-1}`` and starts again this way whenever the ``(t, q)`` it is
+given is not the state it returned last.
+
+Energy (proof of Propositions 3.1, 3.3): without constraints and loads
+`discrete_energy` is conserved exactly for every beta (the familiar
+``|V|_M^2/2 + qbar^T S qbar / 2`` with ``qbar`` the midpoint when beta = 1/4); with
+the constraints and no load it never rises.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import scipy.linalg
+
+from ..constraints import ConstraintSet, Contacts
+from ..errors import InvalidInputError
+from ..metric import DenseMetric
+from ..projection import project
+from ..results import SolverStats
+from .velocity import make_result
+
+PROJECTIONS = ("lemma", "qp")
+
+
+def check_newmark_system(system, dt: float, beta: float):
+    """Validate ``system`` for the Newmark scheme; return ``(M, S)`` (d, d)."""
+    if not 0.0 <= beta <= 0.5:
+        raise InvalidInputError(f"beta must lie in [0, 1/2] (seed 001, section 2), got {beta}")
+    if not (np.isfinite(dt) and dt > 0.0):
+        raise InvalidInputError(f"dt must be a positive finite number, got {dt}")
+    if not getattr(system, "constant_metric", False) or not hasattr(system, "metric"):
+        raise InvalidInputError(f"the Newmark scheme needs a ConstrainedSystem with a constant mass matrix, "
+                                f"got {type(system).__name__}")
+    stiffness = getattr(system, "stiffness", None)
+    if stiffness is None or not callable(getattr(system, "load", None)):
+        raise InvalidInputError(f"the Newmark scheme needs a linear system exposing `stiffness` (d, d) and "
+                                f"`load(t)` (d,); {type(system).__name__} does not")
+    d = system.dimension
+    S = np.asarray(stiffness, dtype=float)
+    if S.shape != (d, d) or not np.all(np.isfinite(S)):
+        raise InvalidInputError(f"stiffness must be a finite ({d}, {d}) matrix, got shape {S.shape}")
+    if getattr(system, "penalty", None) is not None and system.constraint_list:
+        raise InvalidInputError("a penalised system must have no constraints (the penalty replaces them)")
+    return system.metric(system.t0, system.q0).matrix(), S
+
+
+class _Operators:
+    """``A = M + dt^2 beta S`` factorised, and ``w = A^{-1} e_i``, ``c = w_i`` for the
+    contact coordinate ``i`` (bounds or penalty), shared by the scheme and the driver."""
+
+    def __init__(self, system, dt: float, beta: float):
+        self.M, self.S = check_newmark_system(system, dt, beta)
+        self.dt, self.beta = float(dt), float(beta)
+        self.A = self.M + self.dt**2 * self.beta * self.S
+        self.metric = DenseMetric(self.A, "A = M + dt^2 beta S")
+        self.factor = scipy.linalg.cho_factor(self.A)
+        penalty = getattr(system, "penalty", None)
+        bounds = getattr(system, "coordinate_bounds", None)
+        self.penalty = penalty
+        self.index, self.lower, self.upper = (None, -np.inf, np.inf)
+        if penalty is not None:
+            self.index, self.lower, self.upper = penalty.index, penalty.lower, penalty.upper
+        elif bounds is not None:
+            self.index, self.lower, self.upper = int(bounds[0]), float(bounds[1]), float(bounds[2])
+        self.w, self.c = None, None
+        if self.index is not None:
+            e = np.zeros(system.dimension)
+            e[self.index] = 1.0
+            self.w = self.solve(e)
+            self.c = float(self.w[self.index])
+
+    def solve(self, x: np.ndarray) -> np.ndarray:
+        return scipy.linalg.cho_solve(self.factor, x, check_finite=False)
+
+    def contact_tip(self, x: float) -> float:
+        """The contact coordinate after the step, from its unconstrained value ``x'``:
+        the clip of Lemma 4.1, or the exact solution of the implicit penalty."""
+        if self.penalty is None:
+            return min(max(x, self.lower), self.upper)
+        eta = self.dt**2 * self.beta * self.penalty.stiffness * self.c
+        if x > self.upper:
+            return (x + eta * self.upper) / (1.0 + eta)
+        if x < self.lower:
+            return (x + eta * self.lower) / (1.0 + eta)
+        return x
+
+
+@dataclass(frozen=True)
+class NewmarkUpdate:
+    """One step of (P_h beta) from ``(q^{n-1}, q^n)``.
+
+    positions : (d,) ``q^{n+1}``.
+    unconstrained : (d,) ``q'``, the update without contacts.
+    impulses : (m,) multipliers of the constraint rows (N s), >= 0.
+    constraints : the `ConstraintSet` of the step (gaps at ``t_{n+1}``, ``q^n``).
+    status, iterations, violation : of the projection (see `SolverStats`).
+    """
+
+    positions: np.ndarray
+    unconstrained: np.ndarray
+    impulses: np.ndarray
+    constraints: ConstraintSet
+    status: str = "unconstrained"
+    iterations: int = 0
+    violation: float = 0.0
+
+
+class NewmarkScheme:
+    """Scheme (P_h beta) of seed 001 (module docstring).
+
+    Parameters
+    ----------
+    system : ConstrainedSystem with constant mass, ``stiffness`` (d, d) and ``load(t)``
+        e.g. `granular.systems.beam.Beam` or its ``penalised`` variant.
+    dt : float
+        Time step (s).
+    solver : {"osqp", "cvxpy"}
+        Backend of ``projection="qp"``.
+    beta : float
+        Newmark parameter in [0, 1/2]; 1/2 is unconditionally stable with
+        constraints (Proposition 3.3), 1/4 the trapezoidal rule.
+    projection : {"lemma", "qp"}
+        Lemma 4.1 (needs ``system.coordinate_bounds``) or the generic projection.
+    """
+
+    name = "newmark"
+
+    def __init__(self, system, dt: float, solver: str = "osqp", beta: float = 0.25, projection: str = "lemma"):
+        if projection not in PROJECTIONS:
+            raise InvalidInputError(f"projection must be one of {PROJECTIONS}, got {projection!r}")
+        self.system, self.dt, self.solver, self.beta = system, float(dt), solver, float(beta)
+        self.projection = projection
+        self.ops = _Operators(system, dt, beta)
+        if projection == "lemma" and system.constraint_list:
+            self._check_lemma()
+        self._mean_load = getattr(system, "mean_load", None) or self._simpson_load
+        self._last = None  # (t, q^n, q^{n-1}) after the last step
+
+    def _check_lemma(self):
+        system, ops = self.system, self.ops
+        if getattr(system, "coordinate_bounds", None) is None:
+            raise InvalidInputError("projection='lemma' (Lemma 4.1) needs constraints lower <= q_i <= upper on "
+                                    "one coordinate, declared as `coordinate_bounds = (i, lower, upper)`; "
+                                    f"{type(system).__name__} has none: use projection='qp'")
+        rows = system.gradients(system.t0, system.q0)
+        unit = np.zeros(system.dimension)
+        unit[ops.index] = 1.0
+        for k, row in enumerate(rows):
+            if not (np.array_equal(row, unit) or np.array_equal(row, -unit)):
+                raise InvalidInputError(f"constraint {k} is not a bound on coordinate {ops.index} (gradient "
+                                        f"{np.array2string(row, precision=3)}): use projection='qp'")
+
+    def _simpson_load(self, t0: float, t1: float) -> np.ndarray:
+        load = self.system.load
+        return (load(t0) + 4.0 * load(0.5 * (t0 + t1)) + load(t1)) / 6.0
+
+    # -- the step --------------------------------------------------------------------
+    def step(self, t: float, q: np.ndarray, u: np.ndarray):
+        """Advance from ``(t, q, u)`` to ``t + dt``; returns a `StepResult` whose
+        velocity is ``(q^{n+1} - q^n) / dt``."""
+        start = time.perf_counter()
+        # Times are compared to a fraction of dt: callers form t_0 + n dt, we t + dt.
+        if (self._last is not None and abs(self._last[0] - t) <= 1e-6 * self.dt
+                and np.array_equal(self._last[1], q)):
+            update = self.update(t, self._last[2], q)
+        else:
+            update = self.start(t, q, u)
+        self._last = (t + self.dt, update.positions.copy(), np.array(q, dtype=float))
+        return self._result(t + self.dt, q, update, time.perf_counter() - start)
+
+    def start(self, t: float, q: np.ndarray, u: np.ndarray) -> NewmarkUpdate:
+        """The seed's first step ``q^1 = P_K(q^0 + dt v^0)`` (projected in the metric A)."""
+        q = np.asarray(q, dtype=float)
+        return self._contact(t + self.dt, q, q + self.dt * np.asarray(u, dtype=float), first=True)
+
+    def update(self, t: float, q_previous: np.ndarray, q: np.ndarray) -> NewmarkUpdate:
+        """``q^{n+1}`` from ``q^{n-1}`` (at ``t - dt``) and ``q^n`` (at ``t``)."""
+        ops, dt, beta = self.ops, self.dt, self.beta
+        G = (beta * self._mean_load(t + dt, t + 2.0 * dt) + (1.0 - 2.0 * beta) * self._mean_load(t, t + dt)
+             + beta * self._mean_load(t - dt, t))
+        rhs = G - ops.S @ q
+        if ops.penalty is not None:
+            i = ops.index
+            rhs[i] += (1.0 - 2.0 * beta) * ops.penalty.force(q[i]) + beta * ops.penalty.force(q_previous[i])
+        unconstrained = 2.0 * q - q_previous + dt**2 * ops.solve(rhs)
+        return self._contact(t + dt, q, unconstrained)
+
+    def _contact(self, t_next: float, q: np.ndarray, unconstrained: np.ndarray, first: bool = False):
+        system, ops = self.system, self.ops
+        constraints = system.constraints(t_next, q, self.dt)
+        if ops.penalty is not None:
+            if first:  # the seed starts the penalised scheme unprojected as well
+                return NewmarkUpdate(unconstrained, unconstrained, np.zeros(0), constraints)
+            return self._lemma(constraints, unconstrained)
+        if constraints.size == 0:
+            return NewmarkUpdate(unconstrained, unconstrained, np.zeros(0), constraints)
+        if self.projection == "lemma":
+            return self._lemma(constraints, unconstrained)
+        return self._qp(t_next, q, constraints, unconstrained)
+
+    def _lemma(self, constraints: ConstraintSet, unconstrained: np.ndarray) -> NewmarkUpdate:
+        """Lemma 4.1 (or the implicit penalty): move coordinate ``i`` to
+        ``contact_tip(q'_i)`` along ``w = A^{-1} e_i``."""
+        ops, i = self.ops, self.ops.index
+        x_free = unconstrained[i]
+        x = ops.contact_tip(x_free)
+        if x == x_free:
+            return NewmarkUpdate(unconstrained, unconstrained, np.zeros(constraints.size), constraints)
+        positions = unconstrained + ((x - x_free) / ops.c) * ops.w
+        positions[i] = x
+        # A (q - q') = nu e_i with nu = (x - x') / c = dt (lambda_lower - lambda_upper).
+        nu = (x - x_free) / ops.c
+        impulses = np.zeros(constraints.size)
+        for k in range(constraints.size):
+            pushes_up = constraints.normal[k, i] > 0.0
+            impulses[k] = max(nu if pushes_up else -nu, 0.0) / self.dt
+        status = "solved" if constraints.size else "penalty"
+        return NewmarkUpdate(positions, unconstrained, impulses, constraints, status)
+
+    def _qp(self, t_next, q, constraints: ConstraintSet, unconstrained) -> NewmarkUpdate:
+        dt = self.dt
+        predicted = (unconstrained - q) / dt
+        answer = project(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt,
+                         solver=self.solver, t=t_next)
+        return NewmarkUpdate(q + dt * answer.velocities, unconstrained, answer.impulses, constraints,
+                             answer.status, answer.iterations, dt * answer.violation)
+
+    def _result(self, t_next, q, update: NewmarkUpdate, seconds: float):
+        dt = self.dt
+        velocities = (update.positions - q) / dt
+        predicted = velocities if self.ops.penalty is not None else (update.unconstrained - q) / dt
+        change = self.ops.A @ (velocities - predicted)
+        dissipated = -0.5 * float(change @ (velocities + predicted))
+        stats = SolverStats(update.status, update.iterations, update.violation, {"total": seconds})
+        return make_result(self.system, t_next, update.positions, velocities, predicted,
+                           Contacts.from_constraints(update.constraints, update.impulses), dissipated, stats)
+
+
+def discrete_energy(mass: np.ndarray, stiffness: np.ndarray, q: np.ndarray, q_next: np.ndarray,
+                    dt: float, beta: float) -> float:
+    """The energy of Propositions 3.1/3.3 (halved), between ``t_n`` and ``t_{n+1}``:
+    ``|V|_M^2 / 2 + ((1 - 2 beta) q^T S q' + beta (q'^T S q' + q^T S q)) / 2`` with
+    ``q' = q^{n+1}``, ``V = (q' - q) / dt``; J in SI units. ``q``, ``q_next`` may be
+    (d,) or (n, d) for a whole history."""
+    q, q_next = np.atleast_2d(q), np.atleast_2d(q_next)
+    V = (q_next - q) / dt
+    kinetic = 0.5 * np.einsum("ni,ij,nj->n", V, mass, V)
+    cross = np.einsum("ni,ij,nj->n", q, stiffness, q_next)
+    square = np.einsum("ni,ij,nj->n", q_next, stiffness, q_next) + np.einsum("ni,ij,nj->n", q, stiffness, q)
+    energy = kinetic + 0.5 * ((1.0 - 2.0 * beta) * cross + beta * square)
+    return float(energy[0]) if energy.size == 1 else energy
+
+
+# -- the fast driver -------------------------------------------------------------------
+
+class TipRun(NamedTuple):
+    """What `simulate_tip` returns.
+
+    t : (k,) times of the recorded steps (s).
+    tip : (k,) the contact coordinate ``q_i`` there (the tip displacement ``u(L, t)``, m).
+    violation : largest ``max(q_i - upper, lower - q_i, 0)`` over every step (m).
+    seconds : wall time of the run, set-up included (s).
+    """
+
+    t: np.ndarray
+    tip: np.ndarray
+    violation: float
+    seconds: float
+
+
+_FREE, _UPPER, _LOWER = 0, 1, 2
+
+
+def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_every: int = 1,
+                 max_block: int = 256) -> TipRun:
+    """Run scheme (P_h beta) (Lemma 4.1 or the implicit penalty) for ``duration``
+    seconds and return the tip history, much faster than stepping `NewmarkScheme`.
+
+    The system must be linear with a harmonic load (``system.harmonic_load()`` gives
+    ``(P_sin, P_cos, w)``, ``F(t) = P_sin sin(w t) + P_cos cos(w t)``) and bounds or a
+    penalty on one coordinate, as `granular.systems.beam.Beam`.
+
+    Why it is fast: the state ``z = (q^n, q^{n-1}, sin w t_n, cos w t_n, p^n, p^{n-1}, 1)``
+    (the load obeys a rotation recurrence, ``p`` is the penalty force) evolves by one of
+    three affine maps, free flight or contact with the upper or lower obstacle, the
+    mode being decided each step by the unconstrained tip value ``x' = r . z``. The
+    powers ``T_m^j`` (``j <= max_block``) and the rows ``r T_m^j`` are computed once;
+    a block then predicts ``x'`` for its steps with one matrix-vector product, finds
+    the first step whose mode differs (exact per-step detection), and jumps there
+    with one more product. Blocks double while the mode holds and restart small
+    after a change. The load phase is reset to ``sin``/``cos`` of ``t_n`` at every
+    block, so no rotation round-off accumulates. The result equals `NewmarkScheme`
+    step by step up to round-off (tested).
+    """
+    start = time.perf_counter()
+    scheme = NewmarkScheme(system, dt, beta=beta)
+    ops = scheme.ops
+    harmonic = getattr(system, "harmonic_load", None)
+    if harmonic is None or ops.index is None:
+        raise InvalidInputError(f"simulate_tip needs `harmonic_load()` and bounds or a penalty on one "
+                                f"coordinate; {type(system).__name__} lacks them: step NewmarkScheme instead")
+    if int(record_every) != record_every or record_every < 1:
+        raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
+    n_steps = int(round(float(duration) / dt))
+    if n_steps < 1:
+        raise InvalidInputError(f"duration must cover at least one step of {dt} s, got {duration}")
+    t0, q0, u0 = system.initial_state()
+    q1 = scheme.start(t0, q0, u0).positions
+    p_sin, p_cos, omega = harmonic()
+    maps = _affine_maps(ops, p_sin, p_cos, omega, max_block)
+    i, d = ops.index, system.dimension
+    force = ops.penalty.force if ops.penalty is not None else (lambda x: 0.0)
+    z = np.concatenate([q1, q0, [0.0, 0.0, force(q1[i]), force(q0[i]), 1.0]])
+    tips = np.empty(n_steps + 1)
+    tips[0], tips[1] = q0[i], q1[i]
+    with np.errstate(over="ignore", invalid="ignore"):
+        _run_blocks(z, tips, maps, ops, t0, dt, omega, 2 * d)
+    violation = float(max(np.max(tips - ops.upper), np.max(ops.lower - tips), 0.0))
+    times = t0 + dt * np.arange(0, n_steps + 1, int(record_every))
+    return TipRun(times, tips[::int(record_every)].copy(), violation, time.perf_counter() - start)
+
+
+def _affine_maps(ops: _Operators, p_sin, p_cos, omega: float, max_block: int) -> dict:
+    """The free and contact maps of `simulate_tip`, their powers and prediction rows."""
+    dt, beta, i = ops.dt, ops.beta, ops.index
+    d = ops.M.shape[0]
+    D = 2 * d + 5
+    IS, IC, IP, IPP, I1 = 2 * d, 2 * d + 1, 2 * d + 2, 2 * d + 3, 2 * d + 4
+    theta = omega * dt
+    # G^n = sum_j weight_j F^{n+j}: means over [t_{n+j}, t_{n+j+1}], i.e. sinc(theta/2)
+    # times the load at t_{n+j+1/2}, whose sin and cos are rotations of (sin, cos)(w t_n).
+    sinc = np.sin(0.5 * theta) / (0.5 * theta)
+    coef_sin, coef_cos = np.zeros(2), np.zeros(2)
+    for j, weight in ((-1, beta), (0, 1.0 - 2.0 * beta), (1, beta)):
+        a = (j + 0.5) * theta
+        coef_sin += weight * sinc * np.array([np.cos(a), np.sin(a)])
+        coef_cos += weight * sinc * np.array([-np.sin(a), np.cos(a)])
+    g_s = np.asarray(p_sin) * coef_sin[0] + np.asarray(p_cos) * coef_cos[0]
+    g_c = np.asarray(p_sin) * coef_sin[1] + np.asarray(p_cos) * coef_cos[1]
+    T = np.zeros((D, D))
+    T[:d, :d] = 2.0 * np.eye(d) - dt**2 * ops.solve(ops.S)
+    T[:d, d:2 * d] = -np.eye(d)
+    T[:d, IS], T[:d, IC] = dt**2 * ops.solve(g_s), dt**2 * ops.solve(g_c)
+    T[:d, IP], T[:d, IPP] = dt**2 * (1.0 - 2.0 * beta) * ops.w, dt**2 * beta * ops.w
+    T[d:2 * d, :d] = np.eye(d)
+    T[IS, IS], T[IS, IC], T[IC, IS], T[IC, IC] = np.cos(theta), np.sin(theta), -np.sin(theta), np.cos(theta)
+    T[IPP, IP] = T[I1, I1] = 1.0
+    r = T[i].copy()
+    maps = {"r": r, _FREE: _powers(T, r, max_block, 1.0, 0.0)}
+    stiffness = ops.penalty.stiffness if ops.penalty is not None else 0.0
+    alpha = 1.0 / (1.0 + dt**2 * beta * stiffness * ops.c) if ops.penalty is not None else 0.0
+    for mode, bound in ((_UPPER, ops.upper), (_LOWER, ops.lower)):
+        if not np.isfinite(bound):
+            continue
+        # Contact: x = alpha x' + (1 - alpha) bound (alpha = 0: Lemma 4.1's clip),
+        # q = q' + (x - x') / c w, the tip stored exactly, p = -stiffness (x - bound).
+        excess = r.copy()
+        excess[I1] -= bound
+        Tm = T.copy()
+        Tm[:d] += np.outer((alpha - 1.0) / ops.c * ops.w, excess)
+        Tm[i] = alpha * r
+        Tm[i, I1] += (1.0 - alpha) * bound
+        Tm[IP] = -stiffness * alpha * excess
+        maps[mode] = _powers(Tm, r, max_block, alpha, bound)
+    return maps
+
+
+def _powers(T: np.ndarray, r: np.ndarray, max_block: int, alpha: float, bound: float) -> dict:
+    powers = np.empty((max_block + 1,) + T.shape)
+    powers[0] = np.eye(T.shape[0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(1, max_block + 1):
+            powers[j] = T @ powers[j - 1]
+    return {"powers": powers, "rows": np.einsum("k,jkl->jl", r, powers[:max_block]),
+            "alpha": alpha, "bound": bound}
+
+
+def _run_blocks(z, tips, maps, ops, t0, dt, omega, phase_index, min_block: int = 8):
+    """Fill ``tips[2:]`` by blocks of affine steps (see `simulate_tip`)."""
+    n_steps = tips.size - 1
+    r, upper, lower = maps["r"], ops.upper, ops.lower
+    max_block = maps[_FREE]["rows"].shape[0]
+    n, block = 1, min_block
+    while n < n_steps:
+        k = min(block, n_steps - n)
+        t = t0 + n * dt
+        z[phase_index], z[phase_index + 1] = math.sin(omega * t), math.cos(omega * t)
+        x0 = r @ z
+        mode = _UPPER if x0 > upper else _LOWER if x0 < lower else _FREE
+        m = maps[mode]
+        predicted = m["rows"][:k] @ z
+        predicted[0] = x0
+        if mode == _FREE:
+            leaves = (predicted > upper) | (predicted < lower)
+        else:
+            leaves = predicted <= upper if mode == _UPPER else predicted >= lower
+        j = int(leaves.argmax())
+        j = j if leaves[j] else k
+        if mode == _FREE:
+            tips[n + 1:n + 1 + j] = predicted[:j]
+        elif m["alpha"] == 0.0:
+            tips[n + 1:n + 1 + j] = m["bound"]
+        else:
+            tips[n + 1:n + 1 + j] = m["alpha"] * predicted[:j] + (1.0 - m["alpha"]) * m["bound"]
+        z = m["powers"][j] @ z
+        n += j
+        block = min(2 * block, max_block) if j == k else min_block
