@@ -37,3 +37,8 @@ OVERLAP_TOLERANCE = 1e-9
 #: Relative kinetic-energy increase tolerated when checking that an impact
 #: cluster does not create energy (round-off only).
 ENERGY_ROUNDOFF = 1e-12
+
+#: Extra neighbour-search distance, as a fraction of the smallest radius: pairs
+#: this much beyond the speed-based margin are kept too, so that a projection
+#: speeding a sphere up by less than ``SEARCH_SKIN r / (2 h)`` needs no redo.
+SEARCH_SKIN = 0.05

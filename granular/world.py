@@ -22,7 +22,7 @@ from .constraints import ConstraintSet
 from .errors import InvalidInputError, OverlapError, RadiusError
 from .metric import DiagonalMetric
 from .neighbors import candidate_pairs, pair_vectors
-from .tolerances import OVERLAP_TOLERANCE
+from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
 from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
 from .walls import Box, PeriodicBox, Plane
 
@@ -201,6 +201,10 @@ class SphereWorld:
             q_next = self.periodic.wrap(q_next.reshape(self.n, 3)).reshape(-1)
         return q_next
 
+    def speed_slack(self, t_next: float, h: float) -> float:
+        """Speed (m/s) above the search bound ``s`` that the search skin still covers."""
+        return SEARCH_SKIN * float(self.radii_at(t_next).min()) / (2.0 * h)
+
     def body_speeds(self, u: np.ndarray) -> np.ndarray:
         """Speed of each sphere (N,) (m/s)."""
         return np.linalg.norm(u.reshape(self.n, 3), axis=1)
@@ -218,13 +222,15 @@ class SphereWorld:
         ``h s``. A pair left out therefore has ``D_ij(t_{n+1}, q^{n+1}) > 0``. The
         scheme chooses ``s`` from the velocities before and after the force
         prediction and checks it after the projection, redoing the step with a
-        larger ``s`` if a sphere went faster (the projection can speed up a light
-        sphere struck by a heavy one).
+        larger ``s`` if a sphere went faster than the skin allows (the projection
+        can speed up a light sphere struck by a heavy one): with ``skin =
+        SEARCH_SKIN r_min`` the search also covers speeds up to ``s + skin / (2h)``
+        (`speed_slack`).
         """
         clock = time.perf_counter()
         positions = q.reshape(self.n, 3)
         radii = self.radii_at(t_next)
-        skin = 1e-6 * float(radii.min())
+        skin = SEARCH_SKIN * float(radii.min())
         self.check_periodic_cell(radii, margin=2.0 * h * max_speed + skin)
         i, j = candidate_pairs(positions, radii, 2.0 * h * max_speed + skin, self.periodic)
         searched = time.perf_counter()

@@ -89,6 +89,7 @@ class VelocityScheme:
         self.warm_start = warm_start
         self._previous_keys = np.zeros(0, dtype=np.int64)
         self._previous_impulses = np.zeros(0)
+        self._previous_kick = None
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
@@ -99,10 +100,11 @@ class VelocityScheme:
         force = system.force(t, q, u)
         predicted = u + h * metric.solve(force)
         speed = self._speed_bound(u, predicted)
+        slack = system.speed_slack(t_next, h) if hasattr(system, "speed_slack") else 0.0
         while True:
             outcome = self._solve(metric, t, q, u, force, predicted, speed)
             new_speed = self._speed_after(outcome["velocities"])
-            if new_speed <= speed:
+            if new_speed <= speed + slack:
                 break
             speed = 2.0 * new_speed  # a sphere outran the search margin: widen it and redo
         if self.force_update == "implicit":
@@ -157,6 +159,8 @@ class VelocityScheme:
         if constraints.size == 0 or not np.any(e > 0.0):
             return u, zero, (0, 0.0)
         threshold = np.abs(G @ increment)
+        if self._previous_kick is not None and self._previous_kick.shape == u.shape:
+            threshold += abs(G) @ np.abs(self._previous_kick)
         threshold += APPROACH_TOLERANCE * float(np.abs(G @ u).max(initial=0.0))
 
         def impacts(velocity):
@@ -252,6 +256,7 @@ class VelocityScheme:
         velocities = outcome["velocities"]
         impulses = outcome["impulses"]
         self._remember(constraints, impulses)
+        self._previous_kick = metric.solve(constraints.jacobian.T @ impulses)
         q_next = system.advance(q, velocities, h)
         contact_change = constraints.jacobian.T @ impulses
         dissipated = -0.5 * float(contact_change @ (velocities + predicted))
