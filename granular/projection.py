@@ -154,8 +154,11 @@ def _solve_rows(problem: ProjectionProblem, solver: str, warm: np.ndarray, feasi
         return result.impulses, result.status, result.iterations
     # Degenerate contact networks (redundant contacts) defeat OSQP's polishing.
     try:
-        impulses = interior_point(problem.delassus(), c, 0.1 * feasibility, 0.1 * complementarity,
-                                  start=result.impulses)
+        try:
+            impulses = interior_point(problem.delassus(), c, 0.1 * feasibility, 0.1 * complementarity,
+                                      start=result.impulses)
+        except SolverError:  # a warm start can stall near the boundary: start afresh
+            impulses = interior_point(problem.delassus(), c, 0.1 * feasibility, 0.1 * complementarity)
     except SolverError:
         raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
                           f"{result.status!r}, then interior-point refinement)",
