@@ -38,9 +38,11 @@ class ConstraintSet:
         the Jacobian row itself for a `ConstrainedSystem`.
     friction : (m,) array
         Coulomb coefficient of each row (0: frictionless).
-    tangents : (m, s, d) array or None
+    tangents : (m, s, d) array, sparse (m s, d) matrix, or None
         Rows of the tangential Jacobian (``s`` = 1 in the plane, 2 in 3D) for
-        frictional rows; ``None`` when no row has friction.
+        frictional rows: unit-tangent velocities of the contact point. Dense for a
+        `ConstrainedSystem`; sparse for a `SphereWorld`, row ``s k + a`` being tangent
+        ``a`` of row ``k``. ``None`` when no row has friction.
     seconds : dict
         Wall time spent building the set (s), by phase ("neighbors", "assembly").
     """
@@ -73,7 +75,12 @@ class ConstraintSet:
 
     def subset(self, rows: np.ndarray) -> "ConstraintSet":
         rows = np.asarray(rows)
-        tangents = None if self.tangents is None else self.tangents[rows]
+        tangents = self.tangents
+        if sp.issparse(tangents):
+            s = tangents.shape[0] // max(self.size, 1)
+            tangents = tangents.tocsr()[(s * rows[:, None] + np.arange(s)).reshape(-1)]
+        elif tangents is not None:
+            tangents = tangents[rows]
         return ConstraintSet(self.gap[rows], self.jacobian[rows], self.restitution[rows],
                              self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
                              self.friction[rows], tangents)

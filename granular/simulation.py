@@ -27,6 +27,9 @@ SOLVERS = ("osqp", "cvxpy")
 
 def make_scheme(name: str, system, dt: float, solver: str, **options):
     """The scheme object named ``name`` for ``system``."""
+    if name != "velocity" and getattr(system, "has_friction", False):
+        raise InvalidInputError(f"scheme {name!r} has no Coulomb friction; use scheme='velocity' "
+                                "(granular.friction) or set every friction coefficient to 0")
     if name == "velocity":
         from .schemes.velocity import VelocityScheme
         return VelocityScheme(system, dt, solver=solver, **options)

@@ -42,3 +42,14 @@ ENERGY_ROUNDOFF = 1e-12
 #: this much beyond the speed-based margin are kept too, so that a projection
 #: speeding a sphere up by less than ``SEARCH_SKIN r / (2 h)`` needs no redo.
 SEARCH_SKIN = 0.05
+
+#: Coulomb fixed point in 3D (`granular.friction`): stop when the shift
+#: ``sigma = mu |T u|`` moves by less than this fraction of the velocity scale of
+#: the problem; an answer violating a gap bound by more than this fraction (and
+#: more than VELOCITY_TOLERANCE) is rejected. Ten times the complementarity
+#: tolerance: a sticking contact may creep, and a gap close, at this fraction of
+#: the velocity scale (2e-5 m/s in a 2 m/s pour: tens of microns over seconds,
+#: 2e-8 m of overlap per 1 ms step). 1e-6 stalled the fixed point in a pour (its
+#: SOCPs are exact to about 1e-7 of the scale, and noise accumulates over 100s of
+#: coupled contacts).
+FRICTION_TOLERANCE = 1e-5

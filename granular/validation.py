@@ -15,6 +15,10 @@ def finite_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
     array = np.array(value, dtype=float)
     if shape is not None and array.shape != shape:
         raise InvalidInputError(f"{name} must have shape {shape}, got {array.shape}")
+    if array.ndim == 0:  # np.argwhere finds nothing in a 0-d array
+        if not np.isfinite(array):
+            raise InvalidInputError(f"{name} must be finite, got {float(array)}")
+        return array
     bad = np.argwhere(~np.isfinite(array))
     if bad.size:
         index = tuple(int(k) for k in bad[0])

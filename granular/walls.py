@@ -101,6 +101,8 @@ class Box:
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
         object.__setattr__(self, "restitution", _restitution(self.restitution, "Box"))
+        if self.friction is not None and not self.friction >= 0.0:
+            raise InvalidInputError(f"Box friction must be >= 0, got {self.friction}")
 
     def planes(self) -> list[Plane]:
         faces = []

@@ -9,6 +9,15 @@ step, ``D_ij(t, q) = |q_j - q_i| - (r_i(t) + r_j(t)) >= 0`` with gradient
 ``G_ij = (..., -n_ij, ..., +n_ij, ...)``, ``n_ij = (q_j - q_i)/|q_j - q_i|``; for each
 sphere near a plane (point p, unit normal n), ``D = n.(q_i - p) - r_i(t) >= 0``
 with gradient ``+n`` on sphere i.
+
+Friction (seed 002, `granular.friction`): with a Coulomb coefficient ``mu > 0`` a
+contact also gets two unit tangents ``t_1, t_2`` orthogonal to its normal, rows
+``(..., -t_a, ..., +t_a, ...)`` for a pair (relative sliding velocity of j on i) and
+``+t_a`` for a wall. The spheres carry no rotation: the contact point moves with
+the centres, so a sphere cannot roll, friction only opposes the sliding of the
+centres, and there is no rolling resistance, spin or torque. A grain in this
+model is a frictional point with a radius (the usual first model of a granular
+heap, not a rolling ball).
 """
 from __future__ import annotations
 
@@ -68,12 +77,16 @@ class SphereWorld:
         Periodic boundary conditions along some axes.
     t0 : float
         Initial time (s).
+    friction : float
+        Coulomb coefficient (>= 0) of sphere-sphere contacts, and of sphere-wall
+        contacts of walls that carry no coefficient of their own (module docstring:
+        no rotation, no rolling). ``0`` (default) is the frictionless scheme.
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
                  gravity=(0.0, 0.0, -9.81), force: Callable | None = None, walls=(),
                  restitution=0.0, restitution_rule: str = "min", density: float = 1000.0,
-                 periodic: PeriodicBox | None = None, t0: float = 0.0):
+                 periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0):
         positions = finite_array(positions, "positions")
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
             raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
@@ -99,6 +112,7 @@ class SphereWorld:
             if not isinstance(wall, (Plane, Box)):
                 raise InvalidInputError(f"walls[{k}] must be a Plane or a Box, got {type(wall).__name__}")
         self.planes = [plane for wall in self.walls for plane in wall.planes()]
+        self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.periodic = periodic
         if periodic is not None:
             positions = periodic.wrap(positions)
@@ -252,6 +266,10 @@ class SphereWorld:
         wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
         jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n)
         minus = -np.ones(wi.size, dtype=np.int64)
+        friction, tangents = None, None
+        if self.has_friction:
+            wall_friction = (np.concatenate([part[5] for part in wall_parts]) if wall_parts else np.zeros(0))
+            friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, wall_friction)
         return ConstraintSet(
             gap=np.concatenate([gaps, wgap]),
             jacobian=jacobian,
@@ -260,6 +278,7 @@ class SphereWorld:
             j=np.concatenate([j, minus]),
             wall=np.concatenate([-np.ones(i.size, dtype=np.int64), wk]),
             normal=np.concatenate([normals, wnormal]),
+            friction=friction, tangents=tangents,
             seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
         )
 
@@ -268,8 +287,23 @@ class SphereWorld:
         near = np.flatnonzero(gaps <= margin)
         e = (self.particle_restitution[near] if plane.restitution is None
              else np.full(near.size, plane.restitution))
+        mu = np.full(near.size, self.friction if plane.friction is None else plane.friction)
         return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
-                np.tile(plane.normal, (near.size, 1)), e)
+                np.tile(plane.normal, (near.size, 1)), e, mu)
+
+    @property
+    def has_friction(self) -> bool:
+        """Whether any contact of this world can carry friction."""
+        return self.friction > 0.0 or any((p.friction or 0.0) > 0.0 for p in self.planes)
+
+    def _friction_rows(self, i, j, normals, wall_sphere, wall_normals, wall_friction):
+        """``(mu (m,), tangents)`` of the step's rows (pairs first, then walls):
+        ``tangents`` is None without friction, else a sparse (2m, 3N) matrix whose row
+        ``2k + a`` is the unit tangent ``a`` of row ``k`` (`sphere_tangents`)."""
+        mu = np.concatenate([np.full(i.size, self.friction), wall_friction])
+        if not np.any(mu > 0.0):
+            return mu, None
+        return mu, sphere_tangents(i, j, normals, wall_sphere, wall_normals, self.n)
 
     # -- admissibility -------------------------------------------------------------
     def check_admissible(self, t: float, positions: np.ndarray) -> None:
@@ -339,3 +373,23 @@ def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n) -> sp.csr_matr
                              6 * i.size + np.arange(3, 3 * wall_sphere.size + 1, 3)])
     m = i.size + wall_sphere.size
     return sp.csr_matrix((data, indices, indptr), shape=(m, 3 * n))
+
+
+def tangent_basis(normals: np.ndarray) -> np.ndarray:
+    """Two unit tangents (k, 2, 3) orthogonal to each unit normal (k, 3), right-handed
+    ``(t_1, t_2, n)``; ``t_1`` is ``n x e`` for the axis ``e`` least aligned with ``n``."""
+    axis = np.eye(3)[np.argmin(np.abs(normals), axis=1)]
+    first = np.cross(normals, axis)
+    first /= np.linalg.norm(first, axis=1)[:, None]
+    return np.stack([first, np.cross(normals, first)], axis=1)
+
+
+def sphere_tangents(i, j, normals, wall_sphere, wall_normals, n) -> sp.csr_matrix:
+    """Sparse tangential Jacobian (2m, 3N): row ``2k + a`` is tangent ``a`` of row ``k``,
+    ``-t`` on sphere i and ``+t`` on sphere j for a pair, ``+t`` for a wall row, so
+    ``T u`` is the sliding velocity of j relative to i (rotation-free spheres)."""
+    pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
+    rows = [_sphere_jacobian(i, j, pair_basis[:, a], wall_sphere, wall_basis[:, a], n) for a in range(2)]
+    m = i.size + wall_sphere.size
+    order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
+    return sp.vstack(rows).tocsr()[order]

@@ -47,6 +47,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ..constraints import Contacts
 from ..errors import ConvergenceError, InvalidInputError, JammingError
+from ..friction import project_frictional, tangential_jacobian
 from ..projection import project
 from ..results import SolverStats, StepResult
 from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
@@ -138,13 +139,18 @@ class VelocityScheme:
         u_star, restitution_impulse, stats = self._restitution_stage(metric, constraints, u, predicted - u, t_next)
         warm = self._warm(constraints)
         try:
-            maury = project(metric, G, u_star + (predicted - u), -constraints.gap / h,
-                            solver=self.solver, warm_start=warm, t=t_next)
+            if np.any(constraints.friction > 0.0):  # Coulomb's law (seed 002), granular.friction
+                maury = project_frictional(metric, constraints, u_star + (predicted - u), h,
+                                           warm_start=warm, t=t_next)
+            else:
+                maury = project(metric, G, u_star + (predicted - u), -constraints.gap / h,
+                                solver=self.solver, warm_start=warm, t=t_next)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         solve = time.perf_counter() - clock
         return dict(constraints=constraints, velocities=maury.velocities,
                     impulses=maury.impulses + restitution_impulse,
+                    tangential_impulses=getattr(maury, "tangential_impulses", None),
                     status=maury.status, iterations=maury.iterations + stats[0],
                     violation=max(maury.violation, stats[1]),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
@@ -255,14 +261,17 @@ class VelocityScheme:
         constraints = outcome["constraints"]
         velocities = outcome["velocities"]
         impulses = outcome["impulses"]
+        tangential = outcome.get("tangential_impulses")
         self._remember(constraints, impulses)
-        self._previous_kick = metric.solve(constraints.jacobian.T @ impulses)
-        q_next = system.advance(q, velocities, h)
         contact_change = constraints.jacobian.T @ impulses
+        if tangential is not None:
+            contact_change = contact_change + tangential_jacobian(constraints)[0].T @ tangential.reshape(-1)
+        self._previous_kick = metric.solve(contact_change)
+        q_next = system.advance(q, velocities, h)
         dissipated = -0.5 * float(contact_change @ (velocities + predicted))
         timing = dict(outcome["seconds"], total=seconds)
         return make_result(system, t_next, q_next, velocities, predicted,
-                           Contacts.from_constraints(constraints, impulses), dissipated,
+                           Contacts.from_constraints(constraints, impulses, tangential), dissipated,
                            SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing))
 
 

@@ -205,6 +205,11 @@ class ConstrainedSystem:
                              restitution=restitution, i=index, j=minus, wall=minus, normal=rows,
                              friction=friction, tangents=self._tangents(t_next, q, friction))
 
+    @property
+    def has_friction(self) -> bool:
+        """Whether any constraint carries a Coulomb coefficient ``mu > 0``."""
+        return any(c.friction > 0.0 for c in self.constraint_list)
+
     def _tangents(self, t, q, friction):
         if not np.any(friction > 0.0):
             return None

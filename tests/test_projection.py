@@ -1,0 +1,251 @@
+"""The metric projection (granular.projection): optimality, agreement of the two
+backends, degenerate contact networks, and the unconstrained shortcut.
+
+    u = argmin 1/2 (u - v)^T M (u - v)   subject to   G u >= b
+
+KKT conditions checked on every answer, with the tolerances of
+`granular.tolerances` and the velocity scale the projection itself uses,
+``V = max(max_k (b_k - G_k v), max_k (|G| |v|)_k)``:
+
+- feasibility   ``s = G u - b >= -VELOCITY_TOLERANCE V``;
+- sign          ``lambda >= 0`` (exactly);
+- complementarity, as the natural residual ``max_k |min(W_kk lambda_k, s_k)|
+  <= COMPLEMENTARITY_TOLERANCE V`` (``W = G M^-1 G^T``, velocity units);
+- stationarity  ``M (u - v) = G^T lambda`` to round-off (u is rebuilt from lambda).
+
+Distance between two approximate solutions (u1, l1), (u2, l2) (both
+``u_a = v + M^-1 G^T l_a``): ``|u1 - u2|_M^2 = (l1 - l2)^T (s1 - s2)
+<= l1.s1+ + l2.s2+ + l1.s2- + l2.s1-``. With the KKT tolerances above,
+``l_k s_k+ <= dc max(l_k, s_k+ / W_kk)`` (either ``W_kk l_k <= dc`` or ``s_k <= dc``)
+and ``s_k- <= df``. `solution_distance_bound` evaluates this bound; it is how the
+tests below justify their agreement tolerances instead of guessing them. With the
+active rows independent, the multipliers then agree to
+``|l1 - l2| <= |u1 - u2|_M / sigma_min(M^-1/2 G_S^T)`` on the union S of supports.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from granular.errors import JammingError
+from granular.metric import DenseMetric, DiagonalMetric
+from granular.projection import interior_point, project
+from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
+
+pytest.importorskip("cvxpy")
+
+ROUNDOFF = 64 * np.finfo(float).eps
+
+
+# -- problems ----------------------------------------------------------------------------
+
+def random_metric(rng, d: int, dense: bool):
+    """A random SPD metric: diagonal masses in [0.5, 5], or a dense A A^T + d I."""
+    if dense:
+        a = rng.normal(size=(d, d))
+        return DenseMetric(a @ a.T + d * np.eye(d))
+    return DiagonalMetric(rng.uniform(0.5, 5.0, d))
+
+
+def random_jacobian(rng, m: int, d: int, density: float = 0.2) -> sp.csr_matrix:
+    """Sparse Gaussian rows; every row has at least one entry."""
+    G = sp.random(m, d, density=density, random_state=rng, data_rvs=rng.standard_normal, format="lil")
+    for k in range(m):
+        if G.rows[k] == []:
+            G[k, rng.integers(d)] = rng.standard_normal()
+    return G.tocsr()
+
+
+def random_feasible_problem(seed: int, d: int = 30, m: int = 45, dense: bool = False):
+    """Random metric, G and v; bounds b = G u0 - s (s >= 0, half of them 0), so u0 is
+    feasible. The prediction v violates a good part of the rows."""
+    rng = np.random.default_rng(seed)
+    metric = random_metric(rng, d, dense)
+    G = random_jacobian(rng, m, d)
+    u0 = rng.normal(size=d)
+    slack = np.where(rng.random(m) < 0.5, 0.0, rng.uniform(0.0, 1.0, m))
+    return metric, G, 3.0 * rng.normal(size=d), G @ u0 - slack
+
+
+def known_solution_problem(seed: int, d: int = 12, active: int = 8, inactive: int = 10,
+                           dense: bool = False, duplicates: int = 0):
+    """A problem built around its answer: rows ``active`` hold with equality at u*,
+    the others with slack; lambda* >= 0 on the active rows (about a third of them
+    zero: weakly active); ``v = u* - M^-1 G^T lambda*``. The KKT conditions hold
+    exactly at (u*, lambda*), so u* is *the* projection. ``duplicates`` repeats
+    some active rows (the network becomes degenerate, lambda non-unique)."""
+    rng = np.random.default_rng(seed)
+    metric = random_metric(rng, d, dense)
+    m = active + inactive
+    G = random_jacobian(rng, m, d, density=0.3)
+    u_star = rng.normal(size=d)
+    slack = np.concatenate([np.zeros(active), rng.uniform(0.1, 1.0, inactive)])
+    multipliers = np.zeros(m)
+    multipliers[:active] = np.where(rng.random(active) < 0.67, rng.uniform(0.1, 2.0, active), 0.0)
+    if duplicates:
+        rows = rng.choice(np.flatnonzero(multipliers > 0.0), duplicates)
+        G = sp.vstack([G, G[rows]]).tocsr()
+        slack = np.concatenate([slack, np.zeros(duplicates)])
+        multipliers = np.concatenate([multipliers, np.zeros(duplicates)])
+    b = G @ u_star - slack
+    v = u_star - metric.solve(G.T @ multipliers)
+    return metric, G, v, b, u_star, multipliers
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+def velocity_scale(G, v, b) -> float:
+    """The scale the projection measures its tolerances against (see module docstring)."""
+    return max(float((b - G @ v).max()), float((abs(G) @ np.abs(v)).max()))
+
+
+def kkt_residuals(metric, G, v, b, u, multipliers) -> dict:
+    """The four KKT residuals; feasibility and complementarity in units of V."""
+    scale = velocity_scale(G, v, b)
+    slack = G @ u - b
+    W_diagonal = metric.delassus(G).diagonal()
+    contact = G.T @ multipliers
+    return dict(
+        feasibility=float(max(-slack.min(), 0.0)) / scale,
+        sign=float(multipliers.min()),
+        complementarity=float(np.abs(np.minimum(W_diagonal * multipliers, slack)).max()) / scale,
+        stationarity=float(np.abs(metric.apply(u - v) - contact).max())
+        / max(float(np.abs(contact).max()), float(np.abs(metric.apply(v)).max())),
+    )
+
+
+def assert_kkt(metric, G, v, b, u, multipliers) -> dict:
+    residuals = kkt_residuals(metric, G, v, b, u, multipliers)
+    assert residuals["feasibility"] <= VELOCITY_TOLERANCE, residuals
+    assert residuals["sign"] >= 0.0, residuals
+    assert residuals["complementarity"] <= COMPLEMENTARITY_TOLERANCE, residuals
+    assert residuals["stationarity"] <= ROUNDOFF, residuals
+    return residuals
+
+
+def solution_distance_bound(metric, G, v, b, *answers) -> float:
+    """Upper bound of ``|u_a - u_c|_M^2`` for answers (u, lambda) meeting the KKT
+    tolerances, from the tolerances (module docstring); also bounds the distance of
+    one answer to an exact solution (pass it alone)."""
+    scale = velocity_scale(G, v, b)
+    dc, df = COMPLEMENTARITY_TOLERANCE * scale, VELOCITY_TOLERANCE * scale
+    W_diagonal = metric.delassus(G).diagonal()
+    bound = 0.0
+    for u, multipliers in answers:
+        slack = np.maximum(G @ u - b, 0.0)
+        pushing = multipliers > 0.0
+        bound += dc * float(np.maximum(multipliers, slack / W_diagonal)[pushing].sum())
+        bound += df * float(multipliers.sum())
+    return bound
+
+
+def m_norm(metric, x) -> float:
+    return float(np.sqrt(x @ metric.apply(x)))
+
+
+# -- tests ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dense", [False, True], ids=["diagonal-M", "dense-M"])
+@pytest.mark.parametrize("seed", range(6))
+def test_random_projection_meets_kkt_and_backends_agree(seed, dense):
+    """Random SPD metric, sparse G, random v: both backends meet the KKT conditions,
+    and their velocities agree to the distance the tolerances allow."""
+    metric, G, v, b = random_feasible_problem(seed, dense=dense)
+    assert np.any(G @ v < b)  # the prediction is infeasible: a real projection
+    osqp = project(metric, G, v, b, solver="osqp")
+    cvxpy = project(metric, G, v, b, solver="cvxpy")
+    for answer in (osqp, cvxpy):
+        assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
+    allowed = solution_distance_bound(metric, G, v, b, (osqp.velocities, osqp.impulses),
+                                      (cvxpy.velocities, cvxpy.impulses))
+    distance = m_norm(metric, osqp.velocities - cvxpy.velocities)
+    assert distance ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+
+
+@pytest.mark.parametrize("dense", [False, True], ids=["diagonal-M", "dense-M"])
+@pytest.mark.parametrize("seed", range(4))
+def test_projection_finds_the_known_solution_and_its_multipliers(seed, dense):
+    """Independent active rows: the answer is u*, the multipliers are lambda*
+    (unique), for both backends, to the distance the tolerances allow."""
+    metric, G, v, b, u_star, multipliers = known_solution_problem(seed, dense=dense)
+    for solver in ("osqp", "cvxpy"):
+        answer = project(metric, G, v, b, solver=solver)
+        assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
+        allowed = solution_distance_bound(metric, G, v, b, (answer.velocities, answer.impulses))
+        distance = m_norm(metric, answer.velocities - u_star)
+        assert distance ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+        support = np.flatnonzero((answer.impulses > 0.0) | (multipliers > 0.0))
+        GS = G[support].toarray()
+        # sigma_min of M^-1/2 G_S^T: the square root of the smallest eigenvalue of W_SS.
+        sigma = np.sqrt(np.linalg.eigvalsh(GS @ metric.solve(GS.T)).min())
+        assert sigma > 1e-3  # the supports are independent: the multipliers are unique
+        error = np.linalg.norm(answer.impulses - multipliers)
+        assert error <= (np.sqrt(allowed) + 1e-12) / sigma
+
+
+@pytest.mark.parametrize("dense", [False, True], ids=["diagonal-M", "dense-M"])
+@pytest.mark.parametrize("seed", range(4))
+def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense):
+    """More active rows than unknowns and duplicated rows (the multipliers are not
+    unique, OSQP's polishing fails): the answer goes through the interior-point
+    refinement, meets the KKT conditions, and its velocity is u*. The impulse it
+    applies, G^T lambda, is unique, and the two backends agree on it."""
+    metric, G, v, b, u_star, _ = known_solution_problem(seed, d=12, active=30, inactive=20, dense=dense,
+                                                        duplicates=5)
+    answers = {}
+    for solver in ("osqp", "cvxpy"):
+        answer = project(metric, G, v, b, solver=solver)
+        assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
+        allowed = solution_distance_bound(metric, G, v, b, (answer.velocities, answer.impulses))
+        assert m_norm(metric, answer.velocities - u_star) ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+        answers[solver] = answer
+    assert answers["osqp"].status == "refined"
+    # M^-1 G^T (l1 - l2) = u1 - u2: the applied impulses agree as the velocities do.
+    difference = G.T @ (answers["osqp"].impulses - answers["cvxpy"].impulses)
+    allowed = solution_distance_bound(metric, G, v, b, *[(a.velocities, a.impulses) for a in answers.values()])
+    assert float(difference @ metric.solve(difference)) <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+
+
+def test_interior_point_solves_a_singular_delassus_problem():
+    """Directly: duplicated contacts make W singular; the interior-point method
+    still reaches its feasibility and natural-residual targets."""
+    metric, G, v, b, u_star, _ = known_solution_problem(7, d=10, active=25, inactive=5, duplicates=8)
+    W = metric.delassus(G)
+    assert np.linalg.matrix_rank(W.toarray()) < W.shape[0]
+    c = G @ v - b
+    feasibility, complementarity = 1e-11, 1e-9
+    multipliers = interior_point(W, c, feasibility, complementarity)
+    slack = W @ multipliers + c
+    assert multipliers.min() > 0.0  # iterates stay strictly inside
+    assert -slack.min() <= feasibility
+    assert np.abs(np.minimum(W.diagonal() * multipliers, slack)).max() <= complementarity
+    assert np.abs(v + metric.solve(G.T @ multipliers) - u_star).max() <= 1e-6
+
+
+@pytest.mark.parametrize("solver", ["osqp", "cvxpy"])
+def test_a_feasible_prediction_is_returned_bit_for_bit(solver):
+    """v already satisfies G v >= b (some rows with equality): u is v, bit for bit,
+    with zero multipliers; no solver is called."""
+    rng = np.random.default_rng(11)
+    metric = random_metric(rng, 20, dense=False)
+    G = random_jacobian(rng, 25, 20)
+    v = rng.normal(size=20) / 3.0  # not a float with a short binary expansion
+    b = G @ v - np.where(rng.random(25) < 0.3, 0.0, rng.uniform(0.0, 1.0, 25))
+    answer = project(metric, G, v, b, solver=solver)
+    assert answer.velocities.tobytes() == v.tobytes()
+    assert answer.velocities is not v  # a copy: the caller's array is not shared
+    assert np.all(answer.impulses == 0.0) and answer.impulses.shape == (25,)
+    assert answer.status == "unconstrained"
+    empty = project(metric, sp.csr_matrix((0, 20)), v, np.zeros(0), solver=solver)
+    assert empty.velocities.tobytes() == v.tobytes() and empty.impulses.size == 0
+
+
+def test_an_infeasible_projection_raises_jamming_error_with_the_time():
+    """Two opposite rows that cannot both hold (u >= 1 and -u >= 1): JammingError,
+    never an answer; the time given is quoted."""
+    metric = DiagonalMetric(np.ones(2))
+    G = sp.csr_matrix(np.array([[1.0, 0.0], [-1.0, 0.0]]))
+    with pytest.raises(JammingError, match=r"infeasible at t = 0\.25 s") as caught:
+        project(metric, G, np.zeros(2), np.array([1.0, 1.0]), t=0.25)
+    assert caught.value.t == 0.25
