@@ -33,7 +33,14 @@ STEPS_PER_PERIOD = 100      # dt = (2 pi / w) / 100: strobe times fall on steps
 SCHEME = "seed000"          # the cheapest step; every scheme gives the same picture
 
 
-def build(frequency: float) -> gr.ConstrainedSystem:
+#: What `granular run impact_oscillator` integrates: one forcing frequency, 40 periods.
+DEFAULT_FREQUENCY = 1.8
+DEFAULTS = dict(duration=40 * 2.0 * np.pi / DEFAULT_FREQUENCY, dt=2.0 * np.pi / DEFAULT_FREQUENCY / STEPS_PER_PERIOD,
+                record_every=5, scheme=SCHEME)
+
+
+def build(frequency: float = DEFAULT_FREQUENCY) -> gr.ConstrainedSystem:
+    """The oscillator forced at ``frequency`` (units of the natural frequency)."""
     return impact_oscillator(frequency=frequency, amplitude=AMPLITUDE, stop=STOP, restitution=RESTITUTION,
                              damping=DAMPING, x0=-0.5)
 

@@ -324,7 +324,6 @@ def repository_scenes() -> list[str]:
     return sorted(path.stem for path in (REPOSITORY / "scenes").glob("*.py") if not path.name.startswith("_"))
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("scene", repository_scenes())
 def test_every_scene_runs_through_the_command(scene, tmp_path):
     result = granular("run", scene, "--duration", "0.02", "--quiet", "--out", "run.h5", cwd=tmp_path,

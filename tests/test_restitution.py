@@ -323,8 +323,6 @@ def gas_in_box(n: int, fraction: float, speed: float, restitution, seed: int = 0
                           restitution=restitution, restitution_rule=rule)
 
 
-@pytest.mark.xfail(strict=True, reason="bounce threshold counts the previous step's contact kick: a sphere "
-                   "struck in one step cannot bounce in the next (see test_sequential_elastic_impacts)")
 def test_elastic_box_of_200_spheres_keeps_kinetic_energy():
     """200 spheres, packing 0.05, rms speed 0.5 m/s (0.05 r per step), no gravity,
     e = 1 for spheres and walls: about 40 impacts per sphere over 2,000 steps."""
@@ -334,7 +332,6 @@ def test_elastic_box_of_200_spheres_keeps_kinetic_energy():
     assert drift <= 0.02, drift
 
 
-@pytest.mark.xfail(strict=True, reason="bounce threshold counts the previous step's contact kick")
 def test_sequential_elastic_impacts_hand_the_velocity_on():
     """Three equal spheres in a row, e = 1. A strikes B; B, now at 1 m/s, reaches C
     in the step after: two binary elastic impacts, so A and B stop and C leaves at

@@ -150,6 +150,7 @@ class VelocityScheme:
         solve = time.perf_counter() - clock
         return dict(constraints=constraints, velocities=maury.velocities,
                     impulses=maury.impulses + restitution_impulse,
+                    sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
                     tangential_impulses=getattr(maury, "tangential_impulses", None),
                     status=maury.status, iterations=maury.iterations + stats[0],
                     violation=max(maury.violation, stats[1]),
@@ -264,9 +265,14 @@ class VelocityScheme:
         tangential = outcome.get("tangential_impulses")
         self._remember(constraints, impulses)
         contact_change = constraints.jacobian.T @ impulses
+        sustained_change = constraints.jacobian.T @ outcome["sustained"]
         if tangential is not None:
-            contact_change = contact_change + tangential_jacobian(constraints)[0].T @ tangential.reshape(-1)
-        self._previous_kick = metric.solve(contact_change)
+            friction_change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1)
+            contact_change = contact_change + friction_change
+            sustained_change = sustained_change + friction_change
+        # Only sustained contacts (Maury stage, not an impact) raise the next bounce
+        # threshold: a sphere struck by an impact must be able to bounce at the next step.
+        self._previous_kick = metric.solve(sustained_change)
         q_next = system.advance(q, velocities, h)
         dissipated = -0.5 * float(contact_change @ (velocities + predicted))
         timing = dict(outcome["seconds"], total=seconds)
