@@ -83,7 +83,8 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     Raises
     ------
     JammingError
-        The constraints admit no velocity (backend reports infeasibility).
+        The constraints admit no velocity: the backend reports infeasibility, or it
+        fails and a linear program (HiGHS) certifies that the set is empty.
     SolverError
         The backend did not reach tolerance; ``t`` (s) is quoted in the message.
     """
@@ -103,6 +104,30 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     feasibility = VELOCITY_TOLERANCE * scale
     complementarity = COMPLEMENTARITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.maximum(np.nan_to_num(warm_start), 0.0)
+    try:
+        velocities, impulses, status, iterations = _generate_constraints(
+            metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, t)
+        violation = _violation(jacobian, velocities, lower)
+        if violation > feasibility or not np.all(np.isfinite(velocities)):
+            raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
+                              f"{status!r}, constraint violation {violation:.3g} in velocity units)",
+                              t=t, status=status)
+    except SolverError as error:
+        # OSQP often ends "not converged" rather than "infeasible" on a jammed set:
+        # an LP tells the two apart, so a jam is never reported as a solver failure.
+        if _infeasible(jacobian, lower):
+            raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
+                               "(certified by a linear program)", t=t, status="infeasible") from None
+        raise error
+    return Projection(velocities, impulses, status, iterations, violation,
+                      time.perf_counter() - start)
+
+
+def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feasibility,
+                          complementarity, t):
+    """Constraint generation (see `project`); returns ``(u, lambda, status, iterations)``."""
+    m = lower.size
+    c = jacobian @ predicted - lower
     working = (c < 0.0) | (warm > 0.0)
     impulses, status, iterations = np.zeros(m), "solved", 0
     for _ in range(_MAX_GENERATION_ROUNDS):
@@ -126,13 +151,17 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
         impulses, status, more = _solve_rows(full, solver, warm, feasibility, complementarity, t)
         iterations += more
         velocities = predicted + metric.solve(jacobian.T @ impulses)
-    violation = _violation(jacobian, velocities, lower)
-    if violation > feasibility or not np.all(np.isfinite(velocities)):
-        raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
-                          f"{status!r}, constraint violation {violation:.3g} in velocity units)",
-                          t=t, status=status)
-    return Projection(velocities, impulses, status, iterations, violation,
-                      time.perf_counter() - start)
+    return velocities, impulses, status, iterations
+
+
+def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray) -> bool:
+    """Whether ``{u : G u >= lower}`` is empty, decided by HiGHS (scipy's linprog)."""
+    from scipy.optimize import linprog
+
+    d = jacobian.shape[1]
+    outcome = linprog(np.zeros(d), A_ub=-sp.csr_matrix(jacobian), b_ub=-lower,
+                      bounds=[(None, None)] * d, method="highs")
+    return outcome.status == 2
 
 
 #: Rounds of constraint generation before the full problem is solved at once.

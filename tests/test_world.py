@@ -279,13 +279,7 @@ def test_pour_of_1000_spheres_never_overlaps():
 
 # -- growing radii --------------------------------------------------------------------------------------
 
-JAM_BUG = ("engine bug: the step is infeasible (scipy's HiGHS certifies it) but OSQP and cvxpy "
-           "end 'not_converged'/'inaccurate' and the projection raises a plain SolverError, "
-           "not JammingError")
-
-
-@pytest.mark.parametrize("seed", [0, 6, pytest.param(1, marks=pytest.mark.xfail(reason=JAM_BUG, raises=gr.SolverError, strict=True)),
-                                  pytest.param(2, marks=pytest.mark.xfail(reason=JAM_BUG, raises=gr.SolverError, strict=True))])
+@pytest.mark.parametrize("seed", [0, 1, 2, 6])
 def test_growing_spheres_never_overlap_and_jam_with_a_packing_fraction(seed):
     """27 spheres near the nodes of a 3x3x3 lattice in a closed cube of side L, radii
     r0 (1 + 3 t), no gravity: at every step the gaps with the radii of that time are
