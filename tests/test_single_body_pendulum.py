@@ -145,3 +145,24 @@ def test_velocity_scheme_explicit_and_implicit_converge_to_the_same_trajectory()
     differences = np.array([np.abs(run("velocity", dt, 0.5)[1].positions
                                    - run("velocity-implicit", dt, 0.5)[1].positions).max() for dt in dts])
     assert np.all(differences[:-1] / differences[1:] >= 1.8), differences
+
+
+def test_finite_difference_gradient_gives_the_analytic_run():
+    """A constraint given without its gradient gets central differences (step 1e-7
+    max(1, |q|), error O(step^2 g''') ~ 1e-14 here plus round-off eps |g| / step ~
+    1e-9): the gradient matches the analytic one to 1e-8, and a run through the
+    first impact stays within the same relative error of the analytic run."""
+    analytic = pendulum()
+    wall = analytic.constraint_list[0]
+    numeric = gr.ConstrainedSystem(list(THETA), list(OMEGA), mass=analytic.mass,
+                                   force=analytic.force_callable,
+                                   constraints=[gr.Constraint(gap=wall.gap, name="wall")],
+                                   restitution=RESTITUTION)
+    rng = np.random.default_rng(0)
+    for q in rng.uniform(-1.5, 1.5, (20, 2)):
+        exact = wall.grad(0.0, q)
+        assert np.abs(numeric.constraint_list[0].grad(0.0, q) - exact).max() <= 1e-8 * np.abs(exact).max()
+    runs = [gr.Simulation(system, DT).run(duration=0.3) for system in (analytic, numeric)]
+    assert sum(c.impulse.sum() > 0.0 for c in runs[0].contacts) > 0, "no impact in the window"
+    assert np.abs(runs[1].positions - runs[0].positions).max() <= 1e-7
+    assert np.abs(runs[1].velocities - runs[0].velocities).max() <= 1e-6 * np.abs(OMEGA).max()
