@@ -12,6 +12,13 @@ HDF5 layout (h5py, imported only here)::
     /t /positions /velocities [/radii] [/masses]
     /energy/kinetic /energy/potential /energy/dissipated
     /contacts/offsets /contacts/{i,j,wall,gap,normal,impulse,tangential_impulse}
+    [/contacts/widths/<field>]
+
+Per-contact vectors (``normal``, ``tangential_impulse``) may differ in width from
+frame to frame: a step with friction stores ``(m, s)`` tangential impulses, a
+frictionless step of the same run ``(m, 0)``, the empty first frame ``(0, 0)``. They
+are stored zero-padded to the widest frame, and ``/contacts/widths/<field>`` (F,)
+gives each frame's own width, so `load` returns every frame with its shape.
 
 ``energy/dissipated`` is cumulative: the energy removed by contact impulses from
 the start of the run to each frame (J).
@@ -129,8 +136,10 @@ class Trajectory:
         group.create_dataset("offsets", data=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
         for name in _CONTACT_FIELDS:
             parts = [np.asarray(getattr(c, name)) for c in self.contacts]
-            data = _concatenate(parts)
+            data, widths = _concatenate(parts)
             group.create_dataset(name, data=data, **(options if data.size > 1000 else {}))
+            if widths is not None:
+                group.create_dataset(f"widths/{name}", data=widths)
 
     @staticmethod
     def load(path) -> "Trajectory":
@@ -160,7 +169,14 @@ class Trajectory:
     def _read(h5) -> "Trajectory":
         offsets = h5["contacts/offsets"][()]
         columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS}
-        contacts = [Contacts(**{name: columns[name][offsets[k]:offsets[k + 1]] for name in _CONTACT_FIELDS})
+        widths = {name: h5[f"contacts/widths/{name}"][()] for name in _CONTACT_FIELDS
+                  if f"contacts/widths/{name}" in h5}
+
+        def frame(name, k):
+            rows = columns[name][offsets[k]:offsets[k + 1]]
+            return rows[:, :widths[name][k]] if name in widths else rows
+
+        contacts = [Contacts(**{name: frame(name, k) for name in _CONTACT_FIELDS})
                     for k in range(offsets.size - 1)]
         return Trajectory(
             t=h5["t"][()], positions=h5["positions"][()], velocities=h5["velocities"][()],
@@ -170,13 +186,25 @@ class Trajectory:
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]))
 
 
-def _concatenate(parts: list) -> np.ndarray:
-    """Concatenate per-frame arrays whose trailing shape may be empty for empty frames."""
+def _concatenate(parts: list) -> tuple[np.ndarray, np.ndarray | None]:
+    """Concatenate per-frame arrays along their contact axis.
+
+    ``parts`` are (m_k,) or (m_k, w_k) arrays. 2-D frames are zero-padded to the
+    widest ``w`` (a missing friction impulse is a zero one) and their widths
+    returned as (F,) ints, or None when every frame has the same width (nothing to
+    restore). Raises `TrajectoryFileError` for frames of different ranks.
+    """
     if not parts:
-        return np.zeros(0)
-    rows = [p for p in parts if p.shape[0] > 0]
-    trailing = (rows[0] if rows else max(parts, key=np.ndim)).shape[1:]
-    return np.concatenate([p.reshape((p.shape[0],) + trailing) for p in parts])
+        return np.zeros(0), None
+    ranks = {p.ndim for p in parts}
+    if len(ranks) != 1 or ranks - {1, 2}:
+        raise TrajectoryFileError(f"contact arrays must all be (m,) or all (m, w); got ranks {sorted(ranks)}")
+    if ranks == {1}:
+        return np.concatenate(parts), None
+    widths = np.array([p.shape[1] for p in parts], dtype=np.int64)
+    wide = int(widths.max())
+    padded = [np.pad(p, ((0, 0), (0, wide - p.shape[1]))) for p in parts]
+    return np.concatenate(padded), (None if np.all(widths == wide) else widths)
 
 
 def _jsonable(value):

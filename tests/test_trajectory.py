@@ -93,3 +93,37 @@ def test_corrupt_files_are_trajectory_file_errors(growing_pile, tmp_path):
         with pytest.raises(gr.TrajectoryFileError, match=message) as caught:
             gr.Trajectory.load(path)
         assert path.name in str(caught.value)
+
+
+def test_round_trip_keeps_mixed_frictional_and_frictionless_frames(tmp_path):
+    """A sphere falls onto another that rests on a frictionless floor; sphere-sphere
+    friction 0.3. Steps with only the floor contact store (m, 0) tangential
+    impulses, steps with the pair (m, 2), the first frame (0, 0): all three kinds
+    must be in the run, and every frame comes back with its shape and values."""
+    world = gr.SphereWorld([[0.0, 0.0, 0.0105], [0.005, 0.0, 0.035]], 0.01, friction=0.3,
+                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.0)])
+    trajectory = gr.Simulation(world, 1e-3).run(steps=200)
+    shapes = {c.tangential_impulse.shape[1] for c in trajectory.contacts if len(c)}
+    assert shapes == {0, 2}
+    assert any(np.abs(c.tangential_impulse).max(initial=0.0) > 0.0 for c in trajectory.contacts)
+    loaded = gr.Trajectory.load(trajectory.save(tmp_path / "mixed.h5"))
+    assert len(loaded.contacts) == len(trajectory.contacts)
+    for original, back in zip(trajectory.contacts, loaded.contacts):
+        for name in ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse"):
+            assert getattr(back, name).shape == getattr(original, name).shape, name
+            np.testing.assert_array_equal(getattr(back, name), getattr(original, name), err_msg=name)
+
+
+def test_round_trip_of_the_planar_rod_keeps_the_empty_first_frame(tmp_path):
+    """Painleve's rod: frame 0 has no contacts, (0, 0) tangential impulses and
+    (0, 3) normals; later frames (2, 1) and (2, 3). Shapes and values come back."""
+    from granular.systems.frictional import painleve_rod
+
+    trajectory = gr.Simulation(painleve_rod(), 5e-3).run(steps=20)
+    loaded = gr.Trajectory.load(trajectory.save(tmp_path / "rod.h5"))
+    assert loaded.contacts[0].tangential_impulse.shape == trajectory.contacts[0].tangential_impulse.shape
+    for original, back in zip(trajectory.contacts, loaded.contacts):
+        for name in ("impulse", "tangential_impulse", "normal"):
+            assert getattr(back, name).shape == getattr(original, name).shape, name
+            np.testing.assert_array_equal(getattr(back, name), getattr(original, name), err_msg=name)
+    assert np.abs(trajectory.contacts[-1].tangential_impulse).max() > 0.0
