@@ -46,7 +46,11 @@ class StepResult:
     dissipated_energy : float
         Kinetic energy removed by the contact impulses in this step,
         ``KE(v) - KE(u^{n+1}) = -1/2 lambda^T G (u^{n+1} + v)`` (J), >= 0 up to
-        solver tolerance.
+        solver tolerance; in a step where a contact bounces under a force it
+        may fall below by the work of the force impulse that contact takes
+        (about ``h/2 lambda_k |G_k M^-1 f|``, `granular.schemes.velocity`).
+        The total energy then obeys ``E^{n+1} = E^n - dissipated - 1/2 h^2
+        |f|^2_{M^-1} - h lambda^T G M^{-1} f`` for a constant force ``f``.
     radii : (N,) array or None
         Radii at ``t`` (spheres).
     solver : SolverStats
