@@ -18,8 +18,9 @@ dt=..., record_every=...)``; other keys of ``DEFAULTS`` (``scheme``, ``solver``)
 are passed to `granular.Simulation`. Files whose name starts with ``_`` are not
 scenes.
 
-Exit status: 0 success; 1 the simulation or a scene failed (a partial run is still
-saved); 2 a usage error (bad option, unknown scene, frame out of range, unsupported
+Exit status: 0 success; 1 the simulation or a scene failed, including a step whose
+state or energies are not finite (a blow-up; the message gives its time and the
+frames before it are saved); 2 a usage error (bad option, unknown scene, frame out of range, unsupported
 extension); 3 a missing or unreadable run file, or an output that cannot be
 written; 130 interrupted. Errors are one line on stderr; ``--debug`` (before the
 command) shows the traceback instead.
@@ -184,15 +185,40 @@ def _duration(seconds: float) -> str:
 
 
 # -- running --------------------------------------------------------------------------
+class NonFiniteStateError(Exception):
+    """A step returned a non-finite state or energy (a numerical blow-up).
+
+    Attributes: ``t`` the time at the end of that step (s), ``step`` its index
+    counted from 1 within the run.
+    """
+
+    def __init__(self, t: float, step: int):
+        super().__init__(f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
+                         "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)")
+        self.t = t
+        self.step = step
+
+
+def check_finite(result, step: int) -> None:
+    """Raise `NonFiniteStateError` unless positions, velocities, radii and energies
+    of a `StepResult` are all finite."""
+    arrays = (result.positions, result.velocities, result.radii,
+              (result.kinetic_energy, result.potential_energy, result.dissipated_energy))
+    if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
+        raise NonFiniteStateError(float(result.t), step)
+
+
 def run_simulation(simulation, n_steps: int, record_every: int, bar: ProgressBar | None = None,
                    chunk_steps: int = 20, debug: bool = False):
     """Run ``n_steps`` steps recording every ``record_every``-th; keep the frames on failure.
 
     The run is made of `Simulation.run` calls of about ``chunk_steps`` steps (a
-    multiple of ``record_every``); if a step raises, the frames of the completed
-    chunks are returned with the error. Returns ``(trajectory, error or None)``.
-    Errors that are not a `GranularError` (a bug, a numerical blow-up) are returned
-    too, unless ``debug``; ``KeyboardInterrupt`` stops the run the same way.
+    multiple of ``record_every``); if a step raises, or returns a non-finite state
+    or energy (`NonFiniteStateError`), the frames of the completed chunks are
+    returned with the error, so every frame returned is finite. Returns
+    ``(trajectory, error or None)``. Errors that are not a `GranularError` (a bug)
+    are returned too, unless ``debug``; ``KeyboardInterrupt`` stops the run the
+    same way.
     """
     from .errors import GranularError
 
@@ -203,13 +229,15 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar: ProgressBar
         offset = done
 
         def progress(step, _, result, offset=offset):
+            check_finite(result, offset + step)
             if bar is not None:
                 bar.update(offset + step, result.t, int(np.count_nonzero(result.contacts.impulse > 0)))
 
         try:
             parts.append(simulation.run(steps=steps, record_every=record_every, progress=progress))
         except (Exception, KeyboardInterrupt) as failure:   # keep what was computed; --debug re-raises
-            if debug and not isinstance(failure, (GranularError, KeyboardInterrupt)):
+            expected = (GranularError, NonFiniteStateError, KeyboardInterrupt)
+            if debug and not isinstance(failure, expected):
                 raise
             error = failure
             break
@@ -273,8 +301,9 @@ def command_run(args) -> int:
     n_steps = int(round(duration / simulation.dt))
     bar = ProgressBar(n_steps, enabled=not args.quiet)
     start = time.perf_counter()
-    try:
-        trajectory, error = run_simulation(simulation, n_steps, int(every), bar, debug=args.debug)
+    try:   # overflow and NaN are reported by check_finite in one line, not as numpy warnings
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            trajectory, error = run_simulation(simulation, n_steps, int(every), bar, debug=args.debug)
     finally:
         bar.finish()
     seconds = time.perf_counter() - start
@@ -299,7 +328,8 @@ def command_run(args) -> int:
         saved = f"; the {len(trajectory)} frames before it are in {out}" if trajectory is not None else ""
         if isinstance(error, KeyboardInterrupt):
             raise CommandError(f"interrupted at t = {simulation.t:.6g} s{saved}", INTERRUPTED)
-        what = str(error) if isinstance(error, GranularError) else f"{type(error).__name__}: {error}"
+        known = isinstance(error, (GranularError, NonFiniteStateError))
+        what = str(error) if known else f"{type(error).__name__}: {error}"
         raise CommandError(f"simulation failed: {what}{saved}", FAILURE)
     if args.render:
         _render(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
