@@ -5,7 +5,9 @@ a gap of 1 m onto the floor z = 0 with e = 0.9. Exact apexes e^(2k) H.
 
 Prints, for the three schemes and the SphereWorld ball (dt = 1e-3): the first
 six apex heights, the apex ratios over e^2, and the agreement with SphereWorld;
-writes ``renders/bouncing_ball_1dof.png`` (heights against time, apex ratios).
+writes ``renders/bouncing_ball_1dof.png`` (heights against time, apex ratios),
+``renders/bouncing_ball_1dof.mp4`` (the velocity-scheme run in real time) and
+``renders/bouncing_ball_1dof_still.png`` (the first impact).
 
     python scenes/bouncing_ball_1dof.py
 """
@@ -100,5 +102,24 @@ def plot(runs: dict, path: Path) -> None:
     print(f"  wrote {path}")
 
 
+def first_impact(trajectory) -> int:
+    """Index of the first frame with a positive impulse (0 if none)."""
+    return int(np.argmax([c.impulse.sum() > 0.0 for c in trajectory.contacts]))
+
+
+def render(trajectory, out_dir: str = "renders", fps: float = 25.0) -> None:
+    """Animation in real time (one frame every ``1 / fps`` s of a run recorded every
+    step) and a still of the first impact, seen from the side."""
+    from granular.render import animate, snapshot
+
+    out_dir, view = Path(out_dir), (0.0, -1.0, 0.3)
+    every = max(1, int(round(1.0 / (fps * DT))))
+    animate(trajectory, out_dir / "bouncing_ball_1dof.mp4", fps=fps, every=every, size=(384, 384), view=view,
+            title=f"e = {RESTITUTION}")
+    snapshot(trajectory, first_impact(trajectory), out_dir / "bouncing_ball_1dof_still.png", size=(384, 384),
+             view=view, title="first impact")
+    print(f"  wrote {out_dir / 'bouncing_ball_1dof.mp4'} and {out_dir / 'bouncing_ball_1dof_still.png'}")
+
+
 if __name__ == "__main__":
-    main()
+    render(main()["velocity"])

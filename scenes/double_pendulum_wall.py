@@ -12,7 +12,8 @@ one step's travel. Paoli-Schatzman's energy dips for one step inside each impact
 its reported velocity (U^{m+1} - U^m)/h is half-way through the two-step reflection.
 Writes ``renders/double_pendulum_wall.png`` (energy and tip against time) and
 ``renders/double_pendulum_wall_frames.png`` (snapshots drawn from the system's
-drawing adapter).
+drawing adapter), ``renders/double_pendulum_wall.mp4`` (the velocity-scheme run in
+real time) and ``renders/double_pendulum_wall_still.png`` (the first impact).
 
     python scenes/double_pendulum_wall.py
 """
@@ -125,5 +126,19 @@ def draw_frames(trajectory, path: Path, count: int = 8) -> None:
     figure.savefig(path, dpi=120)
 
 
+def render(trajectory, out_dir: str = "renders", fps: float = 25.0) -> None:
+    """Animation in real time (one frame every ``1 / fps`` s of a run recorded every
+    step) and a still of the first impact on the wall."""
+    from granular.render import animate, snapshot
+
+    out_dir = Path(out_dir)
+    every = max(1, int(round(1.0 / (fps * DT))))
+    animate(trajectory, out_dir / "double_pendulum_wall.mp4", fps=fps, every=every, size=(384, 384),
+            title=f"e = {RESTITUTION}")
+    start, _ = impacts(trajectory)[0]
+    snapshot(trajectory, start, out_dir / "double_pendulum_wall_still.png", size=(384, 384), title="first impact")
+    print(f"  wrote {out_dir / 'double_pendulum_wall.mp4'} and {out_dir / 'double_pendulum_wall_still.png'}")
+
+
 if __name__ == "__main__":
-    main()
+    render(main()["velocity"])

@@ -12,6 +12,8 @@ sweep's 100 steps per period, so the diagram is qualitative) and writes
 
     renders/impact_oscillator_bifurcation.png   section against w
     renders/impact_oscillator_poincare.png      (x, v) section at the w with the richest section
+    renders/impact_oscillator.mp4               eight forcing periods at w = 1.8 (a short run of its own)
+    renders/impact_oscillator.png               a still of it at an impact
 
     python scenes/impact_oscillator.py            # 80 frequencies, about 80 s on 2 cores
     python scenes/impact_oscillator.py --quick    # 16 frequencies, a few seconds
@@ -160,7 +162,28 @@ def plot(frequencies, sections, w_chaos, cloud, out_dir: Path) -> None:
     print(f"  wrote {out_dir / 'impact_oscillator_bifurcation.png'} and {out_dir / 'impact_oscillator_poincare.png'}")
 
 
+def render(out_dir: str = "renders", frequency: float = DEFAULT_FREQUENCY, periods: int = 8,
+           frames_per_period: int = 20) -> gr.Trajectory:
+    """Animate ``periods`` forcing periods at ``frequency`` from rest at x0 (a run of
+    its own, ``frames_per_period`` frames per period, 25 frames per second) and a
+    still of the frame nearest the stop (an impact lasts one step, rarely a recorded
+    one). Returns the trajectory."""
+    from granular.render import animate, snapshot
+
+    out_dir = Path(out_dir)
+    dt = 2.0 * np.pi / frequency / STEPS_PER_PERIOD
+    trajectory = gr.Simulation(build(frequency), dt, scheme=SCHEME).run(
+        steps=periods * STEPS_PER_PERIOD, record_every=STEPS_PER_PERIOD // frames_per_period)
+    title, view = f"w = {frequency:g}, dimensionless time", (0.0, -1.0, 0.15)
+    animate(trajectory, out_dir / "impact_oscillator.mp4", fps=25, size=(512, 256), view=view, title=title)
+    nearest = int(np.argmax(trajectory.positions[:, 0]))
+    snapshot(trajectory, nearest, out_dir / "impact_oscillator.png", size=(512, 256), view=view, title=title)
+    print(f"  wrote {out_dir / 'impact_oscillator.mp4'} and {out_dir / 'impact_oscillator.png'}")
+    return trajectory
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="16 frequencies and short runs")
     main(quick=parser.parse_args().quick)
+    render()

@@ -35,7 +35,10 @@ Prints, for dt = 5e-3 and smaller: the contact phases (free, sliding, sticking,
 per end) with their start times, the tangential impacts (a jump of the velocity
 of an end that stays on the floor) and collisions; writes
 ``renders/painleve_rod.png`` (x, y, phi and their rates against time, phases
-shaded, tangential impacts marked).
+shaded, tangential impacts marked), ``renders/painleve_rod.mp4`` (the dt = 5e-3
+run, four times slower than real time, seen from a camera that moves along x with
+the rod's centre: the rod slides 27 m) and ``renders/painleve_rod_still.png`` (the
+jam: the last step of the first contact phase).
 
     python scenes/painleve_rod.py
 """
@@ -252,5 +255,35 @@ def plot(runs: dict, path: Path) -> None:
     print(f"  wrote {path}")
 
 
+def co_moving(trajectory) -> gr.Trajectory:
+    """The trajectory with the centre's x set to 0 in every frame: a view that moves
+    with the rod (the floor is drawn under the rod anyway)."""
+    from dataclasses import replace
+
+    positions = np.array(trajectory.positions, float)
+    positions[:, 0] = 0.0
+    return replace(trajectory, positions=positions)
+
+
+def render(trajectory, out_dir: Path = RENDERS, slow_motion: float = 4.0) -> None:
+    """Animation at 25 frames per second, ``slow_motion`` times slower than real time,
+    and a still at the jam: the last frame of the first contact phase, where end A
+    leaves the floor or takes a tangential impact, depending on dt."""
+    from granular.render import animate, snapshot
+
+    out_dir, fps = Path(out_dir), 25.0
+    dt = float(trajectory.t[1] - trajectory.t[0])
+    every = max(1, int(round(1.0 / (fps * slow_motion * dt))))
+    view, moving = (0.0, -1.0, 0.08), co_moving(trajectory)
+    title = f"mu = 5/3, camera moving with the rod, {slow_motion:g}x slower"
+    animate(moving, out_dir / "painleve_rod.mp4", fps=fps, every=every, size=(512, 320), view=view, title=title)
+    touching = np.array([c.impulse.max(initial=0.0) > 0.0 for c in trajectory.contacts])
+    touching[0] = True                              # frame 0 has no contacts recorded
+    jam = int(np.argmin(touching)) - 1              # the frame before the first free one
+    snapshot(moving, jam, out_dir / "painleve_rod_still.png", size=(512, 320), view=view,
+             title="the jam: end of the first contact phase")
+    print(f"  wrote {out_dir / 'painleve_rod.mp4'} and {out_dir / 'painleve_rod_still.png'}")
+
+
 if __name__ == "__main__":
-    main()
+    render(main()[DEFAULTS["dt"]])

@@ -210,3 +210,29 @@ def test_import_granular_does_not_import_pyvista():
             "print(any(m.split('.')[0] in ('pyvista', 'vtk', 'vtkmodules', 'matplotlib') for m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+
+def beam_shapes(description: dict, q: np.ndarray) -> Shapes:
+    """A drawing adapter for a test system: a horizontal rod whose tip sits between two
+    obstacle planes 0.1 above and below it (the beam scene's picture)."""
+    return Shapes(segments=np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]]), segment_radii=np.array([0.005]),
+                  planes=[(np.array([1.0, 0.0, -0.1]), np.array([0.0, 0.0, 1.0]), 0.05),
+                          (np.array([1.0, 0.0, 0.1]), np.array([0.0, 0.0, -1.0]), 0.05)])
+
+
+
+def test_obstacles_level_with_the_camera_stay_visible():
+    """Obstacle planes level with the camera are drawn as slabs on their inadmissible
+    side: each covers at least 8 rows of pixels above or below the rod (as infinitely
+    thin squares seen at a grazing angle they cover 4 and 6)."""
+    system = gr.ConstrainedSystem([0.0], [0.0], mass=[[1.0]], constraints=[],
+                                  drawing={"kind": "test beam", "adapter": f"{__name__}:beam_shapes"})
+    trajectory = gr.Simulation(system, dt=1e-2).run(steps=1)
+    image = frame_image(trajectory, 0, size=(320, 128), view=(0.0, -1.0, 0.0), antialias=False)
+    drawn = foreground(image)
+    drawn[:128 // 5] = False                                            # the caption
+    rod = np.flatnonzero(drawn[:, 10:40].any(axis=1))                   # left of the obstacles
+    rows = np.flatnonzero(drawn.any(axis=1))
+    above, below = rows[rows < rod.min()], rows[rows > rod.max()]
+    assert len(rod) <= 4 and len(above) >= 8 and len(below) >= 8

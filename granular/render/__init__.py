@@ -12,7 +12,8 @@ steps between two pictures is ``record_every`` (chosen when running) times
 What is drawn: spheres with their per-frame radii, coloured by speed, by index, or
 by a user array; walls and boxes translucent; for other systems the `Shapes` of
 their drawing adapter (`granular.drawing.shapes_of`): balls, links as tubes,
-obstacle planes. ``forces=True`` overlays the force network: a tube from centre to
+obstacle planes as thin slabs on their inadmissible side (visible edge-on). The
+caption (title, time, contacts or impulses) sits on a translucent white box. ``forces=True`` overlays the force network: a tube from centre to
 centre of every pair in contact and from a centre to its contact point on a wall,
 with radius and colour proportional to the contact impulse (N s) of the step that
 ended at the frame.
@@ -111,7 +112,7 @@ def animate(trajectory, path, fps: float = 25.0, every: int = 1, frames=None, co
     renderer = _renderer(trajectory, indices, size=size, camera=camera, view=view, up=up, color_by=color_by,
                          forces=forces, force_scale=force_scale, sphere_opacity=sphere_opacity, title=title,
                          cmap=cmap, orbit_turns=orbit_turns, antialias=antialias, fit=fit)
-    fmt = time_format(trajectory.t)
+    fmt = time_format(trajectory.t[indices])      # enough decimals to tell the drawn frames apart
     try:
         with VideoWriter(path, fps, quality=quality) as writer:
             for count, k in enumerate(indices):

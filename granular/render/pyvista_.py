@@ -10,9 +10,10 @@ attempt to reach an X server. Set ``VTK_DEFAULT_OPENGL_WINDOW`` yourself to
 override.
 
 Layers, updated in place from frame to frame: spheres (glyphs scaled by their
-radius, coloured by a scalar), links (tubes), obstacle planes, force chains (tubes
+radius, coloured by a scalar), links (tubes), obstacle planes (translucent slabs of
+depth ``OBSTACLE_DEPTH`` on the inadmissible side, outlined), force chains (tubes
 whose radius and colour are proportional to the contact impulse), static walls
-(translucent polygons with opaque edges) and a title with the time.
+(translucent polygons with opaque edges) and a title with the time on a white box.
 """
 from __future__ import annotations
 
@@ -21,17 +22,22 @@ import sys
 
 import numpy as np
 
-from .geometry import FrameScene, WallGeometry, shape_planes, up_direction
+from .geometry import FrameScene, WallGeometry, polygon_edges, shape_planes, up_direction
 
 #: Look of the pictures, in one place.
 BACKGROUND = "white"
 TEXT_COLOR = "black"
+#: Opacity of the white box behind the caption.
+CAPTION_OPACITY = 0.85
 WALL_COLOR = "#7f9fbf"
 WALL_OPACITY = 0.12
 EDGE_COLOR = "#4a6a8a"
 LINK_COLOR = "#5a6a7a"
 BODY_COLOR = "#e07b39"
 OBSTACLE_COLOR = "#8899aa"
+#: Obstacle planes are drawn as slabs this thick (fraction of the scene's size) on their
+#: inadmissible side, so that a plane seen edge-on (a planar mechanism) still shows.
+OBSTACLE_DEPTH = 0.025
 GHOST_COLOR = "#b8c0c8"
 GHOST_OPACITY = 0.18
 SPEED_CMAP = "viridis"
@@ -250,8 +256,15 @@ class Renderer:
         shapes = scene.shapes
         if not shapes.planes and "obstacles" not in self.meshes:
             return
-        mesh = _polygons(self.pv, shape_planes(shapes)) if shapes.planes else self.pv.PolyData()
-        self._update("obstacles", mesh, color=OBSTACLE_COLOR, opacity=0.45, lighting=False)
+        depth = OBSTACLE_DEPTH * float(np.max(self.bounds[1] - self.bounds[0]))
+        normals = [np.asarray(normal, float) / np.linalg.norm(normal) for _, normal, _ in shapes.planes]
+        slabs = [_slab(square, normal, depth) for square, normal in zip(shape_planes(shapes), normals)]
+        faces = _polygons(self.pv, [face for slab in slabs for face in slab]) if slabs else self.pv.PolyData()
+        edges = _lines(self.pv, np.concatenate([polygon_edges(face) for slab in slabs for face in slab[:2]]
+                                               + [np.stack([slab[0], slab[1]], axis=1) for slab in slabs])) \
+            if slabs else self.pv.PolyData()
+        self._update("obstacles", faces, color=OBSTACLE_COLOR, opacity=0.6, lighting=False)
+        self._update("obstacle-edges", edges, color=EDGE_COLOR, line_width=1.5)
 
     def _chains(self, scene: FrameScene) -> None:
         if not self.forces:
@@ -284,11 +297,15 @@ class Renderer:
         text = "\n".join(lines)
         if self._caption is None:
             # A plain text actor at a pixel position: its size does not change with its length.
-            margin = max(4, self.size[1] // 80)
+            margin = max(6, self.size[1] // 60)
             self._caption = self.plotter.add_text(text, position=(margin, self.size[1] - margin),
                                                   font_size=self.font_size, color=TEXT_COLOR, name="title",
                                                   render=False)
-            self._caption.GetTextProperty().SetVerticalJustificationToTop()
+            style = self._caption.GetTextProperty()
+            style.SetVerticalJustificationToTop()
+            # A translucent box behind the text: wall edges passing under it do not cross the letters.
+            style.SetBackgroundColor(1.0, 1.0, 1.0)
+            style.SetBackgroundOpacity(CAPTION_OPACITY)
         else:
             self._caption.SetInput(text)
 
@@ -317,6 +334,14 @@ def _polygons(pv, polygons) -> "pv.PolyData":
         faces.append(np.concatenate([[count], np.arange(start, start + count)]))
         start += count
     return pv.PolyData(points, faces=np.concatenate(faces).astype(np.int64))
+
+
+def _slab(square: np.ndarray, normal: np.ndarray, depth: float) -> list[np.ndarray]:
+    """The six (4, 3) faces of the box made by pushing a (4, 3) square ``depth``
+    against its unit ``normal``: the square, its copy behind, then the four sides."""
+    back = square - depth * normal
+    sides = [np.array([square[k], square[(k + 1) % 4], back[(k + 1) % 4], back[k]]) for k in range(4)]
+    return [square, back] + sides
 
 
 def _lines(pv, segments: np.ndarray) -> "pv.PolyData":
