@@ -160,7 +160,7 @@ def test_run_arguments():
 # -- a projection that cannot be solved -------------------------------------------------------
 
 def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_state(monkeypatch):
-    """Both OSQP and the interior-point refinement fail (simulated): SolverError
+    """Pivoting, OSQP and the interior-point refinement all fail (simulated): SolverError
     saying "did not converge", with the time; the state is not advanced."""
     import granular.backends.osqp_ as osqp_backend
     import granular.projection as projection
@@ -176,6 +176,7 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
     monkeypatch.setattr(osqp_backend, "solve",
                         lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
     monkeypatch.setattr(projection, "interior_point", fails)
+    monkeypatch.setattr(projection, "_small_problem", lambda *args: None)  # pivoting fails too
     with pytest.raises(gr.SolverError, match=r"did not converge at t = 0.002 s \(solver 'osqp', status 'not_converged'") as caught:
         sim.step()
     assert not isinstance(caught.value, gr.JammingError)
