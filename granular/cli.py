@@ -19,11 +19,13 @@ are passed to `granular.Simulation`. Files whose name starts with ``_`` are not
 scenes.
 
 Exit status: 0 success; 1 the simulation or a scene failed, including a step whose
-state or energies are not finite (a blow-up; the message gives its time and the
-frames before it are saved); 2 a usage error (bad option, unknown scene, frame out of range, unsupported
+state or energies are not finite (a blow-up; the message gives its time); 2 a
+usage error (bad option, unknown scene, frame out of range, unsupported
 extension); 3 a missing or unreadable run file, or an output that cannot be
 written; 130 interrupted. Errors are one line on stderr; ``--debug`` (before the
-command) shows the traceback instead.
+command) shows the traceback instead. A run that fails or is interrupted saves the
+frames before it to ``RUN.partial.h5`` (named in the message) and leaves ``RUN.h5``
+as it was. Files get the usual permissions (``0666 & ~umask``).
 """
 from __future__ import annotations
 
@@ -307,11 +309,12 @@ def command_run(args) -> int:
     finally:
         bar.finish()
     seconds = time.perf_counter() - start
+    saved_to = out if error is None else partial_path(out)     # a partial run never replaces a complete one
     if trajectory is not None:
         try:
-            trajectory.save(out)
+            trajectory.save(saved_to)
         except OSError as failure:
-            raise CommandError(f"cannot write {out}: {failure.strerror or failure}", FILE_ERROR) from failure
+            raise CommandError(f"cannot write {saved_to}: {failure.strerror or failure}", FILE_ERROR) from failure
     bodies = getattr(system, "n", None)
     what = f"{bodies} spheres" if bodies is not None else f"{system.dimension} coordinates"
     steps = simulation.steps_taken
@@ -323,9 +326,10 @@ def command_run(args) -> int:
               f"{int(np.count_nonzero(contacts.impulse > 0))} active contacts, "
               f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, "
               f"dissipated {trajectory.dissipated_energy[-1]:.4g} J")
-        print(f"  saved {out}")
+        print(f"  saved {saved_to}")
     if error is not None:
-        saved = f"; the {len(trajectory)} frames before it are in {out}" if trajectory is not None else ""
+        saved = (f"; the {len(trajectory)} frames before it are in {saved_to} ({out} is left as it was)"
+                 if trajectory is not None else f" ({out} is left as it was)")
         if isinstance(error, KeyboardInterrupt):
             raise CommandError(f"interrupted at t = {simulation.t:.6g} s{saved}", INTERRUPTED)
         known = isinstance(error, (GranularError, NonFiniteStateError))
@@ -335,6 +339,11 @@ def command_run(args) -> int:
         _render(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
                 title=name)
     return 0
+
+
+def partial_path(out: Path) -> Path:
+    """Where an interrupted or failed run is saved: ``RUN.partial.h5`` next to ``RUN.h5``."""
+    return out.with_name(f"{out.stem}.partial{out.suffix}")
 
 
 def _check_run_suffix(path: Path) -> None:
@@ -555,7 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_non_negative_float, metavar="T", help="simulated time (s)")
     run.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
     run.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")
-    run.add_argument("--out", metavar="RUN.h5", help="trajectory file (default runs/SCENE.h5)")
+    run.add_argument("--out", metavar="RUN.h5", help="trajectory file (default runs/SCENE.h5); a failed or "
+                                                     "interrupted run is saved to RUN.partial.h5 instead")
     run.add_argument("--render", metavar="OUT", help="also render the run to OUT (.mp4, .gif or .png)")
     run.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second of --render (25)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")

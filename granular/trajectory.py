@@ -99,7 +99,9 @@ class Trajectory:
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
         """Write the trajectory to ``path`` (HDF5). The file is written under a
-        temporary name and renamed, so a failure never leaves a half-written file."""
+        temporary name and renamed, so a failure never leaves a half-written file.
+        A new file gets the umask's permissions (``0666 & ~umask``, not mkstemp's
+        0600); a replaced file keeps its mode."""
         import h5py
 
         path = Path(path)
@@ -109,6 +111,7 @@ class Trajectory:
         try:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
+            os.chmod(temporary, _file_mode(path))
             os.replace(temporary, path)
         except BaseException:
             if os.path.exists(temporary):
@@ -205,6 +208,16 @@ def _concatenate(parts: list) -> tuple[np.ndarray, np.ndarray | None]:
     wide = int(widths.max())
     padded = [np.pad(p, ((0, 0), (0, wide - p.shape[1]))) for p in parts]
     return np.concatenate(padded), (None if np.all(widths == wide) else widths)
+
+
+def _file_mode(path: Path) -> int:
+    """The permission bits of the file at ``path``, or those a new file gets under the umask."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _jsonable(value):

@@ -306,9 +306,39 @@ def test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys):
     captured = capsys.readouterr()
     assert status == FAILURE
     line = one_line_error(captured.err)
-    assert "simulation failed" in line and "runs/jams.h5" in line
-    saved = gr.Trajectory.load("runs/jams.h5")
+    assert "simulation failed" in line and "are in runs/jams.partial.h5" in line
+    saved = gr.Trajectory.load("runs/jams.partial.h5")
     assert len(saved) >= 10 and 0.02 <= saved.t[-1] < 0.05
+
+
+def test_a_failed_run_keeps_the_previous_run_file(in_workspace, capsys):
+    """keep.h5 holds a good run; a failing run with --out keep.h5 leaves it byte for
+    byte and saves its frames to keep.partial.h5 instead."""
+    test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys)    # writes scenes/jams.py
+    assert main(["run", "tiny", "--out", "runs/keep.h5", "--quiet"]) == 0
+    good = (in_workspace / "runs" / "keep.h5").read_bytes()
+    capsys.readouterr()
+    assert main(["run", "jams", "--out", "runs/keep.h5", "--quiet"]) == FAILURE
+    line = one_line_error(capsys.readouterr().err)
+    assert "runs/keep.partial.h5" in line and "runs/keep.h5 is left as it was" in line
+    assert (in_workspace / "runs" / "keep.h5").read_bytes() == good
+    assert gr.Trajectory.load("runs/keep.h5").positions.shape[1] == 8           # still the tiny run
+    assert gr.Trajectory.load("runs/keep.partial.h5").positions.shape[1] == 2   # the two jammed spheres
+
+
+def test_run_files_get_the_permissions_of_the_umask(in_workspace, capsys):
+    """Not mkstemp's 0600: 0666 & ~umask for a new file, for complete and partial runs."""
+    test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys)
+    previous = os.umask(0o027)
+    try:
+        for name in ("perm.h5", "perm.partial.h5"):
+            (in_workspace / "runs" / name).unlink(missing_ok=True)
+        assert main(["run", "tiny", "--out", "runs/perm.h5", "--quiet"]) == 0
+        assert main(["run", "jams", "--out", "runs/perm.h5", "--quiet"]) == FAILURE
+    finally:
+        os.umask(previous)
+    for name in ("perm.h5", "perm.partial.h5"):
+        assert (in_workspace / "runs" / name).stat().st_mode & 0o777 == 0o640
 
 
 # -- the repository's scenes through the command ---------------------------------------------------
@@ -376,7 +406,7 @@ def test_a_blow_up_fails_with_the_time_of_the_first_non_finite_step(in_workspace
     status = main(["run", "unstable", "--out", "runs/unstable.h5", "--quiet"])
     line = one_line_error(capsys.readouterr().err)
     assert status == FAILURE
-    assert "non-finite at t = 0.77 s (step 77)" in line and "runs/unstable.h5" in line
-    saved = gr.Trajectory.load("runs/unstable.h5")
+    assert "non-finite at t = 0.77 s (step 77)" in line and "runs/unstable.partial.h5" in line
+    saved = gr.Trajectory.load("runs/unstable.partial.h5")
     assert 2 <= len(saved) and saved.t[-1] < 0.77
     assert np.all(np.isfinite(saved.total_energy)) and np.all(np.isfinite(saved.positions))
