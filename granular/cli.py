@@ -402,6 +402,9 @@ def command_render(args) -> int:
         options["force_scale"] = args.force_scale
     if Path(args.out).suffix.lower() != ".png":
         options["camera"] = args.camera
+    elif args.camera != "fixed":
+        raise CommandError(f"--camera {args.camera} needs an animation (.mp4 or .gif): a .png is one still "
+                           "from a fixed camera", USAGE)
     _render(trajectory, args.out, forces=args.forces, frame=args.frame, every=args.every, fps=args.fps,
             quiet=args.quiet, title=args.title, **options)
     return 0
@@ -411,6 +414,11 @@ def _contact_label(system: dict, i: int, j: int, wall: int) -> str:
     if system.get("kind") != "spheres":
         return f"constraint {i}"
     return f"{i} - wall {wall}" if wall >= 0 else f"{i} - {j}"
+
+
+def _plain(value) -> float:
+    """``value`` as a float with -0.0 made 0.0, so that tables never print "-0"."""
+    return float(value) + 0.0
 
 
 def command_inspect(args) -> int:
@@ -430,9 +438,9 @@ def command_inspect(args) -> int:
           f"{int(active.sum())} active")
     print(f"  impulses: total {impulse.sum():.6g} N s, largest {impulse.max(initial=0.0):.6g} N s "
           f"(mean forces over the step: total {impulse.sum() / dt:.6g} N)")
-    kinetic, potential = trajectory.kinetic_energy[k], trajectory.potential_energy[k]
+    kinetic, potential = _plain(trajectory.kinetic_energy[k]), _plain(trajectory.potential_energy[k])
     print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
-          f"dissipated since the start {trajectory.dissipated_energy[k]:.6g} J")
+          f"dissipated since the start {_plain(trajectory.dissipated_energy[k]):.6g} J")
     if len(contacts) == 0:
         print("  no contacts in this frame")
         return 0
@@ -583,7 +591,8 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second (25)")
     render.add_argument("--color-by", choices=("speed", "id", "none"), default="speed",
                         help="sphere colour (speed)")
-    render.add_argument("--camera", choices=("fixed", "orbit"), default="fixed", help="camera motion (fixed)")
+    render.add_argument("--camera", choices=("fixed", "orbit"), default="fixed",
+                        help="camera motion of an animation (fixed; a .png is always fixed)")
     render.add_argument("--size", type=_size, default=(640, 480), metavar="WxH", help="pixels (640x480)")
     render.add_argument("--title", help="caption before the time")
     render.add_argument("--force-scale", type=_positive_float, metavar="IMPULSE",
@@ -609,7 +618,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser("export", help="export a run for ParaView (--vtk: .vtp per frame + .pvd)",
                                  description="Write DIR/STEM.pvd and one .vtp per frame and part: spheres with "
-                                             "radius, velocity; contacts with impulse, force, gap.")
+                                             "radius, velocity; contacts with impulse, force, gap. STEM is the "
+                                             "run file's name. Exporting again to DIR replaces the series: the "
+                                             "STEM_*.vtp files the new .pvd does not list are removed; other "
+                                             "files in DIR are left alone.")
     export.add_argument("run", metavar="RUN.h5")
     export.add_argument("directory", metavar="DIR")
     export.add_argument("--vtk", action="store_true", help="VTK XML PolyData series (the only format)")

@@ -196,6 +196,39 @@ def test_export_vtk_is_readable_by_pyvista(in_workspace, run):
     assert contacts.n_cells == len(run.contacts[-1])
 
 
+def vtp_files(directory: Path) -> set[str]:
+    return {p.name for p in directory.glob("*.vtp")}
+
+
+def test_export_again_replaces_the_series_and_keeps_other_files(in_workspace, run):
+    """Ten frames, then every third frame into the same folder: the folder holds the
+    four listed frames' files and nothing of the first export; foreign files stay."""
+    import xml.etree.ElementTree as ElementTree
+
+    folder = in_workspace / "vtk_again"
+    assert main(["export", "runs/tiny.h5", str(folder), "--vtk", "--quiet"]) == 0
+    assert len(vtp_files(folder)) == 2 * len(run)
+    (folder / "notes.txt").write_text("mine")
+    (folder / "other_spheres_00003.vtp").write_text("another series")
+    assert main(["export", "runs/tiny.h5", str(folder), "--vtk", "--quiet", "--every", "3"]) == 0
+    listed = {entry.get("file") for entry in ElementTree.parse(folder / "tiny.pvd").iter("DataSet")}
+    assert len(listed) == 2 * len(range(0, len(run), 3)) == 8
+    assert vtp_files(folder) == listed | {"other_spheres_00003.vtp"}
+    assert (folder / "notes.txt").read_text() == "mine"
+
+
+def test_inspect_never_prints_minus_zero(in_workspace, run, capsys):
+    """A zero-gravity run has potential energy -0.0 (-g . x with g = 0): printed as 0."""
+    from dataclasses import replace
+
+    zero = np.zeros(len(run))
+    replace(run, potential_energy=-zero, kinetic_energy=-zero, dissipated_energy=-zero).save("runs/zero.h5")
+    assert main(["inspect", "runs/zero.h5"]) == 0
+    out = capsys.readouterr().out
+    assert "kinetic 0 J, potential 0 J, total 0 J, dissipated since the start 0 J" in out
+    assert "-0 " not in out
+
+
 # -- scenes and help ----------------------------------------------------------------------------
 def test_scenes_lists_the_repository_scenes_with_descriptions(tmp_path):
     result = granular("scenes", cwd=tmp_path, env={"GRANULAR_SCENES": ""})
@@ -241,6 +274,7 @@ BAD_INPUTS = [
     (["render", "runs/tiny.h5", "out.png", "--frame", "99"], USAGE, "frame 99 is out of range"),
     (["render", "runs/tiny.h5", "out.avi"], USAGE, "unsupported output extension '.avi'"),
     (["render", "runs/tiny.h5", "picture"], USAGE, "unsupported output extension '(none)'"),
+    (["render", "runs/tiny.h5", "out.png", "--camera", "orbit"], USAGE, "--camera orbit needs an animation"),
     (["run", "tiny", "--render", "movie.webm"], USAGE, "unsupported output extension '.webm'"),
     (["run", "tiny", "--out", "run.txt"], USAGE, "must end in .h5"),
     (["plot", "runs/tiny.h5", "energy", "energy.jpg"], USAGE, "unsupported figure extension '.jpg'"),

@@ -21,11 +21,16 @@ and field data with the generalised positions ``q``, velocities ``u`` and the
 constraint ``impulse`` and ``gap`` of the frame; there is no part 1.
 
 Every file is written under a temporary name and renamed; the ``.pvd`` is written
-last, so it only ever lists complete frames.
+last, so it only ever lists complete frames. Exporting again into the same ``DIR``
+with the same ``STEM`` replaces the series: once the new ``.pvd`` is in place, the
+files of the earlier series that it does not list (``STEM_spheres_*.vtp``,
+``STEM_contacts_*.vtp``, ``STEM_shapes_*.vtp``, e.g. frames of a longer run or of
+another ``every``) are removed. Other files in ``DIR`` are never touched.
 """
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -150,6 +155,8 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
     """Write ``trajectory`` to ``directory`` as a ``.vtp`` series with a ``.pvd`` index.
 
     Returns the path of the ``.pvd`` file. ``every`` keeps every ``every``-th frame.
+    Files of an earlier series of the same ``stem`` not listed by the new ``.pvd`` are
+    removed (see the module docstring).
     ``progress`` is called as ``(done, total)`` after each frame.
     """
     from .geometry import select_frames
@@ -158,7 +165,7 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
     directory.mkdir(parents=True, exist_ok=True)
     indices = select_frames(trajectory, None, every)
     dt = float(trajectory.meta.get("dt", 1.0)) or 1.0
-    entries = []
+    entries, written = [], []
     for count, k in enumerate(indices):
         t = float(trajectory.t[k])
         if is_spheres(trajectory.system):
@@ -170,6 +177,7 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
         for part, (name, text, label) in enumerate(names):
             _write_text(directory / name, text)
             entries.append(f'<DataSet timestep="{t!r}" part="{part}" name="{label}" file="{name}"/>')
+        written.append([name for name, _, _ in names])
         if progress is not None:
             progress(count + 1, len(indices))
     pvd = "\n".join(['<?xml version="1.0"?>',
@@ -177,4 +185,19 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
                      "<Collection>", *entries, "</Collection>", "</VTKFile>"]) + "\n"
     path = directory / f"{stem}.pvd"
     _write_text(path, pvd)
+    remove_stale_frames(directory, stem, keep={name for part in written for name in part})
     return path
+
+
+def series_files(directory: Path, stem: str) -> list[Path]:
+    """The ``.vtp`` files of the series ``stem`` in ``directory`` (any frame, any part)."""
+    pattern = re.compile(re.escape(stem) + r"_(spheres|contacts|shapes)_\d{5,}\.vtp")
+    return sorted(p for p in Path(directory).iterdir() if p.is_file() and pattern.fullmatch(p.name))
+
+
+def remove_stale_frames(directory: Path, stem: str, keep: set) -> list[Path]:
+    """Remove the series files of ``stem`` whose names are not in ``keep``; return them."""
+    stale = [p for p in series_files(directory, stem) if p.name not in keep]
+    for p in stale:
+        p.unlink()
+    return stale
