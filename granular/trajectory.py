@@ -26,8 +26,6 @@ the start of the run to each frame (J).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +33,7 @@ import numpy as np
 
 from .constraints import Contacts
 from .errors import TrajectoryFileError
+from .files import atomic_path
 
 FORMAT = "granular-trajectory"
 VERSION = 1
@@ -104,20 +103,10 @@ class Trajectory:
         0600); a replaced file keeps its mode."""
         import h5py
 
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        os.close(handle)
-        try:
+        with atomic_path(path) as temporary:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
-            os.chmod(temporary, _file_mode(path))
-            os.replace(temporary, path)
-        except BaseException:
-            if os.path.exists(temporary):
-                os.remove(temporary)
-            raise
-        return path
+        return Path(path)
 
     def _write(self, h5) -> None:
         h5.attrs["format"] = FORMAT
@@ -208,16 +197,6 @@ def _concatenate(parts: list) -> tuple[np.ndarray, np.ndarray | None]:
     wide = int(widths.max())
     padded = [np.pad(p, ((0, 0), (0, wide - p.shape[1]))) for p in parts]
     return np.concatenate(padded), (None if np.all(widths == wide) else widths)
-
-
-def _file_mode(path: Path) -> int:
-    """The permission bits of the file at ``path``, or those a new file gets under the umask."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def _jsonable(value):

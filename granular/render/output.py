@@ -1,9 +1,7 @@
 """Writing images and videos without ever leaving a half-written file in place.
 
-Every output is written under a temporary name in the destination directory (same
-extension, so the encoder picks the right format) and renamed over the target only
-once complete (`os.replace`, atomic on one file system). A failure or an interrupt
-removes the temporary file and leaves any previous output untouched.
+Every output goes through `granular.files.atomic_path`: written under a temporary
+name and renamed over the target only once complete.
 
 Formats: ``.png`` stills; ``.mp4`` (H.264 through imageio-ffmpeg) and ``.gif``
 (Pillow through imageio) animations. Images are (height, width, 3) uint8 arrays.
@@ -11,13 +9,12 @@ Formats: ``.png`` stills; ``.mp4`` (H.264 through imageio-ffmpeg) and ``.gif``
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import InvalidInputError
+from ..files import atomic_path
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 IMAGE_SUFFIXES = (".png",)
@@ -31,32 +28,6 @@ def output_kind(path, allowed=SUFFIXES) -> str:
         shown = ", ".join(allowed)
         raise InvalidInputError(f"unsupported output extension {suffix or '(none)'!r} for {path}: use {shown}")
     return "video" if suffix in VIDEO_SUFFIXES else "image"
-
-
-@contextlib.contextmanager
-def atomic_path(path):
-    """Yield a temporary path next to ``path``; rename it to ``path`` if the block succeeds."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp" + path.suffix, dir=path.parent)
-    os.close(handle)
-    try:
-        yield Path(temporary)
-        os.chmod(temporary, _file_mode(path))
-        os.replace(temporary, path)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
-
-
-def _file_mode(path: Path) -> int:
-    """The mode a new file would get (mkstemp makes 0600), or the mode of the file replaced."""
-    try:
-        return os.stat(path).st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
 
 
 def write_image(path, image: np.ndarray) -> Path:

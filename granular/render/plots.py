@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidInputError
-from .output import atomic_path
+from ..files import atomic_path
 
 KINDS = ("energy", "multipliers", "contacts")
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")

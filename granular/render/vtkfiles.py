@@ -37,7 +37,7 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 
 from .geometry import contact_segments, frame_shapes, is_spheres
-from .output import atomic_path
+from ..files import atomic_path
 
 _TYPES = {np.dtype(np.float64): "Float64", np.dtype(np.int64): "Int64"}
 
