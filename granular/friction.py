@@ -71,10 +71,22 @@ How it is solved
   sliding speed is large against the normal impulse, and has no solution to find
   in Painleve's inconsistent configurations, where the LCP gives the tangential
   impact the seed describes.
-- 3D (s = 2): the friction disc is round and the law is a second-order cone
-  complementarity problem. It is solved as the fixed point of De Saxce's
-  reformulation (Acary, Cadoux, Lemarechal, Malick 2011): for a shift ``sigma`` (m,)
-  the convex SOCP
+- 3D (s = 2), spheres: when the metric is diagonal and every frictional
+  contact's Delassus block is isotropic (``W_kk = w_k I``: rotation-free spheres,
+  walls), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
+  contact in turn takes its exact local answer, colour by colour (vectorised),
+  with extrapolation along the drift of stalled sweeps. It stops when every
+  contact is within ``tolerance * scale`` (m/s) of its local law (the cone
+  holds exactly) with ``FRICTION_SWEEP_TOLERANCE``, or raises
+  `ConvergenceError` naming the worst contact.
+  Pure numpy. Measured on the sand pile's dense pour (300 spheres, 1000
+  candidate rows, 250-450 active): the De Saxce fixed point below needed 100s of
+  SOCPs a step and stopped converging at t = 0.23 s; the sweeps take 20 to a
+  few 1000 a step (200-1000 on average in the dense stream, 0.1-0.2 ms each on
+  the working set) and carry the pour to rest.
+- 3D (s = 2), any other metric: the law is a second-order cone complementarity
+  problem, solved as the fixed point of De Saxce's reformulation (Acary,
+  Cadoux, Lemarechal, Malick 2011): for a shift ``sigma`` (m,) the convex SOCP
 
       min_l  1/2 l^T W l + l^T (c + E sigma)   s.t.  (mu_k l_N,k, l_T,k) in SOC_k
 
@@ -84,13 +96,13 @@ How it is solved
   (N) and (T). The iteration ``sigma <- mu |T u(sigma)|`` (half steps for the
   contacts whose update changes sign) stops when the law holds to
   ``FRICTION_TOLERANCE`` times the velocity scale (`_law_residual`). Each SOCP is
-  solved by Clarabel (an interior-point conic solver, the one cvxpy calls)
+  solved by Clarabel (an interior-point conic solver, a core dependency)
   directly: going through cvxpy costs its problem compilation at every iteration
   for the same answer. The iteration is not guaranteed to converge (Acary et al.
   give no such result): it raises `ConvergenceError` after 400 solves. Measured:
   40 random 3D problems (random SPD M, 1-4 coupled contacts) converge for
   ``mu <= 1`` in 6-14 solves on average (at most 234); at ``mu <= 1.5`` 1 of 40
-  failed. Rotation-free spheres couple far less than a random M.
+  failed.
 
 Contacts without friction (``mu_k = 0``) keep only their normal impulse. A set
 with no frictional row never reaches this module: the velocity scheme then calls
@@ -111,7 +123,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .errors import ConvergenceError, InvalidInputError, JammingError, SolverError
-from .tolerances import FRICTION_TOLERANCE, VELOCITY_TOLERANCE
+from . import friction_gauss_seidel as gauss_seidel
+from .tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
 
 #: Rounds of adding violated rows to the working set before solving them all.
 _MAX_GENERATION_ROUNDS = 12
@@ -189,19 +202,22 @@ def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
 # -- the projection ----------------------------------------------------------------------
 
 def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
-                       warm_start: np.ndarray | None = None, t: float | None = None) -> FrictionalProjection:
+                       warm_start: np.ndarray | None = None, t: float | None = None,
+                       warm_tangential: np.ndarray | None = None) -> FrictionalProjection:
     """The Coulomb-Maury law (module docstring) for the prediction ``predicted`` (d,).
 
     ``constraints`` is the step's `ConstraintSet` (gaps ``D`` at ``t_{n+1}``, rows at
     ``q^n``), ``h`` the step (s), ``warm_start`` (m,) the previous normal impulses
-    (rows with a positive value join the first working set).
+    (rows with a positive value join the first working set), ``warm_tangential``
+    (m, s) the previous friction impulses in the rows' tangent bases (used by the
+    sphere sweeps only; None starts them from zero).
 
     Working set: rows the prediction violates (``D + h G v < 0``) and warm rows are
     solved first; rows the answer violates are added until none is, as in
     `granular.projection.project`. Rows left out carry no impulse and are satisfied.
 
     Raises `JammingError` (no admissible velocity), `ConvergenceError` (3D fixed
-    point), `SolverError` (an answer that breaks (N) beyond tolerance).
+    point or sweeps), `SolverError` (an answer that breaks (N) beyond tolerance).
     """
     start = time.perf_counter()
     mu, T, s = check_friction(constraints)
@@ -217,6 +233,9 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                 float((abs(T) @ np.abs(predicted)).max(initial=0.0)))
     feasibility = VELOCITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
+    if s == 2 and gauss_seidel.applies(metric, G, T, mu):
+        return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
+                                  feasibility, t, start)
     # In the plane a row the prediction does not violate stays out of the first set
     # even if it was active before: with Painleve's coupling the LCP may then admit
     # a spurious jump on it, and Moreau's choice is no jump (module docstring).
@@ -240,6 +259,73 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                           f"(velocity units){when}", t=t, status=status)
     return FrictionalProjection(velocities, normal, tangential, status, iterations, violation,
                                 time.perf_counter() - start)
+
+
+def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
+                       feasibility, t, start) -> FrictionalProjection:
+    """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
+
+    Working set as in `project_frictional`: rows the prediction violates and rows
+    with a warm impulse first; rows the answer violates by more than the law's
+    tolerance join and the set is solved again from its answer. Returns impulses
+    that satisfy (N)-(T) at every contact to ``FRICTION_SWEEP_TOLERANCE * scale``
+    (m/s), or raises `ConvergenceError` naming the worst contact.
+    """
+    G, m = constraints.jacobian, constraints.size
+    tolerance = sweep_tolerance(scale, lower, warm, c)
+    impulses = np.zeros((m, 3))
+    impulses[:, 0] = warm
+    if warm_tangential is not None:
+        impulses[:, 1:] = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
+    working = (c < 0.0) | (warm > 0.0)
+    sweeps = 0
+    for round_ in range(_MAX_GENERATION_ROUNDS + 1):
+        rows = np.arange(m) if round_ == _MAX_GENERATION_ROUNDS else np.flatnonzero(working)
+        tangent_rows = (2 * rows[:, None] + np.arange(2)).reshape(-1)
+        sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows])
+        solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows], tolerance, FRICTION_SWEEPS, t=t,
+                                             names=lambda k: _contact_name(constraints, rows[k]))
+        sweeps += more
+        impulses = np.zeros((m, 3))
+        impulses[rows] = solved
+        velocities = predicted + metric.solve(G.T @ impulses[:, 0] + T.T @ impulses[:, 1:].reshape(-1))
+        slack = G @ velocities - lower
+        outside = ~working & (slack < -tolerance)
+        if not outside.any():
+            break
+        working |= outside
+    violation = float(max((-slack).max(initial=0.0), 0.0))
+    if violation > max(feasibility, tolerance) or not np.all(np.isfinite(velocities)):
+        when = "" if t is None else f" at t = {t:.6g} s"
+        raise SolverError(f"the Gauss-Seidel answer left a constraint violated by {violation:.3g} "
+                          f"(velocity units){when}", t=t, status="gauss_seidel")
+    return FrictionalProjection(velocities, impulses[:, 0].copy(), impulses[:, 1:].copy(), "gauss_seidel",
+                                sweeps, violation, time.perf_counter() - start)
+
+
+def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> float:
+    """The velocity tolerance (m/s) of the sweeps: ``FRICTION_SWEEP_TOLERANCE * scale``,
+    and at least the gap mismatch the previous steps left, ``max |D_k| / h`` over
+    the contacts that carried an impulse at the previous step (``warm > 0``) and
+    that the prediction pushes together again (``c = G v + D/h < 0``); ``lower =
+    -D/h``.
+
+    Why the second term: such a contact should have ``D = 0``; its ``D`` is the
+    previous steps' error (at their tolerance, larger while the pour was fast). A
+    loop of sticking contacts cannot close all these ``D/h`` at once, and the
+    sweeps then drift for 1000s of sweeps at that level (measured on the settling
+    heap: stalled at 1.1-6 times a tolerance that had fallen with the velocity
+    scale). Allowing this much does not let the mismatch grow: a penetration
+    velocity at most ``max |D| / h`` leaves an overlap at most ``max |D|`` (or ``h``
+    times the first term).
+    """
+    inherited = np.abs(lower[(warm > 0.0) & (c < 0.0)]).max(initial=0.0)
+    return max(FRICTION_SWEEP_TOLERANCE * scale, float(inherited))
+
+
+def _contact_name(constraints, k) -> str:
+    other = f"sphere {constraints.j[k]}" if constraints.wall[k] < 0 else f"wall {constraints.wall[k]}"
+    return f"contact {k} (sphere {constraints.i[k]} and {other})"
 
 
 def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, t):
@@ -430,8 +516,8 @@ class _ConicProblem:
         try:
             import clarabel
         except ImportError as error:  # pragma: no cover - depends on the installation
-            raise InvalidInputError("3D friction needs the clarabel package "
-                                    "(pip install 'granular[reference]')") from error
+            raise InvalidInputError("3D friction with a non-diagonal metric needs the clarabel "
+                                    "package (a dependency of granular: pip install clarabel)") from error
         self.clarabel = clarabel
         n, f = free.size - mu.size * s, mu.size
         self.n, self.s, self.free = n, s, free

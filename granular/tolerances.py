@@ -53,3 +53,20 @@ SEARCH_SKIN = 0.05
 #: SOCPs are exact to about 1e-7 of the scale, and noise accumulates over 100s of
 #: coupled contacts).
 FRICTION_TOLERANCE = 1e-5
+
+#: Nonsmooth Gauss-Seidel for spheres (`granular.friction_gauss_seidel`): the
+#: answer puts every contact within this fraction of the velocity scale of the
+#: problem (m/s), or within the gap mismatch inherited from earlier steps if
+#: larger (`granular.friction.sweep_tolerance`), of its local Coulomb law: a
+#: sticking contact may creep, a gap close or a contact push while separating at
+#: that speed. 6e-4 m/s in the sand pile's 3 m/s pour (0.6 micron of overlap per
+#: 1 ms step), 2e-6 m/s on the resting heap (scale ~ g h). The sweeps aim at an
+#: eighth of it and accept it only when they stall: with 1e-5 (and 1e-4 accepted
+#: at once) the settling pile stalled at 1.1-1.4 times the tolerance, loops of
+#: sticking contacts being unable to close the gaps that earlier steps left.
+FRICTION_SWEEP_TOLERANCE = 2e-4
+
+#: Largest number of nonsmooth Gauss-Seidel sweeps of one solve of the 3D Coulomb
+#: law for spheres before `ConvergenceError` (the pile's steps take 20 to a few
+#: 1000, 200-1000 on average in the dense stream).
+FRICTION_SWEEPS = 5000

@@ -1,0 +1,121 @@
+"""Friction in the N-sphere world (scenes/sand_pile.py on a small pile): the Coulomb
+conditions at every contact of every step of a pour, checked independently of the
+solver, and a frictional heap that stands steeper than a frictionless one."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import granular as gr
+from granular.tolerances import FRICTION_SWEEP_TOLERANCE
+from granular.world import tangent_basis
+
+SCENES = Path(__file__).resolve().parents[1] / "scenes"
+DT = 1e-3
+GRAVITY = 9.81
+
+
+def load(name: str):
+    spec = importlib.util.spec_from_file_location(name, SCENES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def scene():
+    return load("sand_pile")
+
+
+def pour(scene, friction: float, n: int = 40, duration: float = 0.6):
+    """Every step of a small pour: (world, [(u before, StepResult)])."""
+    world = scene.build(friction, n=n)
+    simulation = gr.Simulation(world, DT)
+    steps, before = [], world.u0.reshape(-1, 3)
+    for _ in range(int(round(duration / DT))):
+        result = simulation.step()
+        steps.append((before, result))
+        before = result.velocities
+    return world, steps
+
+
+@pytest.fixture(scope="module")
+def piles(scene):
+    return {mu: pour(scene, mu) for mu in (0.0, 0.6)}
+
+
+def contact_velocities(contacts, velocities):
+    """Local velocities (m, 3): normal ``n . (u_j - u_i)`` (or ``n . u_i`` on a wall),
+    then the two tangents of `tangent_basis`, for sphere velocities (N, 3)."""
+    on_wall = contacts.wall >= 0
+    relative = np.where(on_wall[:, None], velocities[contacts.i], velocities[contacts.j] - velocities[contacts.i])
+    frames = np.concatenate([contacts.normal[:, None, :], tangent_basis(contacts.normal)], axis=1)
+    return np.einsum("kad,kd->ka", frames, relative)
+
+
+def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles):
+    """At every contact of every step of the mu = 0.6 pour, rebuilt from the recorded
+    impulses and velocities (not from the solver's own residual): the cone
+    ``|l_T| <= mu l_N`` and ``l_N >= 0`` to round-off; no penetration velocity, no
+    push while separating, no slip inside the cone and slip against the impulse on
+    its boundary, each to the solver's stated tolerance (`granular.friction.sweep_tolerance`):
+    ``FRICTION_SWEEP_TOLERANCE`` times the step's velocity scale (bounded by 2 sqrt(3)
+    times the fastest sphere), or the gap mismatch inherited by contacts that stayed
+    closed if larger."""
+    world, steps = piles[0.6]
+    frictions = np.array([world.friction if plane.friction is None else plane.friction for plane in world.planes])
+    checked = sliding = sticking = 0
+    active_before = set()
+    for before, result in steps:
+        contacts = result.contacts
+        keys = list(zip(contacts.i.tolist(), contacts.j.tolist(), contacts.wall.tolist()))
+        if not len(contacts):
+            active_before = set()
+            continue
+        scale = 2.0 * np.sqrt(3.0) * (np.linalg.norm(before, axis=1).max() + GRAVITY * DT)
+        # `granular.friction.sweep_tolerance`: the gap mismatch of contacts active at the
+        # previous step that the prediction v = u + h g pushes together again
+        persisting = np.array([key in active_before for key in keys])
+        pushed = contact_velocities(contacts, before + DT * world.gravity)[:, 0] + contacts.gap / DT < 0.0
+        inherited = float(np.abs(contacts.gap[persisting & pushed]).max(initial=0.0)) / DT
+        tolerance = max(FRICTION_SWEEP_TOLERANCE * scale, inherited)
+        active_before = {key for key, impulse in zip(keys, contacts.impulse) if impulse > 0.0}
+        mu = np.where(contacts.wall >= 0, frictions[np.maximum(contacts.wall, 0)], world.friction)
+        U = contact_velocities(contacts, result.velocities)
+        normal_velocity = U[:, 0] + contacts.gap / DT
+        l_n, l_t = contacts.impulse, contacts.tangential_impulse
+        size = np.linalg.norm(l_t, axis=1)
+        assert np.all(l_n >= 0.0)
+        assert np.all(size <= mu * l_n * (1.0 + 1e-12) + 1e-18), f"cone at t = {result.t}"
+        assert normal_velocity.min() >= -tolerance, f"penetration at t = {result.t}"
+        pushing = l_n > 0.0
+        assert np.all(normal_velocity[pushing] <= tolerance), f"push while separating at t = {result.t}"
+        slip = np.linalg.norm(U[:, 1:], axis=1)
+        inside = pushing & (size < mu * l_n * (1.0 - 1e-6))
+        assert np.all(slip[inside] <= tolerance), f"slip inside the cone at t = {result.t}"
+        boundary = pushing & ~inside & (mu > 0.0)
+        direction = l_t[boundary] / size[boundary, None]
+        against = np.maximum(-np.einsum("ka,ka->k", U[boundary, 1:], direction), 0.0)
+        misaligned = np.linalg.norm(U[boundary, 1:] + against[:, None] * direction, axis=1)
+        assert np.all(misaligned <= tolerance), f"slip not against friction at t = {result.t}"
+        checked += int(pushing.sum())
+        sticking += int((inside & (mu > 0.0)).sum())
+        sliding += int((boundary & (slip > tolerance)).sum())
+    assert checked > 5000 and sticking > 1000 and sliding > 100  # the pour exercises both regimes
+
+
+def test_friction_builds_a_steeper_heap(scene, piles):
+    """Frictionless points spread into a layer; with mu = 0.6 the same pour stands
+    as a heap: its top is at least two mean diameters higher and its base narrower."""
+    tops, widths = {}, {}
+    for mu, (world, steps) in piles.items():
+        final = steps[-1][1]
+        top = final.positions[:, 2] + final.radii
+        tops[mu] = top.max()
+        widths[mu] = np.ptp(final.positions[:, 0])
+    diameter = 2.0 * float(np.mean(piles[0.6][1][-1][1].radii))
+    assert tops[0.6] >= tops[0.0] + 2.0 * diameter
+    assert widths[0.6] < widths[0.0]
