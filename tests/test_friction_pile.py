@@ -119,3 +119,59 @@ def test_friction_builds_a_steeper_heap(scene, piles):
     diameter = 2.0 * float(np.mean(piles[0.6][1][-1][1].radii))
     assert tops[0.6] >= tops[0.0] + 2.0 * diameter
     assert widths[0.6] < widths[0.0]
+
+
+def crowd(seed: int, friction: float = 0.5):
+    """Twelve spheres (radius 1 cm, 1 mm apart, three layers on a rough floor) thrown
+    together at about 1 m/s: ``(world, constraint set of the first step, prediction
+    v, step h)``."""
+    rng = np.random.default_rng(seed)
+    grid = np.stack(np.meshgrid(np.arange(2), np.arange(2), np.arange(3), indexing="ij"), -1).reshape(-1, 3)
+    positions = 0.021 * grid + np.array([0.0, 0.0, 0.0105])
+    centre = positions.mean(axis=0)
+    velocities = -20.0 * (positions - centre) + rng.normal(0.0, 0.3, positions.shape)
+    world = gr.SphereWorld(positions, 0.01, masses=rng.uniform(0.5, 2.0, 12), velocities=velocities,
+                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=friction)
+    h = 1e-2
+    predicted = world.u0 + h * world.force(0.0, world.q0, world.u0) / np.repeat(world.masses_at(0.0), 3)
+    constraints = world.constraints(h, world.q0, h, 2.0 * float(np.abs(predicted).max()))
+    return world, constraints, predicted, h
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sweeps_meet_the_coulomb_law_on_random_sphere_crowds(seed):
+    """Spheres thrown together on a rough floor (random masses and velocities,
+    mu = 0.5): the sphere path is taken and `coulomb_residuals` of its answer are
+    within its stated tolerance at every contact; the cone and l_N >= 0 hold to
+    round-off; the momentum balance holds."""
+    from granular.friction import coulomb_residuals, project_frictional, tangential_jacobian
+
+    world, constraints, predicted, h = crowd(seed)
+    answer = project_frictional(world.metric(h, world.q0), constraints, predicted, h)
+    assert answer.status == "gauss_seidel" and np.count_nonzero(answer.impulses) >= 5
+    G = constraints.jacobian
+    scale = max(float(-(G @ predicted + constraints.gap / h).min()), float((abs(G) @ np.abs(predicted)).max()),
+                float((abs(tangential_jacobian(constraints)[0]) @ np.abs(predicted)).max()))
+    residuals = coulomb_residuals(constraints, h, answer.velocities, answer.impulses, answer.tangential_impulses)
+    assert residuals["cone"].max() <= 1e-12 * answer.impulses.max() and residuals["negative_normal"].max() == 0.0
+    for name in ("penetration", "stick_slip", "sliding_alignment"):
+        assert residuals[name].max() <= FRICTION_SWEEP_TOLERANCE * scale, name
+    assert residuals["separation_with_impulse"].max() <= FRICTION_SWEEP_TOLERANCE * scale * answer.impulses.max()
+    masses = np.repeat(world.masses_at(h), 3)
+    T = tangential_jacobian(constraints)[0]
+    balance = G.T @ answer.impulses + T.T @ answer.tangential_impulses.reshape(-1)
+    assert np.allclose(masses * (answer.velocities - predicted), balance, atol=1e-12 * np.abs(balance).max())
+
+
+def test_sweeps_that_do_not_converge_raise_naming_time_and_contact():
+    """One sweep allowed: ConvergenceError with the time, the worst contact and its
+    spheres in the message."""
+    from granular import friction_gauss_seidel
+    from granular.friction import check_friction
+
+    world, constraints, predicted, h = crowd(0)
+    mu, T, _ = check_friction(constraints)
+    rows = friction_gauss_seidel.contact_rows(world.metric(h, world.q0), constraints.jacobian, T, mu,
+                                              -constraints.gap / h)
+    with pytest.raises(gr.ConvergenceError, match=r"did not converge in 1 sweeps at t = 0\.01 s: contact \d+"):
+        friction_gauss_seidel.solve(rows, predicted, np.zeros((constraints.size, 3)), 1e-12, 1, t=0.01)
