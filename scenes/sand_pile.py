@@ -19,22 +19,21 @@ kinetic energy and the wall time; the three pours run in two processes. Writes
 
     python scenes/sand_pile.py
 
-Measured (2 cores shared, numpy Gauss-Seidel friction of `granular.friction`):
+Measured (2 cores, numpy Gauss-Seidel friction of `granular.friction`, friction
+impulses warm-started from the previous step):
 
-    mu = 0.0: angle  0.4 deg, not at rest at 2 s (a flat layer still spreading),  61 s
-    mu = 0.3: angle 14.7 deg, at rest at t = 0.79 s,                              105 s
-    mu = 0.6: angle 44.5 deg, at rest at t = 0.95 s,                              101 s
-    163 s in all
+    mu = 0.0: angle  0.4 deg, not at rest at 2 s (a flat layer still spreading),  31 s
+    mu = 0.3: angle 16.7 deg, at rest at t = 0.71 s,                               49 s
+    mu = 0.6: angle 49.1 deg, at rest at t = 0.96 s,                               77 s
+    108 s in all
 
 The angle grows with mu. What the numbers mean: frictionless points flow into
 a layer; at mu = 0.3 a heap with straight flanks; at mu = 0.6 the grains stop
 where they land (they cannot roll), and the 0.1 m wide stream builds a loose,
 steep-sided deposit with vertical chains of spheres rather than a cone: its
 "angle" is that of the deposit's flanks. The frictional pours spend their time
-in the contact solve (100-130 ms a step, 200-1000 sweeps in the dense stream);
-without a warm start of the friction impulses from the previous step (the
-velocity scheme passes only the normal ones), a resting heap rebuilds its
-friction every step, hence the stop at rest.
+in the contact solve (70-80 ms a step on average, hundreds of sweeps a step in the
+dense stream), hence the stop once the heap is at rest.
 """
 from __future__ import annotations
 

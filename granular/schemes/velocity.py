@@ -112,6 +112,7 @@ class VelocityScheme:
         self.absorb_force_at_impact = absorb_force_at_impact
         self._previous_keys = np.zeros(0, dtype=np.int64)
         self._previous_impulses = np.zeros(0)
+        self._previous_tangential = None
         self._previous_kick = None
 
     # -- the step --------------------------------------------------------------------
@@ -165,8 +166,8 @@ class VelocityScheme:
         warm = self._warm(constraints)
         try:
             if np.any(constraints.friction > 0.0):  # Coulomb's law (seed 002), granular.friction
-                maury = project_frictional(metric, constraints, u_star + increment, h,
-                                           warm_start=warm, t=t_next)
+                maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
+                                           t=t_next, warm_tangential=self._warm_tangential(constraints))
             else:
                 maury = project(metric, G, u_star + increment, -constraints.gap / h,
                                 solver=self.solver, warm_start=warm, t=t_next)
@@ -283,20 +284,39 @@ class VelocityScheme:
             status="fixed_point")
 
     def _warm(self, constraints):
-        if not self.warm_start or self._previous_keys.size == 0 or constraints.size == 0:
+        """Previous normal impulses (m,) of the rows that persist, 0 elsewhere."""
+        found, position = self._persisting(constraints)
+        if found is None:
             return None
+        return np.where(found, self._previous_impulses[position], 0.0)
+
+    def _warm_tangential(self, constraints):
+        """Previous friction impulses (m, s) of the rows that persist (in their own
+        tangent bases, which `granular.world.tangent_basis` derives from the normal
+        alone), or None."""
+        found, position = self._persisting(constraints)
+        previous = self._previous_tangential
+        if found is None or previous is None or previous.ndim != 2 or previous.shape[1] == 0:
+            return None
+        return np.where(found[:, None], self._previous_tangential[position], 0.0)
+
+    def _persisting(self, constraints):
+        """``(found (m,) bool, position (m,) int)`` of this step's rows among the
+        previous step's, or ``(None, None)`` without a warm start."""
+        if not self.warm_start or self._previous_keys.size == 0 or constraints.size == 0:
+            return None, None
         keys = constraints.keys(getattr(self.system, "n", 0))
         position = np.searchsorted(self._previous_keys, keys)
         position = np.minimum(position, self._previous_keys.size - 1)
-        found = self._previous_keys[position] == keys
-        return np.where(found, self._previous_impulses[position], 0.0)
+        return self._previous_keys[position] == keys, position
 
-    def _remember(self, constraints, impulses):
+    def _remember(self, constraints, impulses, tangential=None):
         if not self.warm_start:
             return
         keys = constraints.keys(getattr(self.system, "n", 0))
         order = np.argsort(keys)
         self._previous_keys, self._previous_impulses = keys[order], impulses[order]
+        self._previous_tangential = None if tangential is None else np.asarray(tangential)[order]
 
     def _jamming(self, error: JammingError, t_next: float) -> JammingError:
         fraction_of = getattr(self.system, "packing_fraction", None)
@@ -311,7 +331,7 @@ class VelocityScheme:
         velocities = outcome["velocities"]
         impulses = outcome["impulses"]
         tangential = outcome.get("tangential_impulses")
-        self._remember(constraints, impulses)
+        self._remember(constraints, impulses, tangential)
         contact_change = constraints.jacobian.T @ impulses
         sustained_change = constraints.jacobian.T @ outcome["sustained"]
         if tangential is not None:
