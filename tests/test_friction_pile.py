@@ -3,26 +3,16 @@ conditions at every contact of every step of a pour, checked independently of th
 solver, and a frictional heap that stands steeper than a frictionless one."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import granular as gr
+from _scenes import load_scene as load
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
 from granular.world import tangent_basis
 
-SCENES = Path(__file__).resolve().parents[1] / "scenes"
 DT = 1e-3
 GRAVITY = 9.81
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, SCENES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -2,23 +2,13 @@
 energy, determinism, the seed's discrete law, and the contact phases."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import granular as gr
+from _scenes import load_scene as load
 
-SCENES = Path(__file__).resolve().parents[1] / "scenes"
 ROUNDOFF = 1e-10
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, SCENES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

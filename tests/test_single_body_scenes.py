@@ -1,22 +1,11 @@
 """The single-body scenes: their systems and the numbers they print."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import granular as gr
-
-SCENES = Path(__file__).resolve().parents[1] / "scenes"
-
-
-def load(name: str):
-    spec = importlib.util.spec_from_file_location(name, SCENES / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from _scenes import load_scene as load
 
 
 @pytest.fixture(scope="module")
