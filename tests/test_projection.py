@@ -24,6 +24,8 @@ active rows independent, the multipliers then agree to
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -254,3 +256,30 @@ def test_an_infeasible_projection_raises_jamming_error_with_the_time():
     with pytest.raises(JammingError, match=r"infeasible at t = 0\.25 s") as caught:
         project(metric, G, np.zeros(2), np.array([1.0, 1.0]), t=0.25)
     assert caught.value.t == 0.25
+
+
+def pinned_network():
+    """A sub-problem of a step of the 300-sphere box pour (t = 0.553 s, 830 rows)
+    where chains of contacts are pinned between walls: its optimal multipliers form
+    an unbounded set. Stored as the Jacobian, inverse masses, prediction, bounds and
+    the absolute tolerances that step used."""
+    data = np.load(Path(__file__).parent / "data" / "pinned_network.npz")
+    G = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
+    masses = 1.0 / data["inverse_mass"]
+    return (DiagonalMetric(masses), G, data["predicted"], data["lower"],
+            float(data["feasibility"]), float(data["complementarity"]))
+
+
+def test_a_pinned_contact_network_gets_bounded_multipliers():
+    """In the box pour this sub-problem defeated OSQP's polishing and then the plain
+    interior-point method from both starts (its iterates run off along the
+    unbounded optimal face until round-off stops them short of the tolerances), and
+    the run stopped with a SolverError. Now it is solved, meets the KKT conditions
+    and its multipliers stay physical: no contact impulse exceeds the momentum of
+    all the bodies together, sum_i m_i |v_i| (0.06 N s here)."""
+    metric, G, v, b, _, _ = pinned_network()
+    answer = project(metric, G, v, b)
+    assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
+    momentum = float(np.sum(metric.diagonal * np.abs(v)))
+    assert answer.impulses.max() <= momentum, (answer.impulses.max(), momentum)
+
