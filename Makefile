@@ -23,6 +23,7 @@ test-long: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/step_scaling.py
+	cd benchmarks && ../$(PY) qp_forms.py
 	$(PY) benchmarks/beam_speed.py
 
 clean:
