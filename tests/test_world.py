@@ -268,9 +268,8 @@ def test_pour_of_200_spheres_never_overlaps():
     assert outcome["trajectory"].kinetic_energy[-1] < 0.05 * outcome["trajectory"].kinetic_energy.max()
 
 
-@pytest.mark.long
 def test_pour_of_1000_spheres_never_overlaps():
-    """The issue's 1,000-sphere pour (several minutes here: settled piles solve slowly)."""
+    """The issue's 1,000-sphere pour (about a minute: settled piles solve slowly)."""
     outcome = pour(10, 10, 600)
     assert outcome["n"] == 1000
     assert outcome["gap"] >= -1e-9
