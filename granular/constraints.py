@@ -85,10 +85,6 @@ class ConstraintSet:
                              self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
                              self.friction[rows], tangents)
 
-    def with_gap(self, gap: np.ndarray) -> "ConstraintSet":
-        """The same rows with other gaps ``D`` (m,), e.g. to tighten bounds ``-D/h``."""
-        return replace(self, gap=np.asarray(gap, dtype=float))
-
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":
         none = np.zeros(0, dtype=np.int64)
