@@ -11,7 +11,7 @@ of row k is an impulse over the step (N s for spheres): ``M (u^{n+1} - v) = G^T 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
