@@ -25,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from . import active_set
 from .backends import get_backend
 from .errors import GranularError, JammingError, SolverError
 from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
@@ -69,7 +70,8 @@ class Projection:
 
 def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.ndarray,
             solver: str = "osqp", warm_start: np.ndarray | None = None,
-            t: float | None = None) -> Projection:
+            t: float | None = None, keys: np.ndarray | None = None,
+            workspace: active_set.Workspace | None = None) -> Projection:
     """Project ``predicted`` onto ``{u : G u >= lower}`` in the metric ``M``.
 
     A prediction that already satisfies every constraint is returned unchanged
@@ -108,6 +110,11 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     feasibility = VELOCITY_TOLERANCE * scale
     complementarity = COMPLEMENTARITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.maximum(np.nan_to_num(warm_start), 0.0)
+    if solver == "osqp":
+        answer = _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
+                                complementarity, start)
+        if answer is not None:
+            return answer
     try:
         velocities, impulses, status, iterations = _generate_constraints(
             metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, t)
@@ -124,6 +131,28 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
                                "(certified by a linear program)", t=t, status="infeasible") from None
         raise error
     return Projection(velocities, impulses, status, iterations, violation,
+                      time.perf_counter() - start)
+
+
+def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
+                   complementarity, start) -> Projection | None:
+    """The projection by `granular.active_set` (the previous step's impulses and
+    factor as a start), or None when it does not certify an answer."""
+    rows = active_set.ContactRows(metric, jacobian, c)
+    keys = np.arange(c.size, dtype=np.int64) if keys is None else keys
+    workspace = workspace if workspace is not None else active_set.Workspace()
+
+    def accurate(impulses, slack):
+        return _kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
+
+    impulses = active_set.solve(rows, keys, warm, accurate, feasibility, workspace)
+    if impulses is None:
+        return None
+    velocities = predicted + metric.solve(jacobian.T @ impulses)
+    violation = _violation(jacobian, velocities, lower)
+    if violation > feasibility or not np.all(np.isfinite(velocities)):
+        return None
+    return Projection(velocities, impulses, "active-set", workspace.last.iterations, violation,
                       time.perf_counter() - start)
 
 
@@ -404,11 +433,16 @@ def _step_to_boundary(value: np.ndarray, change: np.ndarray) -> float:
 
 
 def _accurate(W, c, impulses, feasibility, complementarity) -> bool:
-    slack = W @ impulses + c
-    if not np.all(np.isfinite(slack)) or -slack.min() > feasibility:
-        return False
     diagonal = np.maximum(W.diagonal(), np.finfo(float).tiny)
-    return _natural_residual(W, c, impulses, diagonal) <= complementarity
+    return _kkt_holds(W @ impulses + c, impulses, diagonal, feasibility, complementarity)
+
+
+def _kkt_holds(slack, impulses, diagonal, feasibility, complementarity) -> bool:
+    """The KKT test of every answer: ``l >= 0``, ``s = W l + c >= -feasibility`` and the
+    natural residual ``max_k |min(W_kk l_k, s_k)| <= complementarity`` (velocity units)."""
+    if not np.all(np.isfinite(slack)) or -slack.min(initial=0.0) > feasibility or impulses.min(initial=0.0) < 0.0:
+        return False
+    return float(np.abs(np.minimum(diagonal * impulses, slack)).max(initial=0.0)) <= complementarity
 
 
 def _natural_residual(W, c, impulses, diagonal) -> float:

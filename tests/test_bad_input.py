@@ -160,8 +160,10 @@ def test_run_arguments():
 # -- a projection that cannot be solved -------------------------------------------------------
 
 def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_state(monkeypatch):
-    """Pivoting, OSQP and the interior-point refinement all fail (simulated): SolverError
-    saying "did not converge", with the time; the state is not advanced."""
+    """The active-set method, pivoting, OSQP and the interior-point refinement all fail
+    (simulated): SolverError saying "did not converge", with the time; the state is
+    not advanced."""
+    import granular.active_set as active_set
     import granular.backends.osqp_ as osqp_backend
     import granular.projection as projection
     from granular.backends import BackendResult
@@ -177,6 +179,7 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
                         lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
     monkeypatch.setattr(projection, "interior_point", fails)
     monkeypatch.setattr(projection, "_small_problem", lambda *args: None)  # pivoting fails too
+    monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     with pytest.raises(gr.SolverError, match=r"did not converge at t = 0.002 s \(solver 'osqp', status 'not_converged'") as caught:
         sim.step()
     assert not isinstance(caught.value, gr.JammingError)

@@ -188,14 +188,18 @@ def test_projection_finds_the_known_solution_and_its_multipliers(seed, dense):
 
 @pytest.mark.parametrize("dense", [False, True], ids=["diagonal-M", "dense-M"])
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("path", ["pivoting", "refined"])
+@pytest.mark.parametrize("path", ["active-set", "pivoting", "refined"])
 def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense, path, monkeypatch):
     """More active rows than unknowns and duplicated rows (the multipliers are not
-    unique, OSQP's polishing fails): the answer goes through complementary pivoting
-    (few rows) or the interior-point refinement (OSQP first, as for many rows),
-    meets the KKT conditions, and its velocity is u*. The impulse it applies,
-    G^T lambda, is unique, and the two backends agree on it."""
+    unique, OSQP's polishing fails): the answer goes through the proximal active-set
+    method (the default), or, when that is switched off, complementary pivoting (few
+    rows) or the interior-point refinement (OSQP first, as for many rows); it meets
+    the KKT conditions, and its velocity is u*. The impulse it applies, G^T lambda,
+    is unique, and the two backends agree on it."""
+    import granular.active_set as active_set
     import granular.projection as projection
+    if path != "active-set":
+        monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     if path == "refined":
         monkeypatch.setattr(projection, "_SMALL_PROBLEM", 0)
     metric, G, v, b, u_star, _ = known_solution_problem(seed, d=12, active=30, inactive=20, dense=dense,
@@ -279,6 +283,7 @@ def test_a_pinned_contact_network_gets_bounded_multipliers():
     all the bodies together, sum_i m_i |v_i| (0.06 N s here)."""
     metric, G, v, b, _, _ = pinned_network()
     answer = project(metric, G, v, b)
+    assert answer.status == "active-set"
     assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
     momentum = float(np.sum(metric.diagonal * np.abs(v)))
     assert answer.impulses.max() <= momentum, (answer.impulses.max(), momentum)

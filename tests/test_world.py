@@ -130,9 +130,12 @@ def test_plastic_head_on_impact_of_masses_1_and_3_gives_the_common_velocity():
         assert np.all(u[:, 1:] == 0.0) and np.all(result.positions[:, 1:] == 0.0)
         assert result.positions[1, 0] - result.positions[0, 0] - 2 * r >= -OVERLAP_TOLERANCE * r
         impulse += result.contacts.impulse.sum()
-        if touched is None and result.contacts.impulse.sum() > 0.0:
+        if touched is None and result.contacts.impulse.sum() > tolerance:
             touched = n
-    assert touched == 20  # the 0.06 m gap closes at 3 m/s in 20 steps
+    # The 0.06 m gap closes at 3 m/s in exactly 20 steps: the free motion of step 20
+    # meets D + h G u >= 0 with equality (any impulse there is round-off), and the
+    # impact is step 21, where D = 0 requires G u >= 0.
+    assert touched == 21
     assert u[:, 0] == pytest.approx([-0.25, -0.25], abs=tolerance)
     assert impulse == pytest.approx(2.25, abs=tolerance)
 

@@ -65,6 +65,7 @@ from scipy.sparse.csgraph import connected_components
 from ..constraints import Contacts
 from ..errors import ConvergenceError, InvalidInputError, JammingError
 from ..friction import project_frictional, tangential_jacobian
+from .. import active_set
 from ..projection import project
 from ..results import SolverStats, StepResult
 from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
@@ -114,6 +115,7 @@ class VelocityScheme:
         self._previous_impulses = np.zeros(0)
         self._previous_tangential = None
         self._previous_kick = None
+        self._workspace = active_set.Workspace()  # the contact solver's factor, kept across steps
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
@@ -170,7 +172,8 @@ class VelocityScheme:
                                            t=t_next, warm_tangential=self._warm_tangential(constraints))
             else:
                 maury = project(metric, G, u_star + increment, -constraints.gap / h,
-                                solver=self.solver, warm_start=warm, t=t_next)
+                                solver=self.solver, warm_start=warm, t=t_next,
+                                keys=constraints.keys(getattr(system, "n", 0)), workspace=self._workspace)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         solve = time.perf_counter() - clock
