@@ -17,6 +17,7 @@ from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
 from .walls import Box, PeriodicBox, Plane
+from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
 from .world import SphereWorld
 
@@ -26,5 +27,5 @@ __all__ = [
     "Beam", "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
-    "TrajectoryFileError",
+    "TrajectoryFileError", "remove_overlaps",
 ]

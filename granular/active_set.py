@@ -60,6 +60,13 @@ import scipy.sparse as sp
 #: about ``1 / rho``, whose border (Schur) solves lose about ``1e-16 / rho`` of
 #: relative accuracy, which conjugate gradients recover.
 RHO = 1e-8
+#: Proximal regularisations of a cold start (no previous impulses) or of a retry:
+#: each level's answer starts the next. Without a warm start the plain method
+#: thrashes on degenerate sets (measured: 150 overlapping spheres, 450 unknowns and
+#: 1,700 rows, 400-700 rows flipped a round and no convergence in 50 rounds); a
+#: strongly regularised problem is well conditioned and settles its active set in
+#: a few rounds, which the weaker levels then refine.
+CONTINUATION = (1e-2, 1e-4, 1e-6, RHO)
 #: Active-set rounds before giving up (the caller then uses OSQP).
 MAX_ROUNDS = 50
 #: Proximal updates with an unchanged active set before giving up.
@@ -127,14 +134,14 @@ class ContactRows:
         """``s = W l + c`` (m,), velocity units."""
         return self.jacobian @ self.metric.solve(self.jacobian.T @ impulses) + self.c
 
-    def block(self, rows: np.ndarray) -> sp.csc_matrix:
+    def block(self, rows: np.ndarray, rho: float) -> sp.csc_matrix:
         """``W_AA + rho D_A`` on the rows ``rows``."""
-        return (self.metric.delassus(self.jacobian[rows]) + sp.diags(RHO * self.diagonal[rows])).tocsc()
+        return (self.metric.delassus(self.jacobian[rows]) + sp.diags(rho * self.diagonal[rows])).tocsc()
 
-    def operator(self, rows: np.ndarray):
+    def operator(self, rows: np.ndarray, rho: float):
         """``x -> (W_AA + rho D_A) x`` on the rows ``rows``."""
         G = self.jacobian[rows]
-        prox = RHO * self.diagonal[rows]
+        prox = rho * self.diagonal[rows]
         return lambda x: G @ self.metric.solve(G.T @ x) + prox * x
 
     def couplings(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
@@ -157,9 +164,11 @@ class BorderedFactor:
     absorb the drift.
     """
 
-    def __init__(self, keys: np.ndarray, matrix: sp.csc_matrix, previous: "BorderedFactor | None" = None):
+    def __init__(self, keys: np.ndarray, matrix: sp.csc_matrix, rho: float,
+                 previous: "BorderedFactor | None" = None):
         import qdldl
 
+        self.rho = rho
         self._solver = qdldl.Solver(sp.triu(matrix, format="csc"))
         self.keys = keys
         self.order = np.argsort(keys, kind="stable")
@@ -191,9 +200,12 @@ class BorderedFactor:
         where = np.minimum(np.searchsorted(self.sorted_keys, keys), self.size - 1)
         return np.where(self.sorted_keys[where] == keys, self.order[where], -1)
 
-    def preconditioner(self, rows_data: ContactRows, rows: np.ndarray, keys: np.ndarray):
+    def preconditioner(self, rows_data: ContactRows, rows: np.ndarray, keys: np.ndarray, rho: float):
         """``r -> M^{-1} r`` on ``rows`` (keys ``keys[rows]``), M the bordered base
-        matrix; None when the border would exceed the budget."""
+        matrix; None when the border would exceed the budget or the base was
+        factorised with another regularisation."""
+        if rho != self.rho:
+            return None
         positions = self.positions(keys[rows])
         in_base = positions >= 0
         added = rows[~in_base]
@@ -246,7 +258,7 @@ class BorderedFactor:
             shape=(n_added, self.size))
         schur = -np.vstack([coupling @ Z, Z[removed]])
         if n_added:
-            schur[:n_added, :n_added] += rows_data.couplings(added, added) + np.diag(RHO * rows_data.diagonal[added])
+            schur[:n_added, :n_added] += rows_data.couplings(added, added) + np.diag(self.rho * rows_data.diagonal[added])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             lu = scipy.linalg.lu_factor(schur, check_finite=False)
@@ -278,42 +290,71 @@ def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, 
     accurate : callable ``(l, s) -> bool``, the caller's KKT test at its tolerances;
     feasibility : the caller's feasibility tolerance (velocity units); linear
     solves aim at a tenth of it.
+
+    From a warm start the plain proximal problem (`RHO`) is solved first, and the
+    `CONTINUATION` is the retry; a cold start goes through the continuation.
     """
     start = time.perf_counter()
     workspace = workspace if workspace is not None else Workspace()
     stats = workspace.last = ActiveSetStats()
-    diagonal = rows_data.diagonal
     # An impulse whose velocity change is below the feasibility tolerance is noise
     # of the previous solve (OSQP leaves ~1e-17 on inactive rows), not a contact.
-    impulses = np.where(warm * diagonal > feasibility, warm, 0.0)
-    active = impulses > 0.0
-    if not active.any():
-        active = rows_data.c < 0.0
-    reference, proximal_updates = impulses, 0
-    exchange = _ExchangeRule()
+    impulses = np.where(warm * rows_data.diagonal > feasibility, warm, 0.0)
+    schedules = [(RHO,), CONTINUATION] if np.any(impulses > 0.0) else [CONTINUATION]
     try:
-        for stats.rounds in range(1, MAX_ROUNDS + 1):
-            rows = np.flatnonzero(active)
-            right = -rows_data.c[rows] + RHO * diagonal[rows] * reference[rows]
-            values = _solve_block(rows_data, rows, keys, right, impulses[rows], 0.1 * feasibility,
-                                  workspace, stats)
-            impulses = np.zeros(rows_data.size)
-            impulses[rows] = values
-            slack = rows_data.slack(impulses)
-            wrong = (active & (impulses < 0.0)) | (~active & (slack < -feasibility))
-            if wrong.any():
-                active = active ^ exchange.rows_to_flip(wrong)
-                proximal_updates = 0
-                continue
-            if accurate(impulses, slack):
-                return impulses
-            proximal_updates += 1
-            if proximal_updates > MAX_PROXIMAL:
-                return None
-            reference = impulses
+        for schedule in schedules:
+            answer = _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats)
+            if answer is not None:
+                return answer
         return None
     finally:
         stats.seconds = time.perf_counter() - start
+
+
+def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats):
+    """The levels of ``schedule`` in turn, each started from the previous answer; the
+    last one is checked by ``accurate``. Returns the impulses or None."""
+    active = impulses > 0.0
+    if not active.any():
+        active = rows_data.c < 0.0
+    for rho in schedule:
+        outcome = _rounds(rows_data, keys, rho, impulses, active, accurate if rho == schedule[-1] else None,
+                          feasibility, workspace, stats)
+        if outcome is None:
+            return None
+        impulses, active = outcome
+    return impulses
+
+
+def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats):
+    """Active-set rounds on the proximal problem with ``rho`` centred on ``impulses``:
+    ``(impulses, active)`` once no row is wrong (and ``accurate`` holds, when
+    given, after proximal updates), None if that does not happen in `MAX_ROUNDS`."""
+    diagonal = rows_data.diagonal
+    reference, proximal_updates = impulses, 0
+    exchange = _ExchangeRule()
+    for _ in range(MAX_ROUNDS):
+        stats.rounds += 1
+        rows = np.flatnonzero(active)
+        right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
+        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility,
+                              workspace, stats)
+        impulses = np.zeros(rows_data.size)
+        impulses[rows] = values
+        slack = rows_data.slack(impulses)
+        proximal_slack = slack + rho * diagonal * (impulses - reference)
+        wrong = (active & (impulses < 0.0)) | (~active & (proximal_slack < -feasibility))
+        if wrong.any():
+            active = active ^ exchange.rows_to_flip(wrong)
+            proximal_updates = 0
+            continue
+        if accurate is None or accurate(impulses, slack):
+            return impulses, active
+        proximal_updates += 1
+        if proximal_updates > MAX_PROXIMAL:
+            return None
+        reference = impulses
+    return None
 
 
 class _ExchangeRule:
@@ -343,20 +384,20 @@ class _ExchangeRule:
         return single
 
 
-def _solve_block(rows_data, rows, keys, right, start, tolerance, workspace, stats) -> np.ndarray:
+def _solve_block(rows_data, rows, keys, rho, right, start, tolerance, workspace, stats) -> np.ndarray:
     """``(W_AA + rho D_A)^{-1} right`` on ``rows`` by preconditioned conjugate
     gradients, refactorising the base on the current matrix when it no longer serves."""
     if rows.size == 0:
         return np.zeros(0)
-    operator = rows_data.operator(rows)
+    operator = rows_data.operator(rows, rho)
     factor = workspace.factor
-    apply = None if factor is None else factor.preconditioner(rows_data, rows, keys)
+    apply = None if factor is None else factor.preconditioner(rows_data, rows, keys, rho)
     fresh = apply is None
     while True:
         if apply is None:
-            workspace.factor = BorderedFactor(keys[rows], rows_data.block(rows), workspace.factor)
+            workspace.factor = BorderedFactor(keys[rows], rows_data.block(rows, rho), rho, workspace.factor)
             stats.factorisations += 1
-            apply = workspace.factor.preconditioner(rows_data, rows, keys)
+            apply = workspace.factor.preconditioner(rows_data, rows, keys, rho)
         values, iterations, converged = _conjugate_gradients(
             operator, right, start, apply, tolerance, 4 * REFRESH_ITERATIONS if fresh else REFRESH_ITERATIONS)
         stats.iterations += iterations

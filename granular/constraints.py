@@ -45,6 +45,10 @@ class ConstraintSet:
         ``a`` of row ``k``. ``None`` when no row has friction.
     seconds : dict
         Wall time spent building the set (s), by phase ("neighbors", "assembly").
+    separation_speed : float or None
+        Fastest separation (m/s) of a row that overlaps (``D < 0``): its bound is
+        ``G_k u >= min(-D_k/h, separation_speed)`` (`lower`); None: Maury's bound
+        ``-D_k/h`` however deep the overlap.
     """
 
     gap: np.ndarray
@@ -57,6 +61,7 @@ class ConstraintSet:
     friction: np.ndarray | None = None
     tangents: object = None
     seconds: dict = field(default_factory=dict, compare=False)
+    separation_speed: float | None = None
 
     def __post_init__(self):
         if self.friction is None:
@@ -65,6 +70,14 @@ class ConstraintSet:
     @property
     def size(self) -> int:
         return self.gap.size
+
+    def lower(self, h: float) -> np.ndarray:
+        """Lower bounds ``b`` (m,) of ``G u >= b`` for the step ``h`` (velocity units):
+        ``-D/h``, capped at ``separation_speed`` on the rows that overlap."""
+        bound = -self.gap / h
+        if self.separation_speed is None:
+            return bound
+        return np.where(self.gap < 0.0, np.minimum(bound, self.separation_speed), bound)
 
     def keys(self, n_bodies: int) -> np.ndarray:
         """An integer identifying each row across steps (for warm starts)."""
@@ -83,7 +96,7 @@ class ConstraintSet:
             tangents = tangents[rows]
         return ConstraintSet(self.gap[rows], self.jacobian[rows], self.restitution[rows],
                              self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
-                             self.friction[rows], tangents)
+                             self.friction[rows], tangents, separation_speed=self.separation_speed)
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":

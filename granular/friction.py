@@ -223,7 +223,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     mu, T, s = check_friction(constraints)
     G = constraints.jacobian
     m = G.shape[0]
-    lower = -constraints.gap / h
+    lower = constraints.lower(h)
     c = G @ predicted - lower
     zero_t = np.zeros((m, s))
     if m == 0 or np.all(c >= 0.0):
@@ -587,7 +587,7 @@ def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.
     mu, T, s = check_friction(constraints)
     G = constraints.jacobian
     m = G.shape[0]
-    normal_velocity = G @ velocities + constraints.gap / h
+    normal_velocity = G @ velocities - constraints.lower(h)
     tangential_velocity = (T @ velocities).reshape(m, s) if s else np.zeros((m, 0))
     norm_t = np.linalg.norm(tangential, axis=1) if s else np.zeros(m)
     bound = mu * normal

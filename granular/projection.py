@@ -407,8 +407,11 @@ def interior_point(W: sp.csc_matrix, c: np.ndarray, feasibility: float, compleme
         residual = Ws @ x + cs - s
         mu = float(x @ s) / m
         # Symmetric mode (no pivoting) is safe for this SPD matrix and 2x faster.
-        factor = spla.splu((Ws + sp.diags(s / x)).tocsc(), permc_spec="MMD_AT_PLUS_A",
-                           diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+        try:
+            factor = spla.splu((Ws + sp.diags(s / x)).tocsc(), permc_spec="MMD_AT_PLUS_A",
+                               diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+        except RuntimeError:  # SuperLU: "Factor is exactly singular" (iterates at round-off)
+            raise SolverError("interior-point refinement met a singular Newton system") from None
 
         def newton(complementarity_rhs):
             dx = factor.solve(complementarity_rhs / x - residual)

@@ -68,6 +68,13 @@ class StepResult:
     solver: SolverStats = field(default_factory=SolverStats)
 
     @property
+    def overlap(self) -> float:
+        """Deepest overlap among the step's contacts, ``max(0, -min D)`` (m), with ``D``
+        the gaps at the start of the step (`Contacts.gap`): 0 unless the world
+        accepts overlaps (``initial_overlaps="separate"``) or a solver tolerance."""
+        return float(max(0.0, -self.contacts.gap.min(initial=0.0)))
+
+    @property
     def total_energy(self) -> float:
         """Kinetic plus potential energy (J)."""
         return self.kinetic_energy + self.potential_energy

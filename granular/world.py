@@ -81,12 +81,25 @@ class SphereWorld:
         Coulomb coefficient (>= 0) of sphere-sphere contacts, and of sphere-wall
         contacts of walls that carry no coefficient of their own (module docstring:
         no rotation, no rolling). ``0`` (default) is the frictionless scheme.
+    initial_overlaps : {"error", "separate"}
+        ``"error"`` (default): overlapping initial positions raise `OverlapError`.
+        ``"separate"``: they are accepted and the steps push the spheres apart, as
+        Maury's constraint ``D + h G u >= 0`` does when ``D < 0``, at most at
+        ``separation_speed``; each step's `StepResult.overlap` shows the deepest
+        overlap left. The separation speed is kinetic energy the contacts then
+        leave alone: to start at rest without overlaps, move the spheres first with
+        `granular.remove_overlaps`.
+    separation_speed : float or None
+        Fastest separation (m/s) of two overlapping spheres (or a sphere and a
+        wall) in one step. ``None``: ``0.1 r_min / h``, a tenth of the smallest
+        radius per step (an overlap of one radius goes in ten steps).
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
                  gravity=(0.0, 0.0, -9.81), force: Callable | None = None, walls=(),
                  restitution=0.0, restitution_rule: str = "min", density: float = 1000.0,
-                 periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0):
+                 periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0,
+                 initial_overlaps: str = "error", separation_speed: float | None = None):
         positions = finite_array(positions, "positions")
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
             raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
@@ -116,8 +129,14 @@ class SphereWorld:
         self.periodic = periodic
         if periodic is not None:
             positions = periodic.wrap(positions)
+        if initial_overlaps not in ("error", "separate"):
+            raise InvalidInputError(f"initial_overlaps must be 'error' or 'separate', got {initial_overlaps!r}")
+        self.initial_overlaps = initial_overlaps
+        self.separation_speed = None if separation_speed is None else positive_scalar(separation_speed,
+                                                                                      "separation_speed")
         self.check_periodic_cell(initial_radii, margin=0.0)
-        self.check_admissible(self.t0, positions)
+        if initial_overlaps == "error":
+            self.check_admissible(self.t0, positions)
         self.q0 = positions.reshape(-1)
         self.u0 = velocities.reshape(-1)
 
@@ -280,7 +299,16 @@ class SphereWorld:
             normal=np.concatenate([normals, wnormal]),
             friction=friction, tangents=tangents,
             seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
+            separation_speed=self._separation_cap(radii, h),
         )
+
+    def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
+        """The separation speed of overlapping rows (m/s), None when overlaps are errors."""
+        if self.initial_overlaps != "separate":
+            return None
+        if self.separation_speed is not None:
+            return self.separation_speed
+        return 0.1 * float(radii.min()) / h
 
     def _wall_rows(self, k, plane, positions, radii, margin):
         gaps = (positions - plane.point) @ plane.normal - radii

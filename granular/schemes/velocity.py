@@ -171,7 +171,7 @@ class VelocityScheme:
                 maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
                                            t=t_next, warm_tangential=self._warm_tangential(constraints))
             else:
-                maury = project(metric, G, u_star + increment, -constraints.gap / h,
+                maury = project(metric, G, u_star + increment, constraints.lower(h),
                                 solver=self.solver, warm_start=warm, t=t_next,
                                 keys=constraints.keys(getattr(system, "n", 0)), workspace=self._workspace)
         except JammingError as error:
