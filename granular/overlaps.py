@@ -1,15 +1,14 @@
 """Remove the overlaps of a set of sphere positions before a run.
 
-`remove_overlaps` projects the positions onto the set where no two spheres overlap
-and no sphere crosses a wall, in the mass metric: it moves them as little as
-possible, ``min sum_i m_i |q_i - q0_i|^2``. The set is not convex, so the
-projection is computed by sequential linearisation with the machinery of a step
-(`granular.projection.project`): at ``q_k`` each gap is replaced by its
-linearisation ``D(q_k) + G(q_k) (q - q_k)``, which never exceeds the true gap of a
-sphere pair (``|x|`` is convex) and equals it for a plane; the pairs are those
-within the distance the displacement can close (the neighbour search of a step,
-with the displacement in the role of ``h u``). Iterates converge to a local
-projection.
+`remove_overlaps` moves the spheres until no two overlap and none crosses a wall,
+each iteration as little as possible in the mass metric (``min sum_i m_i
+|dq_i|^2``) with the machinery of a step (`granular.projection.project`): at
+``q_k`` each gap is replaced by its linearisation ``D(q_k) + G(q_k) dq``, which
+never exceeds the true gap of a sphere pair (``|x|`` is convex) and equals it for
+a plane; the pairs are those within the distance the displacement can close (the
+neighbour search of a step, with ``dq`` in the role of ``h u``). When the first
+iteration removes every overlap, the result is the projection of the starting
+positions onto the linearised non-overlap set.
 
 Because the linearisation is conservative, removing every overlap at once can be
 impossible even where the spheres fit (a sphere overlapping a wall and a
@@ -17,10 +16,12 @@ neighbour whose other neighbours are close: measured on 150 spheres thrown at
 random into a box). An iteration then asks only for a fraction ``a`` of each
 overlap, ``D + G dq >= -(1 - a) D`` on the overlapping rows (``dq = 0`` meets it for
 ``a = 0``), halving ``a`` until a linear program (HiGHS) finds the set non-empty,
-and the next iteration starts again from ``a = 1``.
+and the next iteration starts again from ``a = 1``. An iteration also asks no row
+to separate by more than half the smallest radius, so that displacements stay
+within the reach of the neighbour search (and of a periodic cell's minimum image).
 
-Units: positions and radii in m, masses in kg (equal masses give the Euclidean
-projection).
+Units: positions and radii in m, masses in kg (equal masses weigh every sphere
+alike).
 """
 from __future__ import annotations
 
@@ -31,9 +32,6 @@ from .projection import _infeasible, project
 from .tolerances import OVERLAP_TOLERANCE
 from .world import SphereWorld
 
-#: Relative change of the positions (in units of the smallest radius) below which
-#: the sequential linearisation has converged.
-_CONVERGED = 1e-9
 #: Smallest fraction of the overlaps an iteration may ask to remove before the
 #: spheres are declared jammed.
 _SMALLEST_FRACTION = 2.0 ** -20
@@ -41,9 +39,10 @@ _SMALLEST_FRACTION = 2.0 ** -20
 
 def remove_overlaps(positions, radii, walls=(), masses=None, periodic=None,
                     max_iterations: int = 50) -> np.ndarray:
-    """Positions (N, 3) closest to ``positions`` (in the mass metric) at which no two
-    spheres overlap and no sphere crosses a wall, up to the overlap tolerance of
-    `granular.SphereWorld` (``OVERLAP_TOLERANCE (r_i + r_j)``).
+    """Positions (N, 3) near ``positions`` at which no two spheres overlap and no sphere
+    crosses a wall, up to the overlap tolerance of `granular.SphereWorld`
+    (``OVERLAP_TOLERANCE (r_i + r_j)``): each iteration moves the spheres as little
+    as possible in the mass metric (module docstring).
 
     Parameters
     ----------
@@ -71,45 +70,42 @@ def remove_overlaps(positions, radii, walls=(), masses=None, periodic=None,
     """
     world = SphereWorld(positions, radii, masses=1.0 if masses is None else masses, gravity=(0.0, 0.0, 0.0),
                         walls=walls, periodic=periodic, initial_overlaps="separate")
-    target = world.q0.copy()
-    q = target.copy()
+    q = world.q0.copy()
     metric = world.metric(world.t0, q)
-    r_min = float(world.radii_at(world.t0).min())
-    reach = _deepest_overlap(world, q)
+    step_limit = 0.5 * float(world.radii_at(world.t0).min())
     for _ in range(max_iterations):
-        displacement, reach = _linearised_projection(world, metric, q, target, reach)
-        q_next = world.advance(q, displacement, 1.0)
-        change = float(np.abs(displacement).max(initial=0.0))
-        q = q_next
-        if change <= _CONVERGED * r_min and _deepest_overlap(world, q) == 0.0:
-            break
-    else:
-        if _deepest_overlap(world, q) > 0.0:
-            raise SolverError(f"overlaps remain after {max_iterations} linearisations "
-                              f"(deepest {_deepest_overlap(world, q):.3g} m)")
+        deepest = _deepest_overlap(world, q)
+        if deepest == 0.0:
+            return q.reshape(world.n, 3)
+        displacement = _linearised_projection(world, metric, q, min(deepest, step_limit), step_limit)
+        q = world.advance(q, displacement, 1.0)
+    deepest = _deepest_overlap(world, q)
+    if deepest > 0.0:
+        raise SolverError(f"overlaps remain after {max_iterations} iterations (deepest {deepest:.3g} m)")
     return q.reshape(world.n, 3)
 
 
-def _linearised_projection(world, metric, q, target, reach):
-    """One linearised projection from ``q`` towards ``target``; returns the displacement
-    (3N,) and the search reach (m) that was enough for it."""
+def _linearised_projection(world, metric, q, reach, step_limit):
+    """The smallest displacement (3N,) from ``q`` that removes (a fraction of) the
+    linearised overlaps, with the pairs a displacement of ``reach`` can bring into
+    contact (widened and redone when a sphere moves further)."""
     while True:
         constraints = world.constraints(world.t0, q, 1.0, reach)
-        answer = _largest_admissible_step(metric, constraints, target - q)
+        answer = _largest_admissible_step(metric, constraints, np.zeros(q.size), step_limit)
         moved = float(world.body_speeds(answer.velocities).max(initial=0.0))
         if moved <= reach + world.speed_slack(world.t0, 1.0):
-            return answer.velocities, max(reach, moved)
-        reach = 2.0 * moved  # a sphere moved past the pairs searched: widen and redo
+            return answer.velocities
+        reach = 2.0 * moved
 
 
-def _largest_admissible_step(metric, constraints, wanted):
+def _largest_admissible_step(metric, constraints, wanted, step_limit):
     """The projection of ``wanted`` asking for the largest fraction ``a`` in 1, 1/2,
     1/4, ... of every overlap that a linear program finds possible and the
     projection then solves (module docstring)."""
     overlapping = constraints.gap < 0.0
     fraction = 1.0
     while fraction >= _SMALLEST_FRACTION:
-        lower = np.where(overlapping, -fraction * constraints.gap, -constraints.gap)
+        lower = np.where(overlapping, np.minimum(-fraction * constraints.gap, step_limit), -constraints.gap)
         if not overlapping.any() or not _infeasible(constraints.jacobian, lower):
             try:
                 return project(metric, constraints.jacobian, wanted, lower)

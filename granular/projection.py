@@ -115,6 +115,11 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
                                 complementarity, start)
         if answer is not None:
             return answer
+        # The active-set method fails on empty sets (jams) above all: a linear
+        # program says so in milliseconds, where OSQP would iterate to its limit.
+        if _infeasible(jacobian, lower, feasibility):
+            raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
+                               "(certified by a linear program)", t=t, status="infeasible")
     try:
         velocities, impulses, status, iterations = _generate_constraints(
             metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, t)
@@ -126,7 +131,7 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     except SolverError as error:
         # OSQP often ends "not converged" rather than "infeasible" on a jammed set:
         # an LP tells the two apart, so a jam is never reported as a solver failure.
-        if _infeasible(jacobian, lower):
+        if _infeasible(jacobian, lower, feasibility):
             raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
                                "(certified by a linear program)", t=t, status="infeasible") from None
         raise error
@@ -217,11 +222,26 @@ def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, w
     return working, warm, iterations
 
 
-def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray) -> bool:
-    """Whether ``{u : G u >= lower}`` is empty, decided by HiGHS (scipy's linprog)."""
+def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0) -> bool:
+    """Whether ``{u : G u >= lower}`` is empty, decided by a linear program (HiGHS,
+    scipy's linprog) that maximises a common margin ``t <= 1`` in ``G u >= lower + t``:
+    the set is empty when the best margin is below ``-tolerance`` (velocity units).
+
+    The margin form always has a solution, so HiGHS answers it where the plain
+    feasibility problem ends in numerical trouble (measured: spheres jammed at a
+    packing fraction of 0.61, 1,425 rows, best margin -0.096 m/s, which the plain
+    form did not certify). If the margin LP fails, the plain form decides.
+    """
     from scipy.optimize import linprog
 
-    d = jacobian.shape[1]
+    m, d = jacobian.shape
+    with_margin = sp.hstack([-sp.csr_matrix(jacobian), sp.csr_matrix(np.ones((m, 1)))]).tocsr()
+    objective = np.zeros(d + 1)
+    objective[-1] = -1.0
+    outcome = linprog(objective, A_ub=with_margin, b_ub=-lower, bounds=[(None, None)] * d + [(None, 1.0)],
+                      method="highs")
+    if outcome.status == 0:
+        return -outcome.fun < -tolerance
     outcome = linprog(np.zeros(d), A_ub=-sp.csr_matrix(jacobian), b_ub=-lower,
                       bounds=[(None, None)] * d, method="highs")
     return outcome.status == 2
