@@ -178,7 +178,7 @@ class VelocityScheme:
             raise self._jamming(error, t_next) from None
         solve = time.perf_counter() - clock
         return dict(constraints=constraints, velocities=maury.velocities,
-                    impulses=maury.impulses + restitution_impulse,
+                    impulses=maury.impulses + restitution_impulse, maury_impulses=maury.impulses,
                     sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
                     tangential_impulses=getattr(maury, "tangential_impulses", None),
                     status=maury.status, iterations=maury.iterations + stats[0],
@@ -334,7 +334,9 @@ class VelocityScheme:
         velocities = outcome["velocities"]
         impulses = outcome["impulses"]
         tangential = outcome.get("tangential_impulses")
-        self._remember(constraints, impulses, tangential)
+        # Maury's impulses alone start the next step's projection: a row that bounced
+        # separates at the next step, and its impact impulse would only mislead it.
+        self._remember(constraints, outcome["maury_impulses"], tangential)
         contact_change = constraints.jacobian.T @ impulses
         sustained_change = constraints.jacobian.T @ outcome["sustained"]
         if tangential is not None:
