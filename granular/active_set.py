@@ -74,18 +74,16 @@ MAX_PROXIMAL = 8
 #: Conjugate-gradient iterations after which the base is refactorised on the
 #: current matrix (a fresh base converges in one).
 REFRESH_ITERATIONS = 10
-#: Cost model of the border budget, in units of one floating-point operation of
-#: the factorisation (about 0.6 ns here): a factorisation costs ``sum_j c_j^2``
-#: (``c_j`` the column counts of L) plus ``FACTOR_PER_ENTRY`` per entry of L
-#: (ordering, symbolic analysis) plus ``FACTOR_FIXED`` (building the block); a
-#: border column costs a solve, ``COLUMN_PER_ENTRY`` per entry of L, plus
-#: ``COLUMN_FIXED``. Calibrated with qdldl on Delassus blocks of 190 to 2,900
-#: rows of the peers' piles (factor/solve time ratios 35 to 80); counts, not
-#: timings, so that runs are reproducible bit for bit.
-FACTOR_PER_ENTRY = 5.0
-FACTOR_FIXED = 1.5e6
-COLUMN_PER_ENTRY = 2.5
-COLUMN_FIXED = 2e4
+#: The base is factorised by qdldl (the OSQP developers' simplicial LDL^T) up to
+#: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: measured
+#: on Delassus blocks of settled piles, qdldl takes 0.5 / 1.2 / 10 ms at 290 /
+#: 870 / 2,900 rows against cholespy's 0.5 / 3.8 / 20 ms, but 7.1 s at 31,900 rows
+#: (7.3 million entries in L) against 2.1 s.
+LARGE_BASE = 8000
+#: Border columns that cost about one refactorisation: the factorisation-to-solve
+#: time ratio measured on the same blocks (qdldl 35 to 80, cholespy 130 to 180).
+#: Counts, not timings, decide, so that runs are reproducible bit for bit.
+BORDER_PER_FACTORISATION = {"qdldl": 40, "cholmod": 150}
 #: Blocks of at most this many rows are solved directly by a dense Cholesky
 #: factorisation (about 0.1 ms at 150 rows, where building a sparse factor through
 #: scipy and qdldl costs about 1 ms): impact clusters and the first steps of a pour.
@@ -189,6 +187,25 @@ class ContactRows:
         return block.toarray() if sp.issparse(block) else np.asarray(block)
 
 
+def _factorise(matrix: sp.csc_matrix, backend: str):
+    """``b -> matrix^{-1} b`` for a sparse symmetric positive definite matrix."""
+    if backend == "qdldl":
+        import qdldl
+
+        return qdldl.Solver(matrix).solve  # qdldl reads the upper triangle
+    import cholespy
+
+    matrix = sp.csc_matrix(matrix)
+    solver = cholespy.CholeskySolverD(matrix.shape[0], matrix.indptr.astype(np.int32),
+                                      matrix.indices.astype(np.int32), matrix.data, cholespy.MatrixType.CSC)
+
+    def solve(right):
+        out = np.empty_like(right)
+        solver.solve(np.ascontiguousarray(right, dtype=float), out)
+        return out
+    return solve
+
+
 class BorderedFactor:
     """A factor of ``W_BB + rho D_B`` on a base set of rows, known by keys that
     persist across steps, with the border columns that adapt it to other sets.
@@ -202,34 +219,17 @@ class BorderedFactor:
     absorb the drift.
     """
 
-    def __init__(self, keys: np.ndarray, matrix: sp.csc_matrix, rho: float,
-                 previous: "BorderedFactor | None" = None):
-        import qdldl
-
+    def __init__(self, keys: np.ndarray, matrix: sp.csc_matrix, rho: float):
         self.rho = rho
-        self._solver = qdldl.Solver(matrix)  # qdldl reads the upper triangle
+        self.size = keys.size
+        backend = "cholmod" if self.size > LARGE_BASE else "qdldl"
+        self.solve_base = _factorise(matrix, backend)
         self.keys = keys
         self.order = np.argsort(keys, kind="stable")
         self.sorted_keys = keys[self.order]
-        self.size = keys.size
         self.columns: dict[int, tuple] = {}
-        # Reading L back from qdldl costs a fifth of a factorisation: a base of about
-        # the same size as the previous one inherits its budget.
-        similar = previous is not None and abs(previous.size - self.size) <= 0.1 * previous.size
-        self.budget = previous.budget if similar else self._border_budget()
-
-    def _border_budget(self) -> int:
-        """Border columns that cost less than refactorising (see `FACTOR_PER_ENTRY`),
-        bounded by `MAX_BORDER` and by memory."""
-        counts = np.diff(self._solver.factors()[0].indptr).astype(float)
-        entries = counts.sum()
-        factorisation = float(np.sum(counts * (counts + 1.0))) + FACTOR_PER_ENTRY * entries + FACTOR_FIXED
-        column = COLUMN_PER_ENTRY * entries + COLUMN_FIXED
         by_memory = MAX_BORDER_BYTES // max(8 * self.size, 1)
-        return int(max(0, min(factorisation / column, by_memory, MAX_BORDER)))
-
-    def solve_base(self, right: np.ndarray) -> np.ndarray:
-        return self._solver.solve(right)
+        self.budget = int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
 
     def positions(self, keys: np.ndarray) -> np.ndarray:
         """Base position of each key, -1 when not in the base."""
@@ -438,7 +438,7 @@ def _solve_block(rows_data, rows, keys, rho, right, start, tolerance, workspace,
     fresh = apply is None
     while True:
         if apply is None:
-            workspace.factor = BorderedFactor(keys[rows], rows_data.block(rows, rho), rho, workspace.factor)
+            workspace.factor = BorderedFactor(keys[rows], rows_data.block(rows, rho), rho)
             stats.factorisations += 1
             apply = workspace.factor.preconditioner(rows_data, rows, keys, rho)
         values, iterations, converged = _conjugate_gradients(
