@@ -100,6 +100,8 @@ def settled(n: int, steps: int, layers: int, copies: int):
         speed = float(np.linalg.norm(result.velocities, axis=1).max())
         if speed < G * DT:
             break
+        if settling % 200 == 0:
+            print(f"  settling step {settling}: max speed {speed:.3g} m/s", flush=True)
     print(f"{small.n} spheres came to rest after {settling} steps ({time.perf_counter() - began:.0f} s); "
           f"tiled {copies} x {copies}", flush=True)
     world = tiled(small, sim.positions, sim.velocities, copies)

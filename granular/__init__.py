@@ -1,6 +1,6 @@
 """granular: nonsmooth mechanics of colliding spheres and constrained systems.
 
-Public API (DESIGN section 4)::
+Public API::
 
     import granular as gr
     world = gr.SphereWorld(positions, radii, walls=[gr.Box(lower, upper, open_top=True)])

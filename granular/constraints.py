@@ -1,7 +1,7 @@
 """Linearised unilateral constraints of one step, and the contact records users read.
 
 A step linearises every constraint that could become active at the end of the
-step, ``t_{n+1}``, around the current configuration ``q^n`` (seed 003, eq. 1.11):
+step, ``t_{n+1}``, around the current configuration ``q^n`` (Bernicot and Lefebvre-Lepot, 2010, eq. 1.11):
 
     D_k(t_{n+1}, q^n) + h G_k(q^n) u >= 0,      k = 1..m
 

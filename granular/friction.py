@@ -1,4 +1,8 @@
-"""Coulomb friction: Moreau's discrete contact law with Maury's gap constraint (seed 002).
+"""Coulomb friction: Moreau's discrete contact law with Maury's gap constraint.
+
+The discrete contact law follows a study of Moreau's contact dynamics with Coulomb
+friction and its discrete contact law (Springer, 2017, doi:10.1007/978-3-319-55795-3_40),
+called "the 2017 study" below.
 
 The contact step of the velocity scheme, for constraints that carry a friction
 coefficient ``mu_k > 0`` and a tangent basis.
@@ -20,16 +24,19 @@ The discrete contact law (the "Coulomb-Maury law")
 For every contact ``k``:
 
 (N) ``0 <= lambda_N,k``, ``D_k + h G_k u >= 0`` and ``lambda_N,k (D_k + h G_k u) = 0``
-    (Maury's normal law: positions stay admissible, seed 003);
+    (Maury's normal law: positions stay admissible; Bernicot and Lefebvre-Lepot,
+    *Existence results for non-smooth second order differential inclusions, convergence
+    result for a numerical scheme and application to the modelling of inelastic
+    collisions*, 2010);
 (T) ``|lambda_T,k| <= mu_k lambda_N,k``; if ``|lambda_T,k| < mu_k lambda_N,k`` the
     contact sticks, ``T_k u = 0``; otherwise it slides against the reaction,
-    ``T_k u = -a lambda_T,k`` with ``a >= 0`` (Coulomb's law (5) of seed 002).
+    ``T_k u = -a lambda_T,k`` with ``a >= 0`` (Coulomb's law (5) of the 2017 study).
 
-Relation to seed 002. Its reaction cone is ``R(q) = R+ (n(q) + D_1(q))``; here
+Relation to the 2017 study. Its reaction cone is ``R(q) = R+ (n(q) + D_1(q))``; here
 ``R(q) = {G^T l_N + T^T l_T : |l_T| <= mu l_N}``, i.e. ``n = G / |G|`` and the
 friction disc ``D_1(q) = {T^T w / |G| : |w| <= mu}``, a closed bounded convex set
 that contains 0 and does not contain ``grad g`` in its span: the hypothesis (H3) of
-the seed (for a generalised coordinate system the physical disc is the image of the
+the study (for a generalised coordinate system the physical disc is the image of the
 contact point's tangent plane, not the Euclidean complement of ``n``). Its
 discrete law is ``S(q, v) = v`` if ``v`` is admissible, otherwise the
 kinetic-metric projection of 0 onto ``(v + M^{-1} R(q)) cap T(q)``, with
@@ -38,7 +45,7 @@ kinetic-metric projection of 0 onto ``(v + M^{-1} R(q)) cap T(q)``, with
 
 - ``G v >= 0`` (admissible): ``lambda = 0``, ``u = v`` satisfies (N) and (T).
   In Painleve's configurations a second answer with ``lambda_N > 0`` (a
-  tangential impact) can satisfy them too; like Moreau (seed section 2) the
+  tangential impact) can satisfy them too; like Moreau (section 2 of the 2017 study) the
   solver returns ``u = v``: no jump without an approaching contact.
 - ``G v < 0``: (N) forces ``G u = 0`` and ``lambda_N > 0``. Along the set
   ``F = {l_T : (l_N(l_T), l_T) in cone}`` where ``l_N(l_T)`` makes ``G u = 0``, the
@@ -47,7 +54,7 @@ kinetic-metric projection of 0 onto ``(v + M^{-1} R(q)) cap T(q)``, with
   ``l_T``. In the plane (s = 1) F is an interval whose end points are exactly the
   points of the cone's boundary, so this is (T); in 3D it is (T) when
   ``G M^{-1} T^T = 0`` (rotation-free spheres: the friction impulse of a contact
-  does not move its normal velocity). `seed_contact_law` computes the seed's
+  does not move its normal velocity). `seed_contact_law` computes the study's
   projection directly; the tests check that both agree.
 
 With a gap ``D > 0`` (Maury's anticipation) the normal part becomes
@@ -55,7 +62,7 @@ With a gap ``D > 0`` (Maury's anticipation) the normal part becomes
 contact by contact, which no single projection expresses (Coulomb's law is not
 associated: it is not the optimality condition of a convex program).
 
-Proposition 1 of seed 002 holds for every solution: ``r = G^T l_N + T^T l_T`` lies
+Proposition 1 of the 2017 study holds for every solution: ``r = G^T l_N + T^T l_T`` lies
 in ``R(q)``, ``<u, r> = -l_N . D / h + sum_k l_T,k . T_k u <= 0`` (positions
 admissible, friction opposes sliding), hence ``|u|_M <= |v|_M``.
 
@@ -70,7 +77,7 @@ How it is solved
   cannot be used here: the fixed point over convex QPs (below) stalls when the
   sliding speed is large against the normal impulse, and has no solution to find
   in Painleve's inconsistent configurations, where the LCP gives the tangential
-  impact the seed describes.
+  impact the 2017 study describes.
 - 3D (s = 2), spheres: when the metric is diagonal and every frictional
   contact's Delassus block is isotropic (``W_kk = w_k I``: rotation-free spheres,
   walls), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
@@ -570,7 +577,7 @@ class _ConicProblem:
         return np.asarray(solution.x) * self.D * self.v_ref
 
 
-# -- diagnostics and the seed's reference law ----------------------------------------------
+# -- diagnostics and the 2017 study's reference law ----------------------------------------
 
 def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.ndarray,
                       tangential: np.ndarray) -> dict:
@@ -606,7 +613,9 @@ def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.
 
 def seed_contact_law(M: np.ndarray, G: np.ndarray, T: np.ndarray, mu: float, v: np.ndarray,
                      lower: float = 0.0) -> np.ndarray:
-    """Seed 002's ``S(q, v)`` for one contact, solved as the seed writes it (a reference).
+    """The discrete contact law ``S(q, v)`` for one contact, solved as written in the study of
+    Moreau's contact dynamics with Coulomb friction (Springer, 2017,
+    doi:10.1007/978-3-319-55795-3_40), as a reference.
 
     ``M`` (d, d), ``G`` (d,) the normal row, ``T`` (s, d) the tangent rows, ``v`` (d,).
     Returns ``v`` if ``G v >= lower``, otherwise the kinetic-metric projection of 0

@@ -1,4 +1,7 @@
-"""The metric projection at the heart of every step (seed 003, eq. 1.13 and Remark 4.1).
+"""The metric projection at the heart of every step: Maury's scheme as studied by
+Bernicot and Lefebvre-Lepot (*Existence results for non-smooth second order
+differential inclusions, convergence result for a numerical scheme and application
+to the modelling of inelastic collisions*), their eq. 1.13 and Remark 4.1.
 
     u = argmin 1/2 (u - v)^T M (u - v)   subject to   G u >= b
 
@@ -9,12 +12,22 @@ balance ``M (u - v) = G^T lambda`` with ``lambda >= 0`` and
 ``lambda_k (G_k u - b_k) = 0``; with ``b`` in velocity units ``lambda`` is an
 impulse (N s for spheres).
 
-`project` solves it with a backend, rebuilds ``u`` from the multipliers, checks
-feasibility and raises rather than returning a wrong answer. With the default
-``solver="osqp"``, sub-problems of at most `_SMALL_PROBLEM` rows (impact clusters)
-are first solved exactly by complementary pivoting, larger ones by OSQP on the
-multiplier form, and an answer that misses the tolerances is refined by a
-primal-dual interior-point method; ``solver="cvxpy"`` is the independent reference.
+`project` rebuilds ``u`` from the multipliers, checks every answer against the KKT
+conditions at the tolerances of `granular.tolerances` and raises rather than
+return a wrong answer. With the default ``solver="osqp"`` the multipliers come, in
+this order, from:
+
+1. the proximal primal-dual active-set method of `granular.active_set`, started
+   from the previous step's impulses and sparse factor (what a pile needs: the
+   1,000-sphere box of SCoPI, settled, went from 0.26 s to 0.05 s a step);
+2. when it cannot certify an answer: a linear program that tells a jam (no
+   admissible velocity, `JammingError`) in milliseconds;
+3. otherwise OSQP on the multiplier form, on a working set grown by constraint
+   generation, with impact clusters of at most `_SMALL_PROBLEM` rows solved by
+   complementary pivoting and answers that miss the tolerances refined by a
+   primal-dual interior-point method.
+
+``solver="cvxpy"`` is the independent reference (velocity form, Clarabel).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Walls: infinite planes, axis-aligned box containers and periodic boxes.
 
-Conventions (DESIGN section 1): a plane through ``point`` with unit ``normal``
+Conventions (those of the whole package): a plane through ``point`` with unit ``normal``
 admits the spheres on the side the normal points to; the gap of sphere ``i`` is
 ``D = normal . (q_i - point) - r_i`` (m), admissible when ``D >= 0``.
 A `Box` is the set of planes of its faces, normals pointing inwards.

@@ -2,15 +2,16 @@
 
 State: positions ``q`` (N, 3) in m and velocities ``u`` (N, 3) in m/s, flattened
 to (3N,) for the schemes. Mass metric ``M = diag(m_1, m_1, m_1, ..., m_N, m_N, m_N)``
-(kg), Remark 4.1 of seed 003.
+(kg), Remark 4.1 of Bernicot and Lefebvre-Lepot (*Existence results for
+non-smooth second order differential inclusions...*, 2010).
 
-Constraints (seed 003, section 4): for each pair that could touch within the
+Constraints (ibid., section 4): for each pair that could touch within the
 step, ``D_ij(t, q) = |q_j - q_i| - (r_i(t) + r_j(t)) >= 0`` with gradient
 ``G_ij = (..., -n_ij, ..., +n_ij, ...)``, ``n_ij = (q_j - q_i)/|q_j - q_i|``; for each
 sphere near a plane (point p, unit normal n), ``D = n.(q_i - p) - r_i(t) >= 0``
 with gradient ``+n`` on sphere i.
 
-Friction (seed 002, `granular.friction`): with a Coulomb coefficient ``mu > 0`` a
+Friction (Moreau's discrete law with Coulomb friction, `granular.friction`): with a Coulomb coefficient ``mu > 0`` a
 contact also gets two unit tangents ``t_1, t_2`` orthogonal to its normal, rows
 ``(..., -t_a, ..., +t_a, ...)`` for a pair (relative sliding velocity of j on i) and
 ``+t_a`` for a wall. The spheres carry no rotation: the contact point moves with
@@ -53,7 +54,7 @@ class SphereWorld:
         Initial centres (m). Must be admissible: no sphere overlaps another or a wall.
     radii : float, (N,) array, or callable ``t -> (N,)``
         Radii (m), positive at every time. A callable gives radii that change in time
-        (seed 003, end of section 4); it is checked at every step.
+        (Bernicot and Lefebvre-Lepot, 2010, end of section 4); it is checked at every step.
     masses : float, (N,) array, callable ``t -> (N,)``, or None
         Masses (kg). ``None`` uses ``density * 4/3 pi r^3`` with the initial radii.
     velocities : (N, 3) array or None

@@ -1,16 +1,17 @@
-"""The steel pipe between two obstacles (seed 001, section 4), reproduced.
+"""The steel pipe between two obstacles of Dumont and Paoli (*Vibrations of a beam between
+obstacles. Convergence of a fully discretized approximation*, 2006, section 4), reproduced.
 
 A pipe of length L = 1.501 m (k^2 = EI / rho S = 282.84 m^4 s^-2, J = 19 Hermite
 elements) is clamped to a support moving as phi(t) = 0.2 sin(10 t) m, at rest at
-t = 0; its tip hits obstacles at +-g = +-0.1 m. We run the seed's cases over
+t = 0; its tip hits obstacles at +-g = +-0.1 m. We run the paper's cases over
 [0, 2] s with the fast driver `simulate_tip` (scheme (P_h beta), Lemma 4.1):
 
-- projection scheme, beta = 1/2, dt = 5e-5, 5e-6, 1e-6 s (seed's Figs. 3a, 3b, 4a);
+- projection scheme, beta = 1/2, dt = 5e-5, 5e-6, 1e-6 s (the paper's Figs. 3a, 3b, 4a);
 - projection scheme, beta = 1/4, dt = 1e-6, 5e-7 s (Figs. 4b, 5a);
 - penalty (normal compliance) 1/eps = 1e8 and 5e9, beta = 1/4, dt = 2e-7 s (Figs. 9a, 10a),
 
 print, for each, the largest violation max_t |u(L, t)| - g and the CPU seconds next
-to the seed's figures, and write the tip history u(L, t) of each to
+to the paper's figures, and write the tip history u(L, t) of each to
 ``renders/beam_<case>.png`` and the first contact period of the beta = 1/2 runs
 to ``renders/beam_first_contact.png``.
 
@@ -21,8 +22,8 @@ Newmark scheme through `granular.Simulation` (beta = 1/2, dt = 5e-5 s, a frame e
 2 ms, shown ten times slower than real time). The beam is drawn relative to its
 moving support (the drawing adapter has no time), so the tip's contacts are exact.
 
-Units: the seed's scaled equations (divided by rho S), so 1/eps is the seed's
-number. The seed's CPU times are Scilab 3.1.1 on a 1.1 GHz Mac G4 (2005).
+Units: the paper's scaled equations (divided by rho S), so 1/eps is the paper's
+number. The paper's CPU times are Scilab 3.1.1 on a 1.1 GHz Mac G4 (2005).
 
     .venv/bin/python scenes/beam_between_obstacles.py [--quick] [--render-only] [--out renders]
 
@@ -43,7 +44,7 @@ from granular.systems.beam import Beam
 
 DURATION = 2.0     # s
 GAP = 0.1          # m
-#: What ``granular run beam_between_obstacles`` integrates: the seed's Fig. 3a case
+#: What ``granular run beam_between_obstacles`` integrates: the paper's Fig. 3a case
 #: (projection scheme, beta = 1/2, dt = 5e-5 s) through `granular.Simulation` with the
 #: Newmark scheme, a frame every 5 ms. (The default velocity scheme is explicit in the
 #: stiffness and blows up at any usable step.)
@@ -52,7 +53,7 @@ DEFAULTS = dict(duration=DURATION, dt=5e-5, record_every=100, scheme="newmark", 
 
 @dataclass(frozen=True)
 class Case:
-    """One run of the seed's section 4 and what the seed reports for it."""
+    """One run of section 4 of Dumont and Paoli (2006) and what the paper reports for it."""
 
     name: str
     beta: float
@@ -83,7 +84,7 @@ CASES = (
 
 
 def build(penalty: float | None = None) -> Beam:
-    """The seed's pipe (defaults of `Beam`), with normal compliance if ``penalty``."""
+    """The pipe of Dumont and Paoli, 2006 (defaults of `Beam`), with normal compliance if ``penalty``."""
     beam = Beam(length=1.501, k2=282.84, elements=19, support_amplitude=0.2, support_frequency=10.0,
                 lower=-GAP, upper=GAP)
     return beam if penalty is None else beam.penalised(penalty)
@@ -95,7 +96,7 @@ def run(case: Case) -> TipRun:
 
 def table(rows) -> str:
     header = (f"{'scheme':<22} {'beta':>5} {'dt (s)':>8} {'steps':>9} {'violation (m)':>14} "
-              f"{'CPU (s)':>8}   {'seed: violation':>15} {'CPU (s)':>8}  fig.")
+              f"{'CPU (s)':>8}   {'paper violation':>15} {'CPU (s)':>8}  fig.")
     lines = [header, "-" * len(header)]
     for case, result in rows:
         seed_v = "-" if case.seed_violation is None else f"{case.seed_violation:.4g}"
@@ -128,7 +129,7 @@ def plot(case: Case, result: TipRun, path: Path) -> None:
         ax.axhline(bound, color="k", linewidth=0.8, linestyle="--")
     ax.set(xlabel="t (s)", ylabel="u(L, t) (m)", xlim=(0.0, DURATION),
            title=f"{case.scheme}, beta = {case.beta:g}, dt = {case.dt:g} s "
-                 f"(seed Fig. {case.figure}); violation {result.violation:.3g} m")
+                 f"(Fig. {case.figure} of Dumont and Paoli, 2006); violation {result.violation:.3g} m")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -165,7 +166,8 @@ def main(quick: bool = False, out: str = "renders") -> list:
         rows.append((case, result))
         plot(case, result, directory / f"beam_{case.name}.png")
     plot_first_contact(rows, directory / "beam_first_contact.png")
-    print(f"beam between obstacles (seed 001, section 4): L = 1.501 m, J = 19, g = {GAP} m, T = {DURATION} s")
+    print(f"beam between obstacles (Dumont and Paoli, 2006, section 4; 'paper' columns are theirs): "
+          f"L = 1.501 m, J = 19, g = {GAP} m, T = {DURATION} s")
     print(table(rows))
     print(f"violation = max over every step of max(|u(L, t)| - g, 0); CPU = wall time of simulate_tip, "
           f"set-up included; whole scene {time.perf_counter() - start:.1f} s")

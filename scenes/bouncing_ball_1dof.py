@@ -23,7 +23,7 @@ from granular.systems.examples import bouncing_ball
 HEIGHT, RESTITUTION, RADIUS, DT, DURATION = 1.0, 0.9, 0.1, 1e-3, 4.5
 SCHEMES = ("velocity", "seed000", "paoli-schatzman")
 #: What ``granular run bouncing_ball_1dof`` integrates: the velocity scheme, whose energy
-#: never rises (seed000's rises by up to 22 mJ above the start between impacts).
+#: never rises (the `seed000` scheme's rises by up to 22 mJ above the start between impacts).
 DEFAULTS = dict(duration=DURATION, dt=DT, record_every=10, scheme="velocity")
 
 

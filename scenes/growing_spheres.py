@@ -3,10 +3,12 @@
 Eighty equal spheres start at packing fraction 0.10 at random places in a closed
 cube (no gravity, small random velocities, inelastic) and their radii grow as
 ``r(t) = r0 (1 + g t)``. The scheme evaluates every gap at the end of the step
-with the radii of that time (seed 003, end of section 4), so the projection pushes
-the spheres apart as they swell. When no velocity can make room any more the
-projection is infeasible: `granular.JammingError`, with the time and the packing
-fraction reached, which this scene prints.
+with the radii of that time (Bernicot and Lefebvre-Lepot, *Existence results for
+non-smooth second order differential inclusions, convergence result for a numerical
+scheme and application to the modelling of inelastic collisions*, 2010, end of
+section 4), so the projection pushes the spheres apart as they swell. When no
+velocity can make room any more the projection is infeasible: `granular.JammingError`,
+with the time and the packing fraction reached, which this scene prints.
 
 OSQP does not always certify an infeasible problem; when it gives up with a plain
 `SolverError`, the step is handed to the reference solver (cvxpy, if installed)

@@ -1,4 +1,8 @@
-"""Painleve's rod: a slender rod slides on a rough floor into a dynamic jam and jumps off it (seed 002).
+"""Painleve's rod: a slender rod slides on a rough floor into a dynamic jam and jumps off it.
+
+The rod is the example of a study of Moreau's contact dynamics with Coulomb friction and its
+discrete contact law (Springer, 2017, doi:10.1007/978-3-319-55795-3_40), called
+"the 2017 study" below.
 
 Glocker's parameters: m = 1 kg, half-length s = 1 m, J = m s^2/3, g = 10 m/s^2,
 mu = 5/3, e = 0; phi0 = 31 degrees with the lower end A on the floor, dx/dt = 30 m/s,
@@ -9,7 +13,7 @@ angle at about t = 0.815 s with the normal force growing without bound (the
 dynamic jam of Genot and Brogliato). The continuation is not unique: A may leave
 the floor with the velocity it had (u^-), or take a tangential impact, a jump of
 its velocity without collision towards u~ = Proj(0, (u^- + M^-1 R) cap T), where A
-stops. Seed 002 section 3 shows that the scheme's limits as h -> 0 are u^-, u~,
+stops. Section 3 of the 2017 study shows that the scheme's limits as h -> 0 are u^-, u~,
 or (here, where gamma changes sign at 45 degrees) any point of the segment
 between them. Which one a run gives depends on where its last sliding step falls
 relative to 45 degrees, hence on dt, and does not settle as dt shrinks. Measured
@@ -152,10 +156,10 @@ def events(trajectory) -> list[tuple[float, str, str, float, float]]:
 
     - "collision": the end arrives from a flight, its normal velocity before the
       step approaching faster than the threshold;
-    - otherwise the end stays on the floor (seed 002: a jump with ``<u^-, n> = 0``,
+    - otherwise the end stays on the floor (the 2017 study: a jump with ``<u^-, n> = 0``,
       without collision) and a jump of its tangential velocity is a "tangential
       impact" when the end then sticks, a "partial tangential impact" when it goes
-      on sliding slower (a point of the segment [u^-, u~] of seed 002 section 3).
+      on sliding slower (a point of the segment [u^-, u~] of section 3 of the 2017 study).
     """
     found, changes, regular = [], end_changes(trajectory), regular_changes(trajectory)
     for k in range(1, len(trajectory)):

@@ -1,11 +1,17 @@
 """Time-stepping schemes. Each takes a system and returns a `StepResult` per step.
 
 - ``velocity`` (`velocity.VelocityScheme`): Maury's velocity projection with the
-  restitution law, for every system (seed 003; DESIGN section 2).
-- ``seed000`` (`seed000.Seed000Scheme`): the velocity scheme (9) of seed 000,
-  positions first, for `ConstrainedSystem`.
+  restitution law, for every system (Bernicot and Lefebvre-Lepot, *Existence
+  results for non-smooth second order differential inclusions, convergence result
+  for a numerical scheme and application to the modelling of inelastic
+  collisions*, 2010; the discrete law is described in `granular.schemes.velocity`).
+- ``seed000`` (`seed000.Seed000Scheme`): the velocity scheme (9) of Dzonou,
+  Monteiro Marques and Paoli (*A convergence result for a vibro-impact problem with
+  a general inertia operator*, 2009), positions first, for `ConstrainedSystem`.
 - ``paoli-schatzman`` (`paoli_schatzman.PaoliSchatzmanScheme`): position-based
-  scheme (1.13)-(1.17) of seed 004, for `ConstrainedSystem`.
-- ``newmark`` (`newmark.NewmarkScheme`): the projection scheme (P_hbeta) of
-  seed 001, for linear systems such as the beam.
+  scheme (1.13)-(1.17) of Paoli and Schatzman (*A numerical scheme for impact
+  problems*, 1999), for `ConstrainedSystem`.
+- ``newmark`` (`newmark.NewmarkScheme`): the projection scheme (P_hbeta) of Dumont
+  and Paoli (*Vibrations of a beam between obstacles. Convergence of a fully
+  discretized approximation*, 2006), for linear systems such as the beam.
 """

@@ -1,5 +1,6 @@
-"""The Newmark projection scheme (P_h beta) of seed 001 (sections 2 and 4), and a fast
-driver for long runs of it.
+"""The Newmark projection scheme (P_h beta) of Dumont and Paoli (*Vibrations of a beam
+between obstacles. Convergence of a fully discretized approximation*, 2006, sections 2
+and 4), and a fast driver for long runs of it.
 
 For a linear system ``M q'' + S q = F(t)`` with unilateral constraints (constant
 mass ``M`` and stiffness ``S``, (d, d); load ``F`` (d,)), positions ``q^n`` at
@@ -8,14 +9,14 @@ mass ``M`` and stiffness ``S``, (d, d); load ``F`` (d,)), positions ``q^n`` at
     M (q^{n+1} - 2 q^n + q^{n-1}) / dt^2 + S (beta q^{n+1} + (1 - 2 beta) q^n + beta q^{n-1})
         + d psi_K(q^{n+1})  contains  G^n = beta F^{n+1} + (1 - 2 beta) F^n + beta F^{n-1},
 
-with ``F^n`` the mean of ``F`` over ``[t_n, t_{n+1}]`` (the seed's definition;
+with ``F^n`` the mean of ``F`` over ``[t_n, t_{n+1}]`` (the paper's definition;
 `system.mean_load(t0, t1)` when the system has it, Simpson's rule otherwise).
 So ``q^{n+1}`` is the projection onto ``K`` of the unconstrained update ``q'`` in
 the metric of ``A = M + dt^2 beta S`` (eq. 21), where
 
     q' = 2 q^n - q^{n-1} + dt^2 A^{-1} (G^n - S q^n)
 
-(algebraically the seed's ``A^{-1} F^n``, written as an increment to keep the
+(algebraically the paper's ``A^{-1} F^n``, written as an increment to keep the
 round-off of ``dt^2``-small changes low). ``A`` is factorised once.
 
 Projection, ``projection=`` :
@@ -24,7 +25,7 @@ Projection, ``projection=`` :
   ``i`` (the system's ``coordinate_bounds = (i, lower, upper)``, as `Beam` has),
   ``q^{n+1}_i = clip(q'_i)`` and ``q^{n+1} = q' + (q^{n+1}_i - q'_i) / c * w`` with
   ``w = A^{-1} e_i`` and ``c = w_i`` computed once: one linear solve a step (the
-  seed solves two). The clipped coordinate is stored exactly, so ``q^{n+1}`` is
+  paper solves two). The clipped coordinate is stored exactly, so ``q^{n+1}`` is
   admissible bit for bit.
 - ``"qp"``: the generic metric projection `granular.projection.project` (OSQP or
   cvxpy) of the velocity ``(q' - q^n)/dt`` onto ``{V : g(t_{n+1}, q^n) + dt G V >= 0}``
@@ -32,18 +33,18 @@ Projection, ``projection=`` :
 
 Multipliers are impulses over the step (N s in SI units): ``A (V - V') = G^T lambda``
 with ``V = (q^{n+1} - q^n)/dt`` the reported velocity and ``V' = (q' - q^n)/dt``
-the prediction; ``dt lambda`` is the seed's ``dt^2`` times the mean reaction. The
+the prediction; ``dt lambda`` is the paper's ``dt^2`` times the mean reaction. The
 reported ``dissipated_energy`` is ``|V'|_A^2 / 2 - |V|_A^2 / 2 >= 0``, the energy the
 projection removes in the metric ``A``.
 
 Penalty (normal compliance, Remark 4.2): a system with a ``penalty`` (see
 `granular.systems.beam.TipPenalty`) has its piecewise-linear tip force weighted like
-the stiffness, ``beta p^{n+1} + (1 - 2 beta) p^n + beta p^{n-1}``. The seed
+the stiffness, ``beta p^{n+1} + (1 - 2 beta) p^n + beta p^{n-1}``. The paper
 extrapolates ``q^{n+1}`` to get ``p^{n+1}``; here the scalar piecewise-linear
 equation ``x = x' + dt^2 beta c p(x)`` is solved exactly, so the penalty scheme is
 the implicit Newmark scheme itself.
 
-Start (seed, section 2): from ``(q, u)`` the first step returns
+Start (Dumont and Paoli, 2006, section 2): from ``(q, u)`` the first step returns
 ``q^1 = P_K(q + dt u)`` (``u^1 = u^0 + dt v^0``; forces enter from the next step).
 The scheme keeps ``q^{n-1}`` and starts again this way whenever the ``(t, q)`` it is
 given is not the state it returned last.
@@ -76,7 +77,7 @@ PROJECTIONS = ("lemma", "qp")
 def check_newmark_system(system, dt: float, beta: float):
     """Validate ``system`` for the Newmark scheme; return ``(M, S)`` (d, d)."""
     if not 0.0 <= beta <= 0.5:
-        raise InvalidInputError(f"beta must lie in [0, 1/2] (seed 001, section 2), got {beta}")
+        raise InvalidInputError(f"beta must lie in [0, 1/2] (Dumont and Paoli, 2006, section 2), got {beta}")
     if not (np.isfinite(dt) and dt > 0.0):
         raise InvalidInputError(f"dt must be a positive finite number, got {dt}")
     if not getattr(system, "constant_metric", False) or not hasattr(system, "metric"):
@@ -157,7 +158,7 @@ class NewmarkUpdate:
 
 
 class NewmarkScheme:
-    """Scheme (P_h beta) of seed 001 (module docstring).
+    """Scheme (P_h beta) of Dumont and Paoli, 2006 (see the module docstring).
 
     Parameters
     ----------
@@ -220,7 +221,7 @@ class NewmarkScheme:
         return self._result(t + self.dt, q, update, time.perf_counter() - start)
 
     def start(self, t: float, q: np.ndarray, u: np.ndarray) -> NewmarkUpdate:
-        """The seed's first step ``q^1 = P_K(q^0 + dt v^0)`` (projected in the metric A)."""
+        """The first step of Dumont and Paoli (2006), ``q^1 = P_K(q^0 + dt v^0)`` (metric A)."""
         q = np.asarray(q, dtype=float)
         return self._contact(t + self.dt, q, q + self.dt * np.asarray(u, dtype=float), first=True)
 
@@ -240,7 +241,7 @@ class NewmarkScheme:
         system, ops = self.system, self.ops
         constraints = system.constraints(t_next, q, self.dt)
         if ops.penalty is not None:
-            if first:  # the seed starts the penalised scheme unprojected as well
+            if first:  # Dumont and Paoli (2006) start the penalised scheme unprojected as well
                 return NewmarkUpdate(unconstrained, unconstrained, np.zeros(0), constraints)
             return self._lemma(constraints, unconstrained)
         if constraints.size == 0:

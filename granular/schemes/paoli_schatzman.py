@@ -1,4 +1,5 @@
-"""Paoli and Schatzman's position-based scheme (seed 004, (1.13)-(1.17)).
+"""Paoli and Schatzman's position-based scheme (*A numerical scheme for impact problems*,
+1999, (1.13)-(1.17)).
 
 Positions ``U^m`` at ``t_m = t_0 + m h``. Given ``U^{m-1}`` and ``U^m``:
 
@@ -7,7 +8,7 @@ Positions ``U^m`` at ``t_m = t_0 + m h``. Given ``U^{m-1}`` and ``U^m``:
 
 ``K = {x : g_k(t_{m+1}, x) >= 0 for all k}`` (admissible means ``g >= 0``) and
 ``P_K`` the projection onto ``K`` in the metric of ``M(U^m)``: the configuration
-known at the start of the step. Seed 004 uses the Riemannian distance of
+known at the start of the step. Paoli and Schatzman use the Riemannian distance of
 ``M(.)``; both agree to first order in the (O(h)) length of the projection,
 the order of the scheme.
 
@@ -32,7 +33,7 @@ first step and leaves a body resting on a constraint exactly at rest (``z = O(h)
 either way). The scheme keeps ``U^{m-1}`` and starts again this way whenever the
 ``(t, q, u)`` it is given is not the state it returned last.
 
-Reported velocity: ``V^m = (U^{m+1} - U^m) / h`` (seed 004's (1.28)), at the end
+Reported velocity: ``V^m = (U^{m+1} - U^m) / h`` ((1.28) of Paoli and Schatzman, 1999), at the end
 of the step together with ``U^{m+1}``. Then (1.29) multiplied by ``M(U^m)`` is the
 discrete momentum balance ``M (V^m - p) = G^T lambda`` with the prediction
 ``p = V^{m-1} + h F^m`` and the impulses ``lambda = (1 + e) mu / h`` (N s), where
@@ -73,7 +74,7 @@ _ROUNDOFF = 64.0 * np.finfo(float).eps
 
 
 class PaoliSchatzmanScheme:
-    """Scheme (1.13)-(1.17) of seed 004 (module docstring).
+    """Scheme (1.13)-(1.17) of Paoli and Schatzman, 1999 (see the module docstring).
 
     Parameters
     ----------

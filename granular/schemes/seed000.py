@@ -1,6 +1,8 @@
-"""Seed 000's velocity-based scheme (9) for a `ConstrainedSystem`, positions first.
+"""The `seed000` scheme: the velocity-based scheme (9) of Dzonou, Monteiro Marques and
+Paoli (*A convergence result for a vibro-impact problem with a general inertia
+operator*, 2009) for a `ConstrainedSystem`, positions first.
 
-One step from ``(t_i, q_i, u_i)`` with step ``h`` (seed 000, section 2):
+One step from ``(t_i, q_i, u_i)`` with step ``h`` (ibid., section 2):
 
     q_{i+1} = q_i + h u_i
     u_{i+1} = -e u_i + (1 + e) proj_{q_{i+1}}(u_i + h/(1+e) M^{-1}(q_{i+1}) f_{i+1}, V_{i+1})
@@ -8,15 +10,15 @@ One step from ``(t_i, q_i, u_i)`` with step ``h`` (seed 000, section 2):
 ``proj_q(., V)`` is the projection in the kinetic metric of ``M(q_{i+1})`` onto
 the admissible velocities ``V_{i+1} = {u : dg_k/dt + grad g_k . u >= 0 for every k
 with g_k(t_{i+1}, q_{i+1}) <= 0}``; ``V = R^d`` when no constraint is active.
-Seed 000 writes ``g <= 0`` and a time-independent ``g``; here admissible means
+The paper writes ``g <= 0`` and a time-independent ``g``; here admissible means
 ``g >= 0`` (so its ``V = {grad g . u <= 0}`` becomes ``grad g . u >= 0``), and a
 time-dependent ``g`` (a moving obstacle) adds its rate ``dg/dt`` (central finite
 differences in time), which makes the law act on the *relative* normal velocity.
 
 Force (``f(t, q, u)``, the system's convention):
 
-- ``force_update="explicit"``: ``f_{i+1} = f(t_{i+1}, q_{i+1}, u_i)`` (seed 000's
-  explicit update, new position, old velocity);
+- ``force_update="explicit"``: ``f_{i+1} = f(t_{i+1}, q_{i+1}, u_i)`` (the
+  paper's explicit update, new position, old velocity);
 - ``force_update="implicit"``: ``f_{i+1} = f(t_{i+1}, q_{i+1}, u_{i+1})`` by a fixed
   point on ``u_{i+1}``, started from the explicit step, stopped when two iterates
   differ by less than ``fixed_point_tolerance`` times the velocity scale (kinetic
@@ -36,7 +38,7 @@ same algebra, with no round-off when nothing is active), so the reported impulse
 ``M(q_{i+1}) (u_{i+1} - p) = G^T lambda``.
 
 What the positions do: ``q_{i+1}`` is not projected, so the constraint is crossed
-by at most one step's travel ``h |grad g . u|`` at an impact (seed 000 admits
+by at most one step's travel ``h |grad g . u|`` at an impact (the paper admits
 this; the velocity then points back into the admissible set). Contacts report the
 gap and gradient at ``q_{i+1}`` (the values that decided the active set), so an
 active contact has ``gap <= 0``.
@@ -56,7 +58,7 @@ from .velocity import make_result
 
 
 class Seed000Scheme:
-    """Scheme (9) of seed 000 (module docstring).
+    """Scheme (9) of Dzonou, Monteiro Marques and Paoli, 2009 (see the module docstring).
 
     Parameters
     ----------
@@ -135,7 +137,8 @@ class Seed000Scheme:
         return predicted + (1.0 + e) * (projected - target), mu, predicted, (status, iterations, seconds)
 
     def _implicit(self, metric, t_next, q_next, u, velocity, G, lower, e):
-        """Fixed point ``u_{i+1} = Phi(f(t_{i+1}, q_{i+1}, u_{i+1}))`` (seed 000's implicit update)."""
+        """Fixed point ``u_{i+1} = Phi(f(t_{i+1}, q_{i+1}, u_{i+1}))`` (the implicit update of
+        Dzonou, Monteiro Marques and Paoli, 2009)."""
         system = self.system
         scale = max(np.sqrt(2.0 * metric.kinetic_energy(u)), np.sqrt(2.0 * metric.kinetic_energy(velocity)),
                     np.finfo(float).tiny)

@@ -1,4 +1,7 @@
-"""Maury's velocity projection with a restitution law (seed 003; DESIGN section 2).
+"""Maury's velocity projection with a restitution law (Bernicot and Lefebvre-Lepot,
+*Existence results for non-smooth second order differential inclusions, convergence
+result for a numerical scheme and application to the modelling of inelastic
+collisions*, 2010).
 
 One step from ``(t_n, q^n, u^n)`` with step ``h``:
 
@@ -15,7 +18,10 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    size and is treated inelastically (the bounce threshold of game engines, here
    derived, not tuned). Impact impulses do not raise the threshold, so a body struck
    in one step bounces off the next body in the following step. On them apply
-   Moreau's impact law to ``u^n`` in the mass metric (seeds 000 (3), 003, 004 (1.6)):
+   Moreau's impact law to ``u^n`` in the mass metric (Dzonou, Monteiro Marques and
+   Paoli, *A convergence result for a vibro-impact problem with a general inertia
+   operator*, 2009, eq. 3; Paoli and Schatzman, *A numerical scheme for impact
+   problems*, 1999, eq. 1.6):
    ``w = P_C u^n`` with ``C = {G_I u >= 0}`` and multipliers ``mu``, then
    ``u* = w + M^{-1} G_I^T (e mu)``, i.e. ``u* = P_C u^n - e P_N u^n`` for a common
    ``e``. Tangential components are kept, normal ones reversed and scaled by e.
@@ -23,7 +29,7 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
    rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
 
-Why this discrete law (DESIGN section 2 lists the traps it avoids):
+Why this discrete law (and the traps it avoids):
 
 - With every ``e_k = 0`` the set ``I`` is empty and the step *is* Maury's scheme.
 - The bounce uses the velocity before the step, so the restitution does not depend
@@ -85,7 +91,7 @@ class VelocityScheme:
     solver : {"osqp", "cvxpy"}
     force_update : {"explicit", "implicit"}
         ``explicit`` evaluates the force at ``u^n``; ``implicit`` at ``u^{n+1}`` by a
-        fixed point (seed 000, section 2), stopped when successive iterates differ by
+        fixed point (Dzonou, Monteiro Marques and Paoli, 2009, section 2), stopped when successive iterates differ by
         less than ``fixed_point_tolerance`` (relative, kinetic norm) or raising
         `ConvergenceError` after ``fixed_point_iterations``.
     warm_start : bool
@@ -138,7 +144,7 @@ class VelocityScheme:
         return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start)
 
     def _metric_point(self, q, u):
-        """Where the metric is evaluated: ``q^n + h u^n`` (seed 000's ``q_{n+1}``)."""
+        """Where the metric is evaluated: ``q^n + h u^n`` (the ``q_{n+1}`` of Dzonou, Monteiro Marques and Paoli, 2009)."""
         if getattr(self.system, "constant_metric", True):
             return q
         return q + self.dt * u
@@ -167,7 +173,7 @@ class VelocityScheme:
         restitution_impulse = restitution_impulse + absorbed
         warm = self._warm(constraints)
         try:
-            if np.any(constraints.friction > 0.0):  # Coulomb's law (seed 002), granular.friction
+            if np.any(constraints.friction > 0.0):  # Coulomb's law, granular.friction
                 maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
                                            t=t_next, warm_tangential=self._warm_tangential(constraints))
             else:
@@ -269,7 +275,7 @@ class VelocityScheme:
         return coefficients
 
     def _implicit(self, metric, t, q, u, outcome, speed):
-        """Fixed point on ``u^{n+1}`` of ``f(t_{n+1}, q, u^{n+1})`` (seed 000's implicit update)."""
+        """Fixed point on ``u^{n+1}`` of ``f(t_{n+1}, q, u^{n+1})`` (the implicit update of Dzonou, Monteiro Marques and Paoli, 2009)."""
         h = self.dt
         previous = outcome["velocities"]
         scale = max(np.sqrt(2.0 * metric.kinetic_energy(u)), np.sqrt(2.0 * metric.kinetic_energy(previous)), 1e-300)

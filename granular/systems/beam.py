@@ -1,5 +1,6 @@
 """An Euler-Bernoulli beam clamped to a vibrating support, its free end between two
-obstacles (seed 001, sections 1, 2 and 4).
+obstacles, after Dumont and Paoli (*Vibrations of a beam between obstacles. Convergence of
+a fully discretized approximation*, 2006, sections 1, 2 and 4).
 
 Physics. The transverse displacement ``u~(x, t)``, ``0 <= x <= L``, obeys
 ``u~_tt + k^2 u~_xxxx = f~`` (``k^2 = EI / (rho S)``, m^4 s^-2), clamped to a support
@@ -9,18 +10,18 @@ moving as ``phi(t) = a sin(w t)`` (``u~(0) = phi``, ``u~_x(0) = 0``), free at ``
 turns the unknown into ``u = u~ - h phi``, which is clamped homogeneously; since
 ``h(L) = h''(L) = h'''(L) = 0`` the tip conditions and the obstacles are unchanged,
 and the load becomes ``f = f~ - h phi'' - k^2 h'''' phi`` with ``h'''' = -8 / L^4``.
-We take ``f~ = 0`` (no gravity, as in the seed's example).
+We take ``f~ = 0`` (no gravity, as in the paper's example).
 
 Discretisation. ``J`` Hermite cubic elements of length ``h = L / J``; the
 coordinates are ``q = (u(x_1), u'(x_1), ..., u(x_J), u'(x_J))`` (2J,), values in m,
 slopes dimensionless, the clamped node ``x_0`` removed. The tip displacement is
-``q[2J - 2]`` (seed's ``u_{2J-1}``). Element matrices are those of section 4; the
+``q[2J - 2]`` (the paper's ``u_{2J-1}``). Element matrices are those of section 4; the
 whole system is multiplied by the linear density ``rho S`` (kg/m):
 
     M q'' + S q = F(t),   M = rho S (phi_i, phi_j),   S = rho S k^2 (phi_i'', phi_j''),
     F_i(t) = rho S (f(., t), phi_i) = rho S a sin(w t) (w^2 (h, phi_i) + 8 k^2 / L^4 (1, phi_i)).
 
-With ``linear_density = 1`` (the default) these are the seed's equations, divided
+With ``linear_density = 1`` (the default) these are the paper's equations, divided
 by ``rho S``: every force, impulse and penalty stiffness is per kg/m of beam (SI
 value divided by ``rho S``). With the pipe's ``rho S = 0.11938`` kg/m they are in SI
 units (kg, N, N s, N/m). Constrained motions do not depend on ``rho S``; the motion
@@ -59,7 +60,7 @@ def hermite_basis(s: np.ndarray, h: float) -> np.ndarray:
 
 
 def element_mass(h: float) -> np.ndarray:
-    """``(phi_i, phi_j)`` on one element (4, 4), section 4 of seed 001 (m)."""
+    """``(phi_i, phi_j)`` on one element (4, 4), section 4 of Dumont and Paoli, 2006 (m)."""
     return h / 420.0 * np.array([[156.0, 22.0 * h, 54.0, -13.0 * h],
                                  [22.0 * h, 4.0 * h**2, 13.0 * h, -3.0 * h**2],
                                  [54.0, 13.0 * h, 156.0, -22.0 * h],
@@ -67,7 +68,7 @@ def element_mass(h: float) -> np.ndarray:
 
 
 def element_stiffness(h: float, k2: float) -> np.ndarray:
-    """``k^2 (phi_i'', phi_j'')`` on one element (4, 4), section 4 of seed 001."""
+    """``k^2 (phi_i'', phi_j'')`` on one element (4, 4), section 4 of Dumont and Paoli, 2006."""
     return 2.0 * k2 / h**3 * np.array([[6.0, 3.0 * h, -6.0, 3.0 * h],
                                        [3.0 * h, 2.0 * h**2, -3.0 * h, h**2],
                                        [-6.0, -3.0 * h, 6.0, -3.0 * h],
@@ -138,8 +139,8 @@ def interpolate(q: np.ndarray, length: float, samples_per_element: int = 8):
 @dataclass(frozen=True)
 class TipPenalty:
     """Normal compliance on coordinate ``index``: the force on it is
-    ``-stiffness [max(x - upper, 0) - max(lower - x, 0)]`` (seed 001, section 1),
-    a spring of ``stiffness`` (the seed's ``1/eps``) against each obstacle."""
+    ``-stiffness [max(x - upper, 0) - max(lower - x, 0)]`` (Dumont and Paoli, 2006,
+    section 1), a spring of ``stiffness`` (the paper's ``1/eps``) against each obstacle."""
 
     index: int
     lower: float
@@ -158,8 +159,8 @@ class TipPenalty:
 # -- the system ------------------------------------------------------------------------
 
 class Beam(ConstrainedSystem):
-    """The beam of seed 001 between two obstacles (module docstring). Defaults are
-    the steel pipe of section 4.
+    """The beam of Dumont and Paoli (2006) between two obstacles (module docstring).
+    Defaults are the steel pipe of their section 4.
 
     Parameters
     ----------
@@ -175,11 +176,11 @@ class Beam(ConstrainedSystem):
         Obstacles ``lower <= u(L) <= upper`` (m), ``lower < 0 < upper``; ``-inf`` /
         ``inf`` leave one out.
     linear_density : float
-        ``rho S`` (kg/m) multiplying M, S, F; 1 gives the seed's scaled equations.
+        ``rho S`` (kg/m) multiplying M, S, F; 1 gives the paper's scaled equations.
     q0, u0 : (2J,) arrays or None
         Initial ``q`` and ``dq/dt``. Default: the beam at rest in the lab frame,
         ``u~ = u~_t = 0``, i.e. ``q0 = 0`` and ``u0`` the Hermite interpolant of
-        ``-phi'(0) h`` (the seed's ``v_0 = -2h``).
+        ``-phi'(0) h`` (the paper's ``v_0 = -2h``).
     penalty_stiffness : float or None
         If given, normal compliance of that stiffness replaces the constraints.
     radius : float
@@ -250,7 +251,7 @@ class Beam(ConstrainedSystem):
         return self.load_amplitude * np.sin(self.support_frequency * t)
 
     def mean_load(self, t0: float, t1: float) -> np.ndarray:
-        """``1/(t1 - t0) int_t0^t1 F(s) ds`` exactly (seed's ``F^n`` over a step)."""
+        """``1/(t1 - t0) int_t0^t1 F(s) ds`` exactly (the paper's ``F^n`` over a step)."""
         # (cos w t0 - cos w t1) / (w (t1 - t0)) written without the cancellation of
         # the difference of cosines, which loses digits when w (t1 - t0) is ~1e-6.
         half = 0.5 * self.support_frequency * (t1 - t0)
@@ -311,8 +312,8 @@ class Beam(ConstrainedSystem):
 
     # -- variants and diagnostics ------------------------------------------------------
     def penalised(self, stiffness: float) -> "Beam":
-        """The same beam with normal compliance of ``stiffness`` (the seed's ``1/eps``,
-        N/m with SI ``linear_density``) instead of the rigid obstacles."""
+        """The same beam with normal compliance of ``stiffness`` (the paper's
+        ``1/eps``, N/m with SI ``linear_density``) instead of the rigid obstacles."""
         return Beam(self.length, self.k2, self.elements, self.support_amplitude, self.support_frequency,
                     self.lower, self.upper, self.linear_density, self.q0, self.u0,
                     penalty_stiffness=stiffness, radius=self.radius)

@@ -1,14 +1,16 @@
 """ConstrainedSystem: generalised coordinates, a mass matrix M(q), forces and
-unilateral constraints g_k(t, q) >= 0 (seeds 000, 004; DESIGN section 3).
+unilateral constraints g_k(t, q) >= 0, the setting of Dzonou, Monteiro Marques and Paoli
+(*A convergence result for a vibro-impact problem with a general inertia operator*, 2009)
+and of Paoli and Schatzman (*A numerical scheme for impact problems*, 1999).
 
 State ``q`` (d,) and ``u = dq/dt`` (d,) in the system's own units. The force is
 ``f(t, q, u)`` (d,), a generalised force conjugate to ``q`` (so ``M(q) du/dt = f``
 away from contacts). We take the velocity ``u`` rather than the momentum
-``p = M(q) u`` of seeds 000 and 004: call ``f(t, q, M(q) u)`` inside your callable
+``p = M(q) u`` of both papers: call ``f(t, q, M(q) u)`` inside your callable
 if your model is written in ``p``.
 
-Admissible means ``g_k(t, q) >= 0`` (DESIGN section 1). Seed 000 writes ``g <= 0``:
-pass ``-g`` here.
+Admissible means ``g_k(t, q) >= 0`` (the convention of the whole package). Dzonou,
+Monteiro Marques and Paoli (2009) write ``g <= 0``: pass ``-g`` here.
 """
 from __future__ import annotations
 
@@ -91,7 +93,7 @@ class ConstrainedSystem:
     q0, u0 : (d,) arrays
         Initial configuration and velocity. ``q0`` must be admissible, and ``u0``
         must not point out of the admissible set at an active constraint
-        (seed 004, (1.7)): ``grad g_k . u0 >= 0`` wherever ``g_k(t0, q0) = 0``.
+        (Paoli and Schatzman, 1999, (1.7)): ``grad g_k . u0 >= 0`` wherever ``g_k(t0, q0) = 0``.
     mass : (d, d) array or callable ``q -> (d, d)``
         Symmetric positive definite mass matrix, constant or configuration-dependent.
         Checked at ``q0`` and at every evaluation.
@@ -258,4 +260,4 @@ class ConstrainedSystem:
             if abs(gap) <= 1e-12 * scale and rows[k] @ u0 < -1e-12 * max(1.0, float(np.abs(u0).max())):
                 raise InvalidInputError(
                     f"initial velocity leaves the admissible set through active constraint {self._label(k)}: "
-                    f"grad g . u0 = {rows[k] @ u0:.6g} < 0 (seed 004, (1.7))")
+                    f"grad g . u0 = {rows[k] @ u0:.6g} < 0 (Paoli and Schatzman, 1999, (1.7))")

@@ -1,4 +1,4 @@
-"""Example constrained systems (DESIGN section 3) and their drawing adapters.
+"""Example constrained systems and their drawing adapters.
 
 Each builder returns a `ConstrainedSystem` in SI units whose ``drawing`` dict names
 a pure-numpy adapter ``adapter(description, q) -> Shapes`` (see

@@ -1,4 +1,6 @@
-"""Frictional example systems (seed 002) and their drawing adapters.
+"""Frictional example systems and their drawing adapters, after a study of Moreau's contact
+dynamics with Coulomb friction and its discrete contact law (Springer, 2017,
+doi:10.1007/978-3-319-55795-3_40).
 
 Both are planar `ConstrainedSystem`s in SI units with Coulomb friction on their
 contacts (one tangent row per contact, the velocity of the contact point along
@@ -66,7 +68,9 @@ def rod_ends(q: np.ndarray, half_length: float) -> tuple[np.ndarray, np.ndarray]
 def painleve_rod(phi0_degrees: float = 31.0, velocity: float = 30.0, friction: float = 5.0 / 3.0,
                  mass: float = 1.0, half_length: float = 1.0, gravity: float = 10.0,
                  restitution: float = 0.0) -> ConstrainedSystem:
-    """The slender rod of Painleve's paradox, end A on a rough floor (seed 002 section 1).
+    """The slender rod of Painleve's paradox, end A on a rough floor (section 1 of the
+    Springer 2017 study of Moreau's contact dynamics with Coulomb friction,
+    doi:10.1007/978-3-319-55795-3_40).
 
     Defaults are Glocker's example: ``m = 1`` kg, ``s = 1`` m, ``J = m s^2 / 3``,
     ``g = 10`` m/s^2, ``mu = 5/3``, ``e = 0``, ``phi0 = 31`` degrees with A on the floor
