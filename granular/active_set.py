@@ -84,11 +84,12 @@ LARGE_BASE = 8000
 #: time ratio measured on the same blocks (qdldl 35 to 80, cholespy 130 to 180).
 #: Counts, not timings, decide, so that runs are reproducible bit for bit.
 BORDER_PER_FACTORISATION = {"qdldl": 40, "cholmod": 150}
-#: Bases of fewer rows are refactorised at every change of the active set: below
-#: about 1 ms a factorisation costs less than assembling the border and its Schur
-#: complement (measured on the first steps of a 1,000-sphere pour: 0.27 ms per
-#: factorisation against 0.44 ms per round for the border).
-BORDER_MIN_BASE = 1500
+#: Bases of fewer rows are refactorised at every change of the active set: a
+#: border round costs about 0.4 ms of assembly (the Schur complement and its
+#: columns), more than qdldl takes to factorise such a base (measured: 0.5 ms at
+#: 600 rows; make demo's 1,000 steps 9.6 s with this threshold, 10.2 s with 1,000
+#: rows, 10.5 s with 1,500).
+BORDER_MIN_BASE = 600
 #: Blocks of at most this many rows are solved directly by a dense Cholesky
 #: factorisation (about 0.1 ms at 150 rows, where building a sparse factor through
 #: scipy and qdldl costs about 1 ms): impact clusters and the first steps of a pour.
@@ -201,12 +202,23 @@ class ContactRows:
         return block.toarray() if sp.issparse(block) else np.asarray(block)
 
 
+def _upper_triangle(matrix: sp.csc_matrix) -> sp.csc_matrix:
+    """The upper triangle of a CSC matrix (a few numpy operations, where scipy's
+    ``triu`` costs a third of a qdldl factorisation of a 900-row block)."""
+    matrix = sp.csc_matrix(matrix)
+    columns = np.repeat(np.arange(matrix.shape[1]), np.diff(matrix.indptr))
+    keep = matrix.indices <= columns
+    counts = np.bincount(columns[keep], minlength=matrix.shape[1])
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    return sp.csc_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
+
+
 def _factorise(matrix: sp.csc_matrix, backend: str):
     """``b -> matrix^{-1} b`` for a sparse symmetric positive definite matrix."""
     if backend == "qdldl":
         import qdldl
 
-        return qdldl.Solver(matrix).solve  # qdldl reads the upper triangle
+        return qdldl.Solver(_upper_triangle(matrix), upper=True).solve
     import cholespy
 
     matrix = sp.csc_matrix(matrix)
