@@ -214,11 +214,18 @@ def _upper_triangle(matrix: sp.csc_matrix) -> sp.csc_matrix:
 
 
 def _factorise(matrix: sp.csc_matrix, backend: str):
-    """``b -> matrix^{-1} b`` for a sparse symmetric positive definite matrix."""
+    """``B -> matrix^{-1} B`` for a sparse symmetric positive definite matrix and a
+    right-hand side B of shape (n,) or (n, k)."""
     if backend == "qdldl":
         import qdldl
 
-        return qdldl.Solver(_upper_triangle(matrix), upper=True).solve
+        solver = qdldl.Solver(_upper_triangle(matrix), upper=True)
+
+        def solve(right):
+            if right.ndim == 1:
+                return solver.solve(right)
+            return np.column_stack([solver.solve(column) for column in right.T]) if right.shape[1] else right.copy()
+        return solve
     import cholespy
 
     matrix = sp.csc_matrix(matrix)
@@ -226,8 +233,10 @@ def _factorise(matrix: sp.csc_matrix, backend: str):
                                       matrix.indices.astype(np.int32), matrix.data, cholespy.MatrixType.CSC)
 
     def solve(right):
+        right = np.ascontiguousarray(right, dtype=float)
         out = np.empty_like(right)
-        solver.solve(np.ascontiguousarray(right, dtype=float), out)
+        if right.size:
+            solver.solve(right, out)  # several right-hand sides at once run at BLAS-3 speed
         return out
     return solve
 
@@ -284,11 +293,13 @@ class BorderedFactor:
         if len(self.columns) + int(new_added.sum()) + new_removed > self.budget:
             return None
         self._add_columns(rows_data, rows, keys, positions, in_base, added[new_added])
-        for key, position in zip(removed_keys, removed):
-            if int(key) not in self.columns:
-                unit = np.zeros(self.size)
-                unit[position] = 1.0
-                self.columns[int(key)] = (np.array([position]), np.ones(1), self.solve_base(unit))
+        fresh = [(int(key), position) for key, position in zip(removed_keys, removed) if int(key) not in self.columns]
+        if fresh:
+            units = np.zeros((self.size, len(fresh)))
+            units[[position for _, position in fresh], np.arange(len(fresh))] = 1.0
+            solved = self.solve_base(units)
+            for column, (key, position) in enumerate(fresh):
+                self.columns[key] = (np.array([position]), np.ones(1), solved[:, column])
         base_rows = positions[in_base]
         if added.size + removed.size == 0:
             def apply(residual):
@@ -306,12 +317,12 @@ class BorderedFactor:
             return
         present = rows[in_base]
         coupling = rows_data.couplings(present, fresh) if present.size else np.zeros((0, fresh.size))
+        right = np.zeros((self.size, fresh.size))
+        right[positions[in_base], :] = coupling
+        solved = self.solve_base(right)
         for column, row in enumerate(fresh):
-            values = coupling[:, column]
-            nonzero = np.flatnonzero(values)
-            right = np.zeros(self.size)
-            right[positions[in_base][nonzero]] = values[nonzero]
-            self.columns[int(keys[row])] = (positions[in_base][nonzero], values[nonzero], self.solve_base(right))
+            nonzero = np.flatnonzero(coupling[:, column])
+            self.columns[int(keys[row])] = (positions[in_base][nonzero], coupling[nonzero, column], solved[:, column])
 
     def _bordered(self, rows_data, added, removed, border, in_base, base_rows):
         n_added = added.size
