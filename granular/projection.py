@@ -84,8 +84,15 @@ class Projection:
 def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.ndarray,
             solver: str = "osqp", warm_start: np.ndarray | None = None,
             t: float | None = None, keys: np.ndarray | None = None,
-            workspace: active_set.Workspace | None = None) -> Projection:
+            workspace: active_set.Workspace | None = None, speed_limit: float | None = None) -> Projection:
     """Project ``predicted`` onto ``{u : G u >= lower}`` in the metric ``M``.
+
+    ``keys`` (m,) identify the rows across steps and ``workspace`` carries the
+    active-set solver's factor from one call to the next (`granular.active_set`).
+    ``speed_limit`` (velocity units) is the speed beyond which the system's
+    linearised constraints no longer describe it (for spheres, a radius per
+    step): a set with no admissible velocity of at most that speed in every
+    coordinate is reported as jammed.
 
     A prediction that already satisfies every constraint is returned unchanged
     (bit for bit) with zero multipliers.
@@ -130,9 +137,7 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
             return answer
         # The active-set method fails on empty sets (jams) above all: a linear
         # program says so in milliseconds, where OSQP would iterate to its limit.
-        if _infeasible(jacobian, lower, feasibility):
-            raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
-                               "(certified by a linear program)", t=t, status="infeasible")
+        _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t)
     try:
         velocities, impulses, status, iterations = _generate_constraints(
             metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, t)
@@ -144,9 +149,7 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     except SolverError as error:
         # OSQP often ends "not converged" rather than "infeasible" on a jammed set:
         # an LP tells the two apart, so a jam is never reported as a solver failure.
-        if _infeasible(jacobian, lower, feasibility):
-            raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
-                               "(certified by a linear program)", t=t, status="infeasible") from None
+        _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t)
         raise error
     return Projection(velocities, impulses, status, iterations, violation,
                       time.perf_counter() - start)
@@ -235,7 +238,21 @@ def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, w
     return working, warm, iterations
 
 
-def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0) -> bool:
+def _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t) -> None:
+    """`JammingError` if no velocity meets the constraints, or none of at most
+    ``speed_limit`` in every coordinate (linear programs, `_infeasible`)."""
+    if _infeasible(jacobian, lower, feasibility):
+        raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
+                           "(certified by a linear program)", t=t, status="infeasible")
+    if speed_limit is not None and _infeasible(jacobian, lower, feasibility, bound=speed_limit):
+        raise JammingError(f"the bodies cannot make room{when}: every admissible velocity exceeds "
+                           f"{speed_limit:.3g} in some coordinate, where the step's linearised "
+                           "constraints stop describing them (certified by a linear program)",
+                           t=t, status="infeasible")
+
+
+def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0,
+                bound: float | None = None) -> bool:
     """Whether ``{u : G u >= lower}`` is empty, decided by a linear program (HiGHS,
     scipy's linprog) that maximises a common margin ``t <= 1`` in ``G u >= lower + t``:
     the set is empty when the best margin is below ``-tolerance`` (velocity units).
@@ -244,6 +261,7 @@ def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0
     feasibility problem ends in numerical trouble (measured: spheres jammed at a
     packing fraction of 0.61, 1,425 rows, best margin -0.096 m/s, which the plain
     form did not certify). If the margin LP fails, the plain form decides.
+    ``bound`` limits every coordinate of ``u`` to ``[-bound, bound]``.
     """
     from scipy.optimize import linprog
 
@@ -251,12 +269,13 @@ def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0
     with_margin = sp.hstack([-sp.csr_matrix(jacobian), sp.csr_matrix(np.ones((m, 1)))]).tocsr()
     objective = np.zeros(d + 1)
     objective[-1] = -1.0
-    outcome = linprog(objective, A_ub=with_margin, b_ub=-lower, bounds=[(None, None)] * d + [(None, 1.0)],
+    box = (None, None) if bound is None else (-bound, bound)
+    outcome = linprog(objective, A_ub=with_margin, b_ub=-lower, bounds=[box] * d + [(None, 1.0)],
                       method="highs")
     if outcome.status == 0:
         return -outcome.fun < -tolerance
     outcome = linprog(np.zeros(d), A_ub=-sp.csr_matrix(jacobian), b_ub=-lower,
-                      bounds=[(None, None)] * d, method="highs")
+                      bounds=[box] * d, method="highs")
     return outcome.status == 2
 
 

@@ -262,6 +262,33 @@ def test_an_infeasible_projection_raises_jamming_error_with_the_time():
     assert caught.value.t == 0.25
 
 
+def test_a_failed_projection_reachable_only_at_absurd_speed_is_a_jam(monkeypatch):
+    """u_0 >= 1e6 (velocity units) can be met, but not by |u_k| <= 1e3. When every
+    solver fails (simulated), the projection is a SolverError without a speed
+    limit and a JammingError with one: the linear program finds no velocity below
+    the limit."""
+    import granular.active_set as active_set
+    import granular.backends.osqp_ as osqp_backend
+    import granular.projection as projection
+    from granular.backends import BackendResult
+    from granular.errors import SolverError
+
+    monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
+    monkeypatch.setattr(osqp_backend, "solve",
+                        lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
+    monkeypatch.setattr(projection, "_small_problem", lambda *args: None)
+    monkeypatch.setattr(projection, "interior_point",
+                        lambda *args, **kwargs: (_ for _ in ()).throw(SolverError("simulated")))
+    metric = DiagonalMetric(np.ones(2))
+    G = sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 1e-6]]))
+    lower = np.array([1e6, 1e6])
+    with pytest.raises(SolverError) as plain:
+        project(metric, G, np.zeros(2), lower)
+    assert not isinstance(plain.value, JammingError)
+    with pytest.raises(JammingError, match="cannot make room"):
+        project(metric, G, np.zeros(2), lower, speed_limit=1e3)
+
+
 def pinned_network():
     """A sub-problem of a step of the 300-sphere box pour (t = 0.553 s, 830 rows)
     where chains of contacts are pinned between walls: its optimal multipliers form

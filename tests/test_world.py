@@ -337,6 +337,26 @@ def test_a_row_of_growing_spheres_jams_when_the_diameters_exceed_the_box():
     assert caught.value.packing_fraction == pytest.approx(world.packing_fraction(first_misfit))
 
 
+def test_the_growing_spheres_scene_ends_in_a_jamming_error_with_its_packing_fraction():
+    """The scene with its defaults (80 spheres, radii r0 (1 + 0.8 t), closed box) used
+    to stop at t = 0.887 s with a plain SolverError: the step admits velocities, but
+    only of about 1e4 m/s (13 m of travel in a 10 cm box in one step), which no
+    solver reached. A step that needs a sphere to cross more than its radius is a
+    jam of Maury's linearised scheme: JammingError, with time and packing fraction,
+    and the simulation keeps the last good state."""
+    from _scenes import load_scene
+
+    scene = load_scene("growing_spheres")
+    world = scene.build()
+    sim = gr.Simulation(world, scene.DEFAULTS["dt"])
+    with pytest.raises(gr.SolverError) as caught:
+        for _ in range(int(scene.DEFAULTS["duration"] / scene.DEFAULTS["dt"])):
+            sim.step()
+    assert isinstance(caught.value, gr.JammingError)
+    assert caught.value.t == pytest.approx(sim.t + sim.dt)
+    assert caught.value.packing_fraction == pytest.approx(world.packing_fraction(caught.value.t))
+
+
 # -- momentum balance and contact records ------------------------------------------------------------
 
 @pytest.mark.parametrize("restitution", [0.0, 0.3])

@@ -143,6 +143,12 @@ class VelocityScheme:
             outcome, predicted = self._implicit(metric, t, q, u, outcome, speed)
         return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start)
 
+    def _speed_limit(self, t_next):
+        """Speed (m/s) of a sphere that crosses its own radius in one step: Maury's
+        linearised gaps stop describing a step that needs faster ones."""
+        radii_at = getattr(self.system, "radii_at", None)
+        return None if radii_at is None else float(radii_at(t_next).min()) / self.dt
+
     def _metric_point(self, q, u):
         """Where the metric is evaluated: ``q^n + h u^n`` (the ``q_{n+1}`` of Dzonou, Monteiro Marques and Paoli, 2009)."""
         if getattr(self.system, "constant_metric", True):
@@ -179,7 +185,8 @@ class VelocityScheme:
             else:
                 maury = project(metric, G, u_star + increment, constraints.lower(h),
                                 solver=self.solver, warm_start=warm, t=t_next,
-                                keys=constraints.keys(getattr(system, "n", 0)), workspace=self._workspace)
+                                keys=constraints.keys(getattr(system, "n", 0)), workspace=self._workspace,
+                                speed_limit=self._speed_limit(t_next))
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         solve = time.perf_counter() - clock
