@@ -159,7 +159,7 @@ class ContactRows:
     def _rows_of_H(self, rows: np.ndarray):
         """``(H_A, H_A^T)`` for the rows ``rows`` (the last ones are kept)."""
         if self._rows is None or not np.array_equal(self._rows, rows):
-            H = self.H[rows]
+            H = _csr_rows(self.H, rows) if sp.issparse(self.H) else self.H[rows]
             self._rows, self._H_rows = rows, (H, H.T.tocsr() if sp.issparse(H) else H.T)
         return self._H_rows
 
@@ -200,6 +200,17 @@ class ContactRows:
         """``W[rows][:, columns]`` as a dense array."""
         block = self.H[rows] @ self.H[columns].T
         return block.toarray() if sp.issparse(block) else np.asarray(block)
+
+
+def _csr_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
+    """The rows ``rows`` of a CSR matrix, gathered in numpy (scipy's fancy indexing
+    costs a quarter of a millisecond per call, a fifth of a small step)."""
+    starts = matrix.indptr[rows]
+    lengths = matrix.indptr[rows + 1] - starts
+    indptr = np.zeros(rows.size + 1, dtype=matrix.indptr.dtype)
+    np.cumsum(lengths, out=indptr[1:])
+    gather = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
+    return sp.csr_matrix((matrix.data[gather], matrix.indices[gather], indptr), shape=(rows.size, matrix.shape[1]))
 
 
 def _upper_triangle(matrix: sp.csc_matrix) -> sp.csc_matrix:
