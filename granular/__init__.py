@@ -12,7 +12,7 @@ Heavy optional parts (cvxpy, pyvista, matplotlib) are imported where used.
 """
 from .constraints import ConstraintSet, Contacts
 from .errors import (ConvergenceError, GranularError, InvalidInputError, JammingError,
-                     MassMatrixError, OverlapError, RadiusError, SolverError, TrajectoryFileError)
+                     MassMatrixError, NonFiniteError, OverlapError, RadiusError, SolverError, TrajectoryFileError)
 from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
@@ -25,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Beam", "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
-    "JammingError", "MassMatrixError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
+    "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
     "TrajectoryFileError", "remove_overlaps",
 ]

@@ -84,5 +84,11 @@ class ConvergenceError(SolverError):
     """An iteration of a scheme (fixed point, successive linearisation) did not converge."""
 
 
+class NonFiniteError(SolverError):
+    """A state, a force or a predicted velocity became NaN or infinite at time ``t``:
+    a numerical blow-up (typically a time step too large for a stiff force). The
+    simulation keeps the last finite state."""
+
+
 class TrajectoryFileError(GranularError):
     """A trajectory file is missing, unreadable, or not a granular trajectory."""

@@ -40,7 +40,7 @@ import scipy.sparse.linalg as spla
 
 from . import active_set
 from .backends import get_backend
-from .errors import GranularError, JammingError, SolverError
+from .errors import GranularError, JammingError, NonFiniteError, SolverError
 from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 
@@ -116,6 +116,10 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     """
     start = time.perf_counter()
     m = lower.size
+    if not (np.all(np.isfinite(predicted)) and np.all(np.isfinite(lower))):
+        when = "" if t is None else f" at t = {t:.6g} s"
+        raise NonFiniteError(f"the predicted velocity or the constraint bounds are not finite{when}: "
+                             "a numerical blow-up (reduce the time step)", t=t, status="non_finite")
     normal_velocity = jacobian @ predicted
     if m == 0 or np.all(normal_velocity >= lower):
         return Projection(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0,

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from .constraints import Contacts
-from .errors import InvalidInputError
+from .errors import InvalidInputError, NonFiniteError
 from .results import StepResult
 from .trajectory import Trajectory
 from .validation import positive_scalar
@@ -100,8 +100,16 @@ class Simulation:
         return self._u.reshape(self.system.state_shape).copy()
 
     def step(self) -> StepResult:
-        """Advance one step; the state moves only if the step succeeded."""
-        result = self.scheme.step(self.t, self._q, self._u)
+        """Advance one step; the state moves only if the step succeeded.
+
+        Raises `NonFiniteError` (a `SolverError`) naming the time when the step
+        produces a state that is not finite (a numerical blow-up)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = self.scheme.step(self.t, self._q, self._u)
+        if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))):
+            t = self.t + self.dt
+            raise NonFiniteError(f"the state is not finite at t = {t:.6g} s: a numerical blow-up "
+                                 f"(reduce the time step dt = {self.dt:.6g} s)", t=t, status="non_finite")
         self._q = result.positions.reshape(-1).copy()
         self._u = result.velocities.reshape(-1).copy()
         self.steps_taken += 1

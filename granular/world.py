@@ -29,7 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .constraints import ConstraintSet
-from .errors import InvalidInputError, OverlapError, RadiusError
+from .errors import InvalidInputError, NonFiniteError, OverlapError, RadiusError
 from .metric import DiagonalMetric
 from .neighbors import candidate_pairs, pair_vectors
 from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
@@ -213,7 +213,9 @@ class SphereWorld:
                 raise InvalidInputError(f"force returned shape {extra.shape} at t = {t:.6g} s, "
                                         f"expected ({self.n}, 3)")
             if not np.all(np.isfinite(extra)):
-                raise InvalidInputError(f"force returned a non-finite value at t = {t:.6g} s")
+                raise NonFiniteError(f"force returned a non-finite value at t = {t:.6g} s: a numerical "
+                                     "blow-up (reduce the time step) or a force singular there",
+                                     t=t, status="non_finite")
             total = total + extra
         return total.reshape(-1)
 

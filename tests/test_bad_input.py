@@ -121,7 +121,8 @@ def test_force_callable_of_the_wrong_shape_or_non_finite_names_the_time():
     assert sim.steps_taken == 0
     sim = gr.Simulation(world(force=lambda t, q, u: np.full((3, 3), np.nan if t > 0.0015 else 0.0)), 1e-3)
     sim.step(), sim.step()
-    with pytest.raises(gr.InvalidInputError, match=r"force returned a non-finite value at t = 0.002 s"):
+    # A non-finite force at run time is a blow-up, not a usage error: NonFiniteError.
+    with pytest.raises(gr.NonFiniteError, match=r"force returned a non-finite value at t = 0.002 s"):
         sim.step()
 
 
@@ -187,3 +188,27 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
     assert sim.steps_taken == 1
     np.testing.assert_array_equal(sim.positions, positions)
     np.testing.assert_array_equal(sim.velocities, velocities)
+
+
+# -- a numerical blow-up -------------------------------------------------------------------------------
+
+def test_a_blow_up_raises_non_finite_error_with_the_time_and_keeps_the_last_finite_state():
+    """A spring of stiffness 1e8 N/m on 1 kg stepped explicitly with dt = 1e-3 s
+    (omega dt = 10, far past the stability limit 2) grows by about omega^2 dt^2 = 100
+    a step until it overflows. The step where the prediction stops being finite
+    raises NonFiniteError (a SolverError, so a GranularError) naming its time; the
+    simulation keeps the last finite state. It used to die with a numpy ValueError."""
+    k = 1e8
+    system = gr.ConstrainedSystem([0.5], [0.0], mass=[[1.0]], force=lambda t, q, u: -k * q,
+                                  constraints=[gr.Constraint(gap=lambda t, q: 1e300 - q[0],
+                                                             gradient=lambda t, q: np.array([-1.0]))])
+    sim = gr.Simulation(system, 1e-3)
+    with pytest.raises(gr.NonFiniteError) as caught:
+        for _ in range(1000):
+            sim.step()
+    assert isinstance(caught.value, gr.GranularError)
+    # The force is evaluated at the start of the step, the prediction checked at its end.
+    assert sim.t <= caught.value.t <= sim.t + sim.dt
+    assert f"t = {caught.value.t:.6g} s" in str(caught.value)
+    assert np.all(np.isfinite(sim.positions)) and np.all(np.isfinite(sim.velocities))
+    assert 0.05 < sim.t < 0.2  # growth by ~100 a step overflows 1e308 within ~150 steps

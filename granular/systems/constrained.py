@@ -21,7 +21,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints import ConstraintSet
-from ..errors import InvalidInputError, MassMatrixError, OverlapError
+from ..errors import InvalidInputError, MassMatrixError, NonFiniteError, OverlapError
 from ..metric import DenseMetric, check_spd
 from ..validation import finite_array
 
@@ -172,7 +172,8 @@ class ConstrainedSystem:
         if value.shape != (self.d,):
             raise InvalidInputError(f"force returned shape {value.shape} at t = {t:.6g}, expected ({self.d},)")
         if not np.all(np.isfinite(value)):
-            raise InvalidInputError(f"force returned a non-finite value at t = {t:.6g}")
+            raise NonFiniteError(f"force returned a non-finite value at t = {t:.6g} s: a numerical blow-up "
+                                 "(reduce the time step) or a force singular there", t=t, status="non_finite")
         return value
 
     def gaps(self, t: float, q: np.ndarray) -> np.ndarray:
