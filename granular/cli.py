@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
 import math
 import os
 import sys
@@ -40,9 +39,15 @@ from pathlib import Path
 
 import numpy as np
 
+# Scene discovery and the run loop live in their own modules; imported here under
+# their former names (granular.cli.resolve_scene, ...).
+from . import scenes
+from .runs import NonFiniteStateError, check_finite, concatenate, failure_reason, run_simulation  # noqa: F401
+from .scenes import (find_scenes, load_scene, resolve_scene, scene_description,  # noqa: F401
+                     scene_directories)
+
 USAGE, FAILURE, FILE_ERROR, INTERRUPTED = 2, 1, 3, 130
 RUN_SUFFIXES = (".h5", ".hdf5")
-FALLBACK_DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
 
 
 class CommandError(Exception):
@@ -51,80 +56,6 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = USAGE):
         super().__init__(message)
         self.status = status
-
-
-# -- scenes -------------------------------------------------------------------------
-def scene_directories() -> list[Path]:
-    """The directories searched for scenes, in order (see the module docstring)."""
-    listed = os.environ.get("GRANULAR_SCENES")
-    if listed:
-        return [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-    import granular
-
-    candidates = [Path.cwd() / "scenes", Path(granular.__file__).resolve().parent.parent / "scenes"]
-    found = []
-    for directory in candidates:
-        if directory.is_dir() and all(directory.resolve() != d.resolve() for d in found):
-            found.append(directory)
-    return found
-
-
-def find_scenes() -> dict[str, Path]:
-    """Scene name -> file, first directory wins."""
-    scenes: dict[str, Path] = {}
-    for directory in scene_directories():
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.py")):
-            if not path.name.startswith("_"):
-                scenes.setdefault(path.stem, path)
-    return scenes
-
-
-def scene_description(path: Path) -> str:
-    """First line of the scene's module docstring, read without running the file."""
-    try:
-        docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
-        return "(unreadable)"
-    return docstring.strip().splitlines()[0].strip() if docstring else "(no description)"
-
-
-def resolve_scene(name: str) -> Path:
-    path = Path(name)
-    if path.suffix == ".py":
-        if not path.is_file():
-            raise CommandError(f"no scene file at {path}", USAGE)
-        return path
-    scenes = find_scenes()
-    if name not in scenes:
-        known = ", ".join(sorted(scenes)) or "none"
-        where = ", ".join(str(d) for d in scene_directories()) or "no scenes directory found"
-        raise CommandError(f"unknown scene {name!r} (known: {known}; searched {where}; "
-                           "'granular scenes' lists them)", USAGE)
-    return scenes[name]
-
-
-def load_scene(path: Path):
-    """Import a scene file as a module (not as ``__main__``: its demo does not run)."""
-    name = "granular_scene_" + "".join(c if c.isalnum() else "_" for c in path.stem)
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise CommandError(f"cannot import scene file {path}", FAILURE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module          # dataclasses and pickling look their module up here
-    sys.path.insert(0, str(path.parent.resolve()))
-    try:
-        spec.loader.exec_module(module)
-    except Exception as error:  # the scene's own code: report it in one line
-        sys.modules.pop(name, None)
-        raise CommandError(f"scene {path.stem!r} failed to import: {type(error).__name__}: {error}",
-                           FAILURE) from error
-    finally:
-        sys.path.remove(str(path.parent.resolve()))
-    if not callable(getattr(module, "build", None)):
-        raise CommandError(f"scene {path.stem!r} ({path}) has no build() function", FAILURE)
-    return module
 
 
 # -- progress -----------------------------------------------------------------------
@@ -187,92 +118,6 @@ def _duration(seconds: float) -> str:
 
 
 # -- running --------------------------------------------------------------------------
-class NonFiniteStateError(Exception):
-    """A step returned a non-finite state or energy (a numerical blow-up).
-
-    Attributes: ``t`` the time at the end of that step (s), ``step`` its index
-    counted from 1 within the run.
-    """
-
-    def __init__(self, t: float, step: int):
-        super().__init__(f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
-                         "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)")
-        self.t = t
-        self.step = step
-
-
-def check_finite(result, step: int) -> None:
-    """Raise `NonFiniteStateError` unless positions, velocities, radii and energies
-    of a `StepResult` are all finite."""
-    arrays = (result.positions, result.velocities, result.radii,
-              (result.kinetic_energy, result.potential_energy, result.dissipated_energy))
-    if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
-        raise NonFiniteStateError(float(result.t), step)
-
-
-def run_simulation(simulation, n_steps: int, record_every: int, bar: ProgressBar | None = None,
-                   chunk_steps: int = 20, debug: bool = False):
-    """Run ``n_steps`` steps recording every ``record_every``-th; keep the frames on failure.
-
-    The run is made of `Simulation.run` calls of about ``chunk_steps`` steps (a
-    multiple of ``record_every``); if a step raises, or returns a non-finite state
-    or energy (`NonFiniteStateError`), the frames of the completed chunks are
-    returned with the error, so every frame returned is finite. Returns
-    ``(trajectory, error or None)``. Errors that are not a `GranularError` (a bug)
-    are returned too, unless ``debug``; ``KeyboardInterrupt`` stops the run the
-    same way.
-    """
-    from .errors import GranularError
-
-    chunk = max(1, chunk_steps // record_every) * record_every
-    parts, done, error = [], 0, None
-    while True:
-        steps = min(chunk, n_steps - done)
-        offset = done
-
-        def progress(step, _, result, offset=offset):
-            check_finite(result, offset + step)
-            if bar is not None:
-                bar.update(offset + step, result.t, int(np.count_nonzero(result.contacts.impulse > 0)))
-
-        try:
-            parts.append(simulation.run(steps=steps, record_every=record_every, progress=progress))
-        except (Exception, KeyboardInterrupt) as failure:   # keep what was computed; --debug re-raises
-            expected = (GranularError, NonFiniteStateError, KeyboardInterrupt)
-            if debug and not isinstance(failure, expected):
-                raise
-            error = failure
-            break
-        done += steps
-        if done >= n_steps:
-            break
-    if not parts:
-        return None, error
-    return concatenate(parts), error
-
-
-def concatenate(parts: list):
-    """Join consecutive trajectories of one simulation (each part starts where the last ended)."""
-    from .trajectory import Trajectory
-
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    rest = [(p, slice(1, None)) for p in parts[1:]]
-
-    def join(name):
-        return np.concatenate([getattr(first, name)] + [getattr(p, name)[s] for p, s in rest])
-
-    contacts = list(first.contacts)
-    for p, s in rest:
-        contacts += list(p.contacts[s])
-    return Trajectory(t=join("t"), positions=join("positions"), velocities=join("velocities"),
-                      radii=None if first.radii is None else join("radii"),
-                      kinetic_energy=join("kinetic_energy"), potential_energy=join("potential_energy"),
-                      dissipated_energy=join("dissipated_energy"), contacts=contacts,
-                      system=parts[-1].system, meta=parts[-1].meta)
-
-
 def command_run(args) -> int:
     path = resolve_scene(args.scene)
     name = path.stem
@@ -283,34 +128,30 @@ def command_run(args) -> int:
 
         output_kind(args.render)
     module = load_scene(path)
-    defaults = dict(FALLBACK_DEFAULTS)
-    defaults.update(getattr(module, "DEFAULTS", {}) or {})
-    duration = defaults.pop("duration") if args.duration is None else args.duration
-    dt = defaults.pop("dt") if args.dt is None else args.dt
-    every = defaults.pop("record_every") if args.every is None else args.every
-    for key in ("duration", "dt", "record_every"):
-        defaults.pop(key, None)
-    from .errors import GranularError
-    from .simulation import Simulation
-
-    try:
-        system = module.build()
-    except GranularError as error:
-        raise CommandError(f"scene {name!r}: build() failed: {error}", FAILURE) from error
-    except Exception as error:
-        raise CommandError(f"scene {name!r}: build() raised {type(error).__name__}: {error}", FAILURE) from error
-    simulation = Simulation(system, dt=dt, **defaults)
-    n_steps = int(round(duration / simulation.dt))
+    parameters = scenes.parameters_for(module, name, args.set)
+    settings = scenes.run_settings(module, args.duration, args.dt, args.every)
+    system = scenes.build_system(module, name, parameters)
+    simulation = scenes.make_simulation(system, settings)
+    n_steps = int(round(settings.duration / simulation.dt))
     bar = ProgressBar(n_steps, enabled=not args.quiet)
     start = time.perf_counter()
     try:   # overflow and NaN are reported by check_finite in one line, not as numpy warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            trajectory, error = run_simulation(simulation, n_steps, int(every), bar, debug=args.debug)
+            trajectory, error = run_simulation(simulation, n_steps, settings.record_every, bar, debug=args.debug)
     finally:
         bar.finish()
     seconds = time.perf_counter() - start
     saved_to = out if error is None else partial_path(out)     # a partial run never replaces a complete one
+    figures, summary_error = {}, None
     if trajectory is not None:
+        try:     # a failed run's frames have figures too (the packing fraction a jam reached)
+            figures = scenes.summarize(module, name, trajectory)
+        except scenes.SceneError as failure:
+            summary_error = str(failure)
+        trajectory.meta.update(scenes.provenance(name, path, parameters, settings), summary=figures,
+                               wall_time=seconds)
+        if error is not None:
+            trajectory.meta["failure"] = failure_reason(error)
         try:
             trajectory.save(saved_to)
         except OSError as failure:
@@ -327,14 +168,14 @@ def command_run(args) -> int:
               f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, "
               f"dissipated {trajectory.dissipated_energy[-1]:.4g} J")
         print(f"  saved {saved_to}")
+        if figures or summary_error:
+            print(f"  summary: {scenes.format_figures(figures) if figures else summary_error}")
     if error is not None:
         saved = (f"; the {len(trajectory)} frames before it are in {saved_to} ({out} is left as it was)"
                  if trajectory is not None else f" ({out} is left as it was)")
         if isinstance(error, KeyboardInterrupt):
             raise CommandError(f"interrupted at t = {simulation.t:.6g} s{saved}", INTERRUPTED)
-        known = isinstance(error, (GranularError, NonFiniteStateError))
-        what = str(error) if known else f"{type(error).__name__}: {error}"
-        raise CommandError(f"simulation failed: {what}{saved}", FAILURE)
+        raise CommandError(f"simulation failed: {failure_reason(error)}{saved}", FAILURE)
     if args.render:
         _render(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
                 title=name)
@@ -572,6 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_non_negative_float, metavar="T", help="simulated time (s)")
     run.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
     run.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")
+    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="set a scene parameter (repeatable; 'granular scenes SCENE' lists them)")
     run.add_argument("--out", metavar="RUN.h5", help="trajectory file (default runs/SCENE.h5); a failed or "
                                                      "interrupted run is saved to RUN.partial.h5 instead")
     run.add_argument("--render", metavar="OUT", help="also render the run to OUT (.mp4, .gif or .png)")

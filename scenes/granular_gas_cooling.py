@@ -50,6 +50,12 @@ RESTITUTION = 0.9
 PACKING = 0.05
 SPEED = 1.0              # m/s, rms speed (3D) at t = 0
 DEFAULTS = dict(duration=10.0, dt=5e-4, record_every=40)
+#: ``granular run granular_gas_cooling --set restitution=0.8``; a sweep over
+#: restitution compares tau(e) with `haff_time` (README, "Parameter sweeps").
+PARAMETERS = dict(n=1000, restitution=RESTITUTION, packing=PACKING, speed=SPEED, seed=0)
+PARAMETER_HELP = dict(n="number of spheres", restitution="coefficient of restitution e of every impact (1)",
+                      packing="packing fraction of the periodic cube (1)", speed="initial rms speed (m/s)",
+                      seed="random seed of the positions and velocities")
 RENDERS = Path(__file__).resolve().parent.parent / "renders"
 
 
@@ -111,6 +117,20 @@ def fit_haff(t: np.ndarray, energy: np.ndarray) -> dict:
     return dict(exponent=float(-alpha), tau=float(np.exp(log_tau)), amplitude=float(np.exp(log_amplitude)),
                 late_slope=float(late_slope), haff_late_slope=float(-2.0 * middle / (middle + np.exp(log_tau))),
                 rms_log_residual=float(np.sqrt(np.mean(residual ** 2))))
+
+
+def summary(trajectory: gr.Trajectory) -> dict:
+    """Haff's law fitted to the run's kinetic energy (`fit_haff`): ``tau`` (s),
+    ``exponent`` (fitted, -2 for Haff), ``late_slope`` (log-log slope over the last
+    factor of two in time), ``tau_theory`` (s, `haff_time` for the run's packing,
+    speed and restitution, read from its stored parameters) and ``tau_ratio`` =
+    tau / tau_theory. Needs at least four frames after t = 0."""
+    parameters = {**PARAMETERS, **trajectory.meta.get("parameters", {})}
+    fit = fit_haff(trajectory.t, trajectory.kinetic_energy)
+    theory = haff_time(packing=parameters["packing"], speed=parameters["speed"],
+                       restitution=parameters["restitution"])
+    return dict(tau=fit["tau"], exponent=fit["exponent"], late_slope=fit["late_slope"], tau_theory=theory,
+                tau_ratio=fit["tau"] / theory)
 
 
 def plot(t: np.ndarray, energy: np.ndarray, fit: dict, path: Path, title: str = "") -> Path:

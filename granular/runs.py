@@ -1,0 +1,109 @@
+"""Running a simulation for the command line and for sweeps, keeping the frames on failure.
+
+`run_simulation` advances a `Simulation` in chunks of `Simulation.run`, checks every
+step for a non-finite state or energy (`NonFiniteStateError`, a blow-up) and, when a
+step raises, returns the frames computed before it with the error, so that
+``granular run`` can save them to ``RUN.partial.h5`` and a sweep can record the
+failure and go on. `concatenate` joins the chunks into one `Trajectory`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class NonFiniteStateError(Exception):
+    """A step returned a non-finite state or energy (a numerical blow-up).
+
+    Attributes: ``t`` the time at the end of that step (s), ``step`` its index
+    counted from 1 within the run.
+    """
+
+    def __init__(self, t: float, step: int):
+        super().__init__(f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
+                         "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)")
+        self.t = t
+        self.step = step
+
+
+def check_finite(result, step: int) -> None:
+    """Raise `NonFiniteStateError` unless positions, velocities, radii and energies
+    of a `StepResult` are all finite."""
+    arrays = (result.positions, result.velocities, result.radii,
+              (result.kinetic_energy, result.potential_energy, result.dissipated_energy))
+    if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
+        raise NonFiniteStateError(float(result.t), step)
+
+
+def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
+                   chunk_steps: int = 20, debug: bool = False):
+    """Run ``n_steps`` steps recording every ``record_every``-th; keep the frames on failure.
+
+    The run is made of `Simulation.run` calls of about ``chunk_steps`` steps (a
+    multiple of ``record_every``); if a step raises, or returns a non-finite state
+    or energy (`NonFiniteStateError`), the frames of the completed chunks are
+    returned with the error, so every frame returned is finite. ``bar``, if given,
+    has ``update(steps_done, t, active_contacts)`` (`granular.cli.ProgressBar`). Returns
+    ``(trajectory, error or None)``. Errors that are not a `GranularError` (a bug)
+    are returned too, unless ``debug``; ``KeyboardInterrupt`` stops the run the
+    same way.
+    """
+    from .errors import GranularError
+
+    chunk = max(1, chunk_steps // record_every) * record_every
+    parts, done, error = [], 0, None
+    while True:
+        steps = min(chunk, n_steps - done)
+        offset = done
+
+        def progress(step, _, result, offset=offset):
+            check_finite(result, offset + step)
+            if bar is not None:
+                bar.update(offset + step, result.t, int(np.count_nonzero(result.contacts.impulse > 0)))
+
+        try:
+            parts.append(simulation.run(steps=steps, record_every=record_every, progress=progress))
+        except (Exception, KeyboardInterrupt) as failure:   # keep what was computed; --debug re-raises
+            expected = (GranularError, NonFiniteStateError, KeyboardInterrupt)
+            if debug and not isinstance(failure, expected):
+                raise
+            error = failure
+            break
+        done += steps
+        if done >= n_steps:
+            break
+    if not parts:
+        return None, error
+    return concatenate(parts), error
+
+
+def concatenate(parts: list):
+    """Join consecutive trajectories of one simulation (each part starts where the last ended)."""
+    from .trajectory import Trajectory
+
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    rest = [(p, slice(1, None)) for p in parts[1:]]
+
+    def join(name):
+        return np.concatenate([getattr(first, name)] + [getattr(p, name)[s] for p, s in rest])
+
+    contacts = list(first.contacts)
+    for p, s in rest:
+        contacts += list(p.contacts[s])
+    return Trajectory(t=join("t"), positions=join("positions"), velocities=join("velocities"),
+                      radii=None if first.radii is None else join("radii"),
+                      kinetic_energy=join("kinetic_energy"), potential_energy=join("potential_energy"),
+                      dissipated_energy=join("dissipated_energy"), contacts=contacts,
+                      system=parts[-1].system, meta=parts[-1].meta)
+
+
+def failure_reason(error: BaseException) -> str:
+    """One line saying why a run failed: the message of a granular error or a blow-up,
+    the exception's type and message for anything else (a bug)."""
+    from .errors import GranularError
+
+    known = isinstance(error, (GranularError, NonFiniteStateError))
+    text = str(error) if known else f"{type(error).__name__}: {error}"
+    lines = text.strip().splitlines()
+    return lines[0] if lines else type(error).__name__
