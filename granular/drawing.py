@@ -2,21 +2,39 @@
 
 A system's ``describe()`` dict says how to draw it. ``{"kind": "spheres"}`` is
 drawn from the trajectory's positions and radii; any other system names an
-*adapter*, a pure-numpy function ``adapter(description, q) -> Shapes`` given as
-``"module:function"`` under the key ``"adapter"``, e.g.::
+*adapter*, a pure-numpy function ``adapter(description, q) -> Shapes``, by its
+registered name under the key ``"adapter"``, e.g.::
 
-    {"kind": "double_pendulum", "adapter": "granular.systems.examples:pendulum_shapes",
-     "lengths": [1.0, 1.0], "wall_x": 1.2}
+    {"kind": "double_pendulum", "adapter": "double_pendulum", "lengths": [1.0, 1.0], "wall_x": 1.2}
+
+A run file is data: it names its adapter, and the name is looked up in a registry
+(`resolve_adapter`); nothing named in a file is ever imported or called. The
+built-in systems' adapters are registered under their kinds' names (``"ball"``,
+``"impact_oscillator"``, ``"double_pendulum"``, ``"block_on_incline"``, ``"rod"``,
+``"beam"``; see `adapter_names`). Run files of earlier versions stored
+``"module:function"`` strings; the ones granular wrote are read through a fixed
+table (`LEGACY_ADAPTERS`), never imported. A user-defined system that wants
+drawing registers its adapter in Python, in every process that draws it or its
+run files::
+
+    import granular.drawing
+    granular.drawing.register_adapter("my_arm", arm_shapes)
+    system = gr.ConstrainedSystem(..., drawing={"kind": "arm", "adapter": "my_arm", ...})
+
+Any other adapter value is refused with `UnknownAdapterError`.
 
 The renderer (`granular.render`) turns `Shapes` into pyvista meshes; the physics
 never imports it. Units are the system's (m for every example).
 """
 from __future__ import annotations
 
-import importlib
+import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
+
+from .errors import InvalidInputError, TrajectoryFileError
 
 
 @dataclass
@@ -38,16 +56,134 @@ class Shapes:
     scalars: np.ndarray | None = None
 
 
+# -- the adapter registry ---------------------------------------------------------------------
+#: What a registered name looks like: letters, digits, "_" and "-". No ":" or ".",
+#: so a name can never be mistaken for a module path.
+ADAPTER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+
+#: The ``"module:function"`` strings that earlier versions wrote into run files, and
+#: the registered name each one means now. Only these exact strings are understood.
+LEGACY_ADAPTERS = {
+    "granular.systems.examples:ball_shapes": "ball",
+    "granular.systems.examples:oscillator_shapes": "impact_oscillator",
+    "granular.systems.examples:pendulum_shapes": "double_pendulum",
+    "granular.systems.frictional:block_shapes": "block_on_incline",
+    "granular.systems.frictional:rod_shapes": "rod",
+    "granular.systems.beam:beam_shapes": "beam",
+}
+
+_registry: dict[str, Callable] = {}
+
+
+class UnknownAdapterError(TrajectoryFileError, InvalidInputError):
+    """A description (typically read from a run file) names a drawing adapter that is
+    not registered. A `TrajectoryFileError` (the ``granular`` command exits with 3, a
+    bad file) and an `InvalidInputError` (a bad ``drawing`` argument of a system)."""
+
+
+def _builtin_adapters() -> dict[str, Callable]:
+    # Imported here, not at the top: the systems modules import `Shapes` from this one.
+    from .systems.beam import beam_shapes
+    from .systems.examples import ball_shapes, oscillator_shapes, pendulum_shapes
+    from .systems.frictional import block_shapes, rod_shapes
+
+    return {"ball": ball_shapes, "impact_oscillator": oscillator_shapes, "double_pendulum": pendulum_shapes,
+            "block_on_incline": block_shapes, "rod": rod_shapes, "beam": beam_shapes}
+
+
+def _adapters() -> dict[str, Callable]:
+    """The registry, with the built-in adapters added on first use."""
+    if not _registry:
+        _registry.update(_builtin_adapters())
+    return _registry
+
+
+def adapter_names() -> list[str]:
+    """The registered adapter names, sorted."""
+    return sorted(_adapters())
+
+
+def register_adapter(name: str, function: Callable, replace: bool = False) -> None:
+    """Register ``function(description, q) -> Shapes`` as the drawing adapter ``name``.
+
+    A system whose ``describe()`` has ``"adapter": name`` is then drawn by it, and so
+    are its run files once loaded in a process that registered it. ``name`` is letters,
+    digits, ``_`` and ``-`` (`ADAPTER_NAME`). Registering a taken name for another
+    function raises `InvalidInputError` unless ``replace`` is True.
+    """
+    if not isinstance(name, str) or not ADAPTER_NAME.match(name):
+        raise InvalidInputError(f"an adapter name is letters, digits, '_' and '-' starting with a letter, "
+                                f"got {name!r}")
+    if not callable(function):
+        raise InvalidInputError(f"adapter {name!r} must be callable as function(description, q), "
+                                f"got {type(function).__name__}")
+    registry = _adapters()
+    if name in registry and registry[name] is not function and not replace:
+        raise InvalidInputError(f"drawing adapter {name!r} is already registered (to "
+                                f"{registry[name].__module__}.{registry[name].__qualname__}); "
+                                "pass replace=True to replace it")
+    registry[name] = function
+
+
+def _unknown(value, kind) -> UnknownAdapterError:
+    return UnknownAdapterError(
+        f"unknown drawing adapter {value!r} for system kind {kind!r} (registered: "
+        f"{', '.join(adapter_names())}); a run file names its adapter and never code to run, and a "
+        "user-defined system registers its adapter with granular.drawing.register_adapter")
+
+
+def stable_name(value, kind=None) -> str:
+    """The registered-name form of an adapter value: the name itself, or the name a
+    known legacy ``"module:function"`` string means. Does not require the name to be
+    registered yet; raises `UnknownAdapterError` for anything else (another
+    ``"module:function"`` string, a non-string)."""
+    if isinstance(value, str) and value in LEGACY_ADAPTERS:
+        return LEGACY_ADAPTERS[value]
+    if isinstance(value, str) and ADAPTER_NAME.match(value):
+        return value
+    raise _unknown(value, kind)
+
+
+def resolve_adapter(value, kind=None) -> Callable:
+    """The registered function for an adapter value (a name or a legacy string)."""
+    name = stable_name(value, kind)
+    function = _adapters().get(name)
+    if function is None:
+        raise _unknown(value, kind)
+    return function
+
+
+def check_description(description: dict) -> dict:
+    """``description`` with a legacy adapter string replaced by its name; raises
+    `UnknownAdapterError` for an adapter that names code rather than a name.
+
+    Called on every run file read: a name that is not (yet) registered passes, since
+    the program that reads the file may register it before drawing.
+    """
+    if not isinstance(description, dict):
+        raise TrajectoryFileError(f"the system description must be a JSON object, got {type(description).__name__}")
+    adapter = description.get("adapter")
+    if adapter is None:
+        return description
+    return {**description, "adapter": stable_name(adapter, description.get("kind"))}
+
+
 def shapes_of(description: dict, q: np.ndarray, radii: np.ndarray | None = None) -> Shapes:
     """The shapes of one frame of a system described by ``description``.
 
-    ``q`` is the frame's positions ((N, 3) for spheres, (d,) otherwise).
+    ``q`` is the frame's positions ((N, 3) for spheres, (d,) otherwise). The adapter
+    is found in the registry by name (`resolve_adapter`), never imported.
+
+    Raises
+    ------
+    ValueError
+        The description names no adapter.
+    UnknownAdapterError
+        The adapter is not a registered name nor a known legacy string.
     """
     if description.get("kind") == "spheres":
         return Shapes(sphere_centres=np.asarray(q).reshape(-1, 3), sphere_radii=np.asarray(radii))
     adapter = description.get("adapter")
     if not adapter:
         raise ValueError(f"system kind {description.get('kind')!r} has no drawing adapter")
-    module_name, _, function_name = adapter.partition(":")
-    function = getattr(importlib.import_module(module_name), function_name)
-    return function(description, np.asarray(q))
+    return resolve_adapter(adapter, description.get("kind"))(description, np.asarray(q))

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from .constraints import Contacts
+from .drawing import check_description
 from .errors import TrajectoryFileError
 from .files import atomic_path
 
@@ -140,7 +141,10 @@ class Trajectory:
         Raises
         ------
         TrajectoryFileError
-            The file is missing, unreadable or not a granular trajectory.
+            The file is missing, unreadable or not a granular trajectory, or its
+            system names a drawing adapter that is neither a name nor a legacy string
+            of `granular.drawing.LEGACY_ADAPTERS` (`UnknownAdapterError`): a run file
+            is data and never names code to run.
         """
         import h5py
 
@@ -151,11 +155,18 @@ class Trajectory:
             with h5py.File(path, "r") as h5:
                 if h5.attrs.get("format") != FORMAT:
                     raise TrajectoryFileError(f"{path} is not a granular trajectory (no '{FORMAT}' tag)")
-                return Trajectory._read(h5)
+                trajectory = Trajectory._read(h5)
         except TrajectoryFileError:
             raise
         except (OSError, KeyError, ValueError) as error:
             raise TrajectoryFileError(f"cannot read trajectory {path}: {error}") from None
+        try:
+            # A legacy "module:function" adapter becomes its registered name; any other
+            # string naming code is refused here, before anything draws the file.
+            trajectory.system = check_description(trajectory.system)
+        except TrajectoryFileError as error:
+            raise type(error)(f"{path}: {error}") from None
+        return trajectory
 
     @staticmethod
     def _read(h5) -> "Trajectory":

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.drawing import Shapes
+from granular.drawing import Shapes, register_adapter
 from granular.render import animate, frame_image, snapshot
 from granular.render.geometry import contact_segments, force_chains, frame_scene, scene_bounds
 
@@ -151,11 +151,14 @@ def ball_shapes(description: dict, q: np.ndarray) -> Shapes:
                   segment_radii=np.array([0.02]), planes=[(np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.5)])
 
 
+register_adapter("test_ball", ball_shapes)
+
+
 def test_single_body_system_is_drawn_through_its_adapter(tmp_path):
     system = gr.ConstrainedSystem([0.5], [0.0], mass=[[1.0]], force=lambda t, q, u: np.array([-9.81]),
                                   constraints=[gr.Constraint(gap=lambda t, q: q[0] - 0.1,
                                                              gradient=lambda t, q: np.array([1.0]))],
-                                  drawing={"kind": "test ball", "adapter": f"{__name__}:ball_shapes"})
+                                  drawing={"kind": "test ball", "adapter": "test_ball"})
     trajectory = gr.Simulation(system, dt=1e-2).run(steps=5)
     assert trajectory.radii is None
     image = imageio.imread(snapshot(trajectory, 0, tmp_path / "ball.png", size=SIZE))
@@ -221,13 +224,16 @@ def beam_shapes(description: dict, q: np.ndarray) -> Shapes:
                           (np.array([1.0, 0.0, 0.1]), np.array([0.0, 0.0, -1.0]), 0.05)])
 
 
+register_adapter("test_beam", beam_shapes)
+
+
 
 def test_obstacles_level_with_the_camera_stay_visible():
     """Obstacle planes level with the camera are drawn as slabs on their inadmissible
     side: each covers at least 8 rows of pixels above or below the rod (as infinitely
     thin squares seen at a grazing angle they cover 4 and 6)."""
     system = gr.ConstrainedSystem([0.0], [0.0], mass=[[1.0]], constraints=[],
-                                  drawing={"kind": "test beam", "adapter": f"{__name__}:beam_shapes"})
+                                  drawing={"kind": "test beam", "adapter": "test_beam"})
     trajectory = gr.Simulation(system, dt=1e-2).run(steps=1)
     image = frame_image(trajectory, 0, size=(320, 128), view=(0.0, -1.0, 0.0), antialias=False)
     drawn = foreground(image)

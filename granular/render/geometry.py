@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..drawing import Shapes, shapes_of
+from ..drawing import Shapes, UnknownAdapterError, shapes_of
 from ..errors import InvalidInputError
 
 #: Colourings by name; anything else must be an array.
@@ -116,7 +116,9 @@ def frame_shapes(trajectory, k: int) -> Shapes:
     radii = None if trajectory.radii is None else trajectory.radii[k]
     try:
         return shapes_of(description, trajectory.positions[k], radii)
-    except (ValueError, ImportError, AttributeError) as error:
+    except UnknownAdapterError as error:    # kept a file error: the granular command exits 3
+        raise UnknownAdapterError(f"cannot draw system of kind {description.get('kind')!r}: {error}") from None
+    except ValueError as error:
         raise InvalidInputError(f"cannot draw system of kind {description.get('kind')!r}: {error}") from None
 
 

@@ -307,7 +307,7 @@ class Beam(ConstrainedSystem):
         return replace(self._template, gap=np.array(gaps))
 
     def _drawing(self) -> dict:
-        return {"kind": "beam", "adapter": "granular.systems.beam:beam_shapes", "length": self.length,
+        return {"kind": "beam", "adapter": "beam", "length": self.length,
                 "lower": self.lower, "upper": self.upper, "radius": self.radius}
 
     # -- variants and diagnostics ------------------------------------------------------

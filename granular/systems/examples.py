@@ -1,7 +1,7 @@
 """Example constrained systems and their drawing adapters.
 
-Each builder returns a `ConstrainedSystem` in SI units whose ``drawing`` dict names
-a pure-numpy adapter ``adapter(description, q) -> Shapes`` (see
+Each builder returns a `ConstrainedSystem` in SI units whose ``drawing`` dict names,
+by its registered name, a pure-numpy adapter ``adapter(description, q) -> Shapes`` (see
 `granular.drawing`). Every scene is drawn in the x-z plane (y = 0, z up).
 
 - `bouncing_ball`: one coordinate, the height ``z`` of a ball's centre (m), above
@@ -42,7 +42,7 @@ def bouncing_ball(height: float = 1.0, restitution: float = 0.9, mass: float = 1
         constraints=[Constraint(gap=lambda t, q: q[0] - radius, gradient=lambda t, q: np.array([1.0]),
                                 name="floor")],
         restitution=restitution, potential=lambda t, q: weight * q[0],
-        drawing={"kind": "ball", "adapter": "granular.systems.examples:ball_shapes", "radius": radius})
+        drawing={"kind": "ball", "adapter": "ball", "radius": radius})
 
 
 def ball_shapes(description: dict, q: np.ndarray) -> Shapes:
@@ -77,7 +77,7 @@ def impact_oscillator(frequency: float = 1.0, amplitude: float = 1.0, stop: floa
         constraints=[Constraint(gap=lambda t, q: stop - q[0], gradient=lambda t, q: np.array([-1.0]),
                                 name="stop")],
         restitution=restitution, potential=lambda t, q: 0.5 * stiffness * q[0] ** 2,
-        drawing={"kind": "impact_oscillator", "adapter": "granular.systems.examples:oscillator_shapes",
+        drawing={"kind": "impact_oscillator", "adapter": "impact_oscillator",
                  "stop": stop, "radius": radius})
 
 
@@ -152,7 +152,7 @@ def double_pendulum_wall(theta=(0.0, 0.0), omega=(0.0, 0.0), lengths=(1.0, 1.0),
                                 gradient=lambda t, q: np.array([-l1 * np.cos(q[0]), -l2 * np.cos(q[1])]),
                                 name="wall")],
         restitution=restitution, potential=lambda t, q: pendulum_potential(q, lengths, masses, gravity),
-        drawing={"kind": "double_pendulum", "adapter": "granular.systems.examples:pendulum_shapes",
+        drawing={"kind": "double_pendulum", "adapter": "double_pendulum",
                  "lengths": list(lengths), "wall_x": wall_x, "bob_radius": bob_radius})
 
 

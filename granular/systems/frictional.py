@@ -45,7 +45,7 @@ def block_on_incline(theta: float, friction: float, mass: float = 1.0, gravity: 
         constraints=[Constraint(gap=lambda t, q: float(normal @ q), gradient=lambda t, q: normal,
                                 friction=friction, tangent=lambda t, q: tangent[None, :], name="incline")],
         potential=lambda t, q: weight * q[1],
-        drawing={"kind": "block_on_incline", "adapter": "granular.systems.frictional:block_shapes",
+        drawing={"kind": "block_on_incline", "adapter": "block_on_incline",
                  "theta": theta})
 
 
@@ -95,7 +95,7 @@ def painleve_rod(phi0_degrees: float = 31.0, velocity: float = 30.0, friction: f
         force=lambda t, q, u: np.array([0.0, -weight, 0.0]),
         constraints=[end_constraint(-1.0, "end A"), end_constraint(1.0, "end B")],
         restitution=restitution, potential=lambda t, q: weight * q[1],
-        drawing={"kind": "rod", "adapter": "granular.systems.frictional:rod_shapes", "half_length": s})
+        drawing={"kind": "rod", "adapter": "rod", "half_length": s})
 
 
 def rod_shapes(description: dict, q: np.ndarray) -> Shapes:
