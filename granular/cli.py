@@ -1,7 +1,8 @@
 """The ``granular`` command: run scenes, render runs, inspect multipliers, plot, export.
 
-    granular scenes
-    granular run SCENE [--duration T] [--dt DT] [--every K] [--out RUN.h5] [--render OUT.mp4]
+    granular scenes [NAME]
+    granular run SCENE [--set NAME=VALUE ...] [--duration T] [--dt DT] [--every K] [--out RUN.h5]
+                       [--render OUT.mp4]
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
     granular inspect RUN.h5 [--frame K] [--top N]
     granular plot RUN.h5 energy|multipliers|contacts OUT.png
@@ -144,12 +145,13 @@ def command_run(args) -> int:
     saved_to = out if error is None else partial_path(out)     # a partial run never replaces a complete one
     figures, summary_error = {}, None
     if trajectory is not None:
+        # provenance first: a scene's summary() reads the run's parameters from the meta
+        trajectory.meta.update(scenes.provenance(name, path, parameters, settings))
         try:     # a failed run's frames have figures too (the packing fraction a jam reached)
             figures = scenes.summarize(module, name, trajectory)
         except scenes.SceneError as failure:
             summary_error = str(failure)
-        trajectory.meta.update(scenes.provenance(name, path, parameters, settings), summary=figures,
-                               wall_time=seconds)
+        trajectory.meta.update(summary=figures, wall_time=seconds)
         if error is not None:
             trajectory.meta["failure"] = failure_reason(error)
         try:
@@ -334,6 +336,8 @@ def command_export(args) -> int:
 
 
 def command_scenes(args) -> int:
+    if args.scene:
+        return describe_scene(args.scene)
     scenes = find_scenes()
     if not scenes:
         where = ", ".join(str(d) for d in scene_directories()) or "(none)"
@@ -341,6 +345,35 @@ def command_scenes(args) -> int:
     width = max(len(name) for name in scenes)
     for name, path in sorted(scenes.items()):
         print(f"{name:<{width}}  {scene_description(path)}")
+    return 0
+
+
+def describe_scene(scene: str) -> int:
+    """``granular scenes NAME``: the scene's description, parameters (default, type,
+    help with units), run settings and whether it declares a summary."""
+    path = resolve_scene(scene)
+    module = load_scene(path)
+    name = path.stem
+    declared = scenes.declared_parameters(module, name)
+    helps = scenes.parameter_help(module)
+    settings = scenes.run_settings(module)
+    print(f"{name}: {scene_description(path)}")
+    print(f"  file: {path}")
+    if declared:
+        print(f"  parameters (granular run {name} --set NAME=VALUE):")
+        width = max(len(p) for p in declared)
+        values = {p: repr(v) for p, v in declared.items()}
+        value_width = max(len(v) for v in values.values())
+        for parameter, default in declared.items():
+            kind = type(default).__name__
+            print(f"    {parameter:<{width}}  {values[parameter]:<{value_width}}  {kind:<5}  "
+                  f"{helps.get(parameter, '')}".rstrip())
+    else:
+        print("  parameters: none (no PARAMETERS)")
+    options = "".join(f", {key} {value}" for key, value in settings.options.items())
+    print(f"  run settings: duration {settings.duration:g} s, dt {settings.dt:g} s, "
+          f"a frame every {settings.record_every} steps{options}")
+    print(f"  summary: {'yes (printed by granular run, tabulated by granular sweep)' if scenes.has_summary(module) else 'none'}")
     return 0
 
 
@@ -401,9 +434,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"granular {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    scenes = commands.add_parser("scenes", help="list the scenes with a one-line description",
+    scenes = commands.add_parser("scenes", help="list the scenes, or describe one and its parameters",
                                  description="List the scenes found in the scenes directories "
-                                             "(GRANULAR_SCENES, ./scenes, the repository's scenes/).")
+                                             "(GRANULAR_SCENES, ./scenes, the repository's scenes/); with a "
+                                             "NAME, print that scene's parameters (default, type, help with "
+                                             "units) and run settings.")
+    scenes.add_argument("scene", metavar="NAME", nargs="?", help="a scene to describe")
     scenes.set_defaults(handler=command_scenes)
 
     run = commands.add_parser("run", help="run a scene and save the trajectory (HDF5)",

@@ -27,8 +27,36 @@ SCHEMES = ("velocity", "seed000", "paoli-schatzman")
 DEFAULTS = dict(duration=DURATION, dt=DT, record_every=10, scheme="velocity")
 
 
-def build() -> gr.ConstrainedSystem:
-    return bouncing_ball(height=HEIGHT, restitution=RESTITUTION, radius=RADIUS)
+#: ``granular run bouncing_ball_1dof --set restitution=0.7``.
+PARAMETERS = dict(height=HEIGHT, restitution=RESTITUTION)
+PARAMETER_HELP = dict(height="initial gap between the ball and the floor (m)",
+                      restitution="coefficient of restitution e of the floor (1)")
+
+
+def build(height: float = HEIGHT, restitution: float = RESTITUTION) -> gr.ConstrainedSystem:
+    return bouncing_ball(height=height, restitution=restitution, radius=RADIUS)
+
+
+def summary(trajectory) -> dict:
+    """``apex_ratio``: the mean ratio of consecutive apex heights, exactly e^2 for the
+    ideal ball; ``apex_ratio_over_e2``: that ratio over e^2 (e read from the run's
+    stored parameters); ``bounces``: the number of ratios averaged. Apexes are the
+    initial gap and the local maxima of the recorded gap above 1 mm (`sampled_apexes`:
+    the frames of ``granular run`` are too sparse for the impulses `apexes` needs)."""
+    restitution = {**PARAMETERS, **trajectory.meta.get("parameters", {})}["restitution"]
+    found = sampled_apexes(trajectory)
+    if found.size < 2:
+        return dict(apex_ratio=float("nan"), apex_ratio_over_e2=float("nan"), bounces=0)
+    ratio = float(np.mean(found[1:] / found[:-1]))
+    return dict(apex_ratio=ratio, apex_ratio_over_e2=ratio / restitution ** 2, bounces=int(found.size - 1))
+
+
+def sampled_apexes(trajectory, smallest: float = 1e-3) -> np.ndarray:
+    """Initial gap, then the gap (m) at each local maximum of the recorded gaps above
+    ``smallest`` (m). A frame every k steps misses an apex by at most g (k dt)^2 / 8."""
+    gap = heights(trajectory) - RADIUS
+    inner = np.flatnonzero((gap[1:-1] >= gap[:-2]) & (gap[1:-1] > gap[2:])) + 1
+    return np.concatenate([gap[:1], gap[inner[gap[inner] > smallest]]])
 
 
 def sphere_world() -> gr.SphereWorld:

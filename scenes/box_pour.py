@@ -22,8 +22,21 @@ DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=20)
 RENDERS = Path(__file__).resolve().parent.parent / "renders"
 
 
-def build(n_side: int = 5, layers: int = 12, seed: int = 1, restitution: float = 0.3) -> gr.SphereWorld:
-    """``n_side * n_side * layers`` spheres on a jittered lattice above an open box."""
+#: ``granular run box_pour --set n=1000 --set restitution=0.9``; the defaults are
+#: ``make demo``'s pour (300 spheres, 5 x 5 x 12).
+PARAMETERS = dict(n=300, restitution=0.3, friction=0.0, seed=1)
+PARAMETER_HELP = dict(n="number of spheres, in layers of 5 x 5 (the last one partly filled)",
+                      restitution="coefficient of restitution e of every impact (1)",
+                      friction="Coulomb friction coefficient between spheres and with the box (1)",
+                      seed="random seed of the lattice jitter and the initial velocities")
+
+
+def build(n: int = 300, restitution: float = 0.3, friction: float = 0.0, seed: int = 1,
+          n_side: int = 5) -> gr.SphereWorld:
+    """``n`` spheres on a jittered lattice of ``n_side * n_side`` per layer above an open box."""
+    if n < 1:
+        raise gr.InvalidInputError(f"box_pour needs at least one sphere, got n = {n}")
+    layers = -(-n // (n_side * n_side))
     rng = np.random.default_rng(seed)
     spacing = 2.4 * RADIUS
     offset = 0.5 * (BOX - (n_side - 1) * spacing)
@@ -31,9 +44,11 @@ def build(n_side: int = 5, layers: int = 12, seed: int = 1, restitution: float =
     positions = grid.reshape(-1, 3) * spacing + np.array([offset, offset, 0.05])
     positions[:, :2] += rng.uniform(-0.15, 0.15, (len(positions), 2)) * RADIUS
     velocities = rng.normal(0.0, 0.05, positions.shape)
-    return gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0,
+    # the n lowest sites, in the lattice's order (all 300 of make demo's pour, in its order)
+    keep = np.sort(np.argsort(grid.reshape(-1, 3)[:, 2], kind="stable")[:n])
+    return gr.SphereWorld(positions[keep], RADIUS, velocities=velocities[keep], density=2500.0,
                           walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.4], open_top=True)],
-                          restitution=restitution)
+                          restitution=restitution, friction=friction)
 
 
 def smallest_gap(result: gr.StepResult) -> float:

@@ -48,6 +48,12 @@ def random_centres(seed: int) -> np.ndarray:
     return centres
 
 
+#: ``granular run growing_spheres --set seed=4``: another random start (the run
+#: ends in a JammingError; its frames and summary are kept).
+PARAMETERS = dict(seed=3)
+PARAMETER_HELP = dict(seed="random seed of the initial centres and velocities")
+
+
 def build(seed: int = 3, positions=None, velocities=None, t0: float = 0.0) -> gr.SphereWorld:
     """The growing spheres; ``positions``, ``velocities``, ``t0`` restart from a saved state."""
     rng = np.random.default_rng(seed + 1)
@@ -55,6 +61,15 @@ def build(seed: int = 3, positions=None, velocities=None, t0: float = 0.0) -> gr
     velocities = rng.normal(0.0, 0.02, (N, 3)) if velocities is None else velocities
     return gr.SphereWorld(positions, radii, masses=0.01, velocities=velocities, gravity=(0.0, 0.0, 0.0),
                           walls=[gr.Box([0.0, 0.0, 0.0], [BOX, BOX, BOX])], t0=t0)
+
+
+def summary(trajectory: gr.Trajectory) -> dict:
+    """``packing_fraction`` (1) of the box at the last frame (the sum of the spheres'
+    volumes over the box's; the jamming fraction when the run ended in a jam) and
+    ``t_end`` (s), the time of that frame."""
+    radii_end = np.asarray(trajectory.radii[-1], dtype=float)
+    volume = float(np.sum(4.0 / 3.0 * np.pi * radii_end ** 3))
+    return dict(packing_fraction=volume / BOX ** 3, t_end=float(trajectory.t[-1]))
 
 
 def join(parts: list) -> gr.Trajectory:

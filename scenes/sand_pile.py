@@ -54,6 +54,12 @@ DEFAULTS = dict(duration=2.0, dt=1e-3, record_every=50)
 REST_ENERGY = 1e-7
 REST_TIME = 0.05
 RENDERS = Path(__file__).resolve().parent.parent / "renders"
+#: ``granular run sand_pile --set friction=0.3`` (the command runs the full duration;
+#: it does not stop when the heap rests as `pour` does).
+PARAMETERS = dict(friction=0.6, n=300, width=0.1, seed=3)
+PARAMETER_HELP = dict(friction="Coulomb friction coefficient between spheres and with the floor (1)",
+                      n="number of spheres", width="width of the falling column (m)",
+                      seed="random seed of the radii and starting places")
 
 
 def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3) -> gr.SphereWorld:
@@ -116,6 +122,13 @@ def angle_of_repose(positions: np.ndarray, radii: np.ndarray) -> tuple[float, li
         fits.append((slope, intercept, x[chosen].min(), x[chosen].max()))
         angles.append(np.degrees(np.arctan(abs(slope))))
     return (float(np.mean(angles)) if angles else 0.0), fits
+
+
+def summary(trajectory: gr.Trajectory) -> dict:
+    """``angle_of_repose`` (degrees, `angle_of_repose` of the last frame; 0 for a flat
+    layer) and ``kinetic_energy`` (J) at the last frame (below `REST_ENERGY` at rest)."""
+    angle, _ = angle_of_repose(np.asarray(trajectory.positions[-1]), np.asarray(trajectory.radii[-1]))
+    return dict(angle_of_repose=angle, kinetic_energy=float(trajectory.kinetic_energy[-1]))
 
 
 def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"],
