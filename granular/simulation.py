@@ -10,6 +10,7 @@ arrays; results are shaped like the system's state.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -21,21 +22,24 @@ from .results import StepResult
 from .trajectory import Trajectory
 from .validation import positive_scalar
 
-SCHEMES = ("velocity", "seed000", "paoli-schatzman", "newmark")
+SCHEMES = ("velocity", "dzonou-monteiro-marques", "paoli-schatzman", "newmark")
+#: Former scheme names, still accepted with a DeprecationWarning: old name -> name.
+DEPRECATED_SCHEMES = {"seed000": "dzonou-monteiro-marques"}
 SOLVERS = ("osqp", "cvxpy")
 
 
 def make_scheme(name: str, system, dt: float, solver: str, **options):
-    """The scheme object named ``name`` for ``system``."""
+    """The scheme object named ``name`` for ``system`` (a deprecated name warns)."""
+    name = current_scheme_name(name)
     if name != "velocity" and getattr(system, "has_friction", False):
         raise InvalidInputError(f"scheme {name!r} has no Coulomb friction; use scheme='velocity' "
                                 "(granular.friction) or set every friction coefficient to 0")
     if name == "velocity":
         from .schemes.velocity import VelocityScheme
         return VelocityScheme(system, dt, solver=solver, **options)
-    if name == "seed000":
-        from .schemes.seed000 import Seed000Scheme
-        return Seed000Scheme(system, dt, solver=solver, **options)
+    if name == "dzonou-monteiro-marques":
+        from .schemes.dzonou_monteiro_marques import DzonouMonteiroMarquesScheme
+        return DzonouMonteiroMarquesScheme(system, dt, solver=solver, **options)
     if name == "paoli-schatzman":
         from .schemes.paoli_schatzman import PaoliSchatzmanScheme
         return PaoliSchatzmanScheme(system, dt, solver=solver, **options)
@@ -43,6 +47,16 @@ def make_scheme(name: str, system, dt: float, solver: str, **options):
         from .schemes.newmark import NewmarkScheme
         return NewmarkScheme(system, dt, solver=solver, **options)
     raise InvalidInputError(f"scheme must be one of {SCHEMES}, got {name!r}")
+
+
+def current_scheme_name(name: str) -> str:
+    """``name``, or the current name of a deprecated one (with a DeprecationWarning)."""
+    if isinstance(name, str) and name in DEPRECATED_SCHEMES:
+        # stacklevel 4: the line that called Simulation(...), through make_scheme.
+        warnings.warn(f"scheme {name!r} is deprecated: use scheme={DEPRECATED_SCHEMES[name]!r}",
+                      DeprecationWarning, stacklevel=4)
+        return DEPRECATED_SCHEMES[name]
+    return name
 
 
 @dataclass(frozen=True)
@@ -69,7 +83,7 @@ class Simulation:
         Time step (s), positive.
     solver : {"osqp", "cvxpy"}
         Backend of the projections: OSQP (default, fast) or cvxpy (reference).
-    scheme : {"velocity", "seed000", "paoli-schatzman", "newmark"}
+    scheme : {"velocity", "dzonou-monteiro-marques", "paoli-schatzman", "newmark"}
         Time-stepping scheme; see `granular.schemes`.
     **options
         Passed to the scheme (``force_update="implicit"``, ``beta=0.25``, ...).

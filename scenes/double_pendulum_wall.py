@@ -28,7 +28,7 @@ from granular.drawing import shapes_of
 from granular.systems.examples import double_pendulum_wall, pendulum_mass_matrix, pendulum_tip
 
 DT, DURATION, RESTITUTION = 1e-3, 8.0, 0.8
-SCHEMES = ("velocity", "seed000", "paoli-schatzman")
+SCHEMES = ("velocity", "dzonou-monteiro-marques", "paoli-schatzman")
 #: What ``granular run double_pendulum_wall`` integrates: the velocity scheme (no wall
 #: crossing, impact losses within 0.6% of Moreau's law; like every first-order scheme
 #: here its energy drifts by O(dt) between impacts).

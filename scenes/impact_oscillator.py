@@ -32,7 +32,7 @@ from granular.systems.examples import impact_oscillator
 
 DAMPING, RESTITUTION, STOP, AMPLITUDE = 0.2, 0.8, 0.0, 1.0
 STEPS_PER_PERIOD = 100      # dt = (2 pi / w) / 100: strobe times fall on steps
-SCHEME = "seed000"          # the cheapest step; every scheme gives the same picture
+SCHEME = "dzonou-monteiro-marques"   # the cheapest step; every scheme gives the same picture
 
 
 #: What `granular run impact_oscillator` integrates: one forcing frequency, 40 periods.

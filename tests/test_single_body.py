@@ -15,7 +15,7 @@ import granular as gr
 from granular.systems.examples import GRAVITY, bouncing_ball
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE
 
-SCHEMES = ("velocity", "seed000", "paoli-schatzman")
+SCHEMES = ("velocity", "dzonou-monteiro-marques", "paoli-schatzman")
 HEIGHT, RESTITUTION, RADIUS, DT = 1.0, 0.9, 0.1, 1e-3
 V1 = np.sqrt(2.0 * GRAVITY * HEIGHT)  # largest impact speed (m/s)
 
@@ -100,11 +100,11 @@ def test_ball_velocity_scheme_agrees_with_sphere_world_to_round_off(ball_runs):
     assert np.abs(u_system - u_world).max() <= 1e-12 * V1
 
 
-@pytest.mark.parametrize("scheme", ("seed000", "paoli-schatzman"))
+@pytest.mark.parametrize("scheme", ("dzonou-monteiro-marques", "paoli-schatzman"))
 def test_ball_other_schemes_agree_with_sphere_world(ball_runs, scheme):
     """Apex k of two first-order schemes differs by at most 2 k h v1: each scheme
     places a bounce within one step's travel h v1 of the true contact point
-    (seed000 and Paoli-Schatzman past it, the velocity scheme before it)."""
+    (Dzonou-Monteiro-Marques and Paoli-Schatzman past it, the velocity scheme before it)."""
     mine = apex_heights(ball_runs[scheme])[:6]
     reference = apex_heights(ball_runs["sphere_world"])[:6]
     tolerance = 2.0 * np.arange(6) * DT * V1
@@ -117,7 +117,7 @@ def test_ball_other_schemes_agree_with_sphere_world(ball_runs, scheme):
 
 def _impact_time_bound(count: int) -> float:
     """Error bound of the k-th impact time in steps: every scheme resolves an impact
-    within two steps (seed000 one late, the velocity scheme one early,
+    within two steps (Dzonou-Monteiro-Marques one late, the velocity scheme one early,
     Paoli-Schatzman reflects over two) and its rebound speed is off by at most the
     gravity increment of those steps, 2 g h, which shifts the next flight time
     2 (2 g h) / g = 4 h: (2 + 4) h per impact, plus h for the first approach."""
@@ -306,7 +306,7 @@ def test_inadmissible_velocity_at_contact_is_rejected():
     gr.ConstrainedSystem([0.0, 0.0], [1.0, 0.0], mass=np.eye(2), constraints=_floor())
 
 
-@pytest.mark.parametrize("scheme", ("seed000", "paoli-schatzman"))
+@pytest.mark.parametrize("scheme", ("dzonou-monteiro-marques", "paoli-schatzman"))
 def test_the_vibro_impact_schemes_need_a_constrained_system(scheme):
     world = gr.SphereWorld([[0.0, 0.0, 1.0]], 0.1, walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
     with pytest.raises(gr.InvalidInputError, match="needs a ConstrainedSystem"):

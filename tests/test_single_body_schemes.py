@@ -1,4 +1,4 @@
-"""The seed000 and Paoli-Schatzman schemes' own contracts: momentum balance of the
+"""The Dzonou-Monteiro-Marques and Paoli-Schatzman schemes' own contracts: momentum balance of the
 reported impulses, resting contacts, the two-step memory of Paoli-Schatzman,
 convergence failures, moving obstacles, mixed restitution, drawing adapters."""
 from __future__ import annotations
@@ -9,24 +9,24 @@ import pytest
 import granular as gr
 from granular.drawing import shapes_of
 from granular.schemes.paoli_schatzman import PaoliSchatzmanScheme
-from granular.schemes.seed000 import Seed000Scheme
+from granular.schemes.dzonou_monteiro_marques import DzonouMonteiroMarquesScheme
 from granular.systems.examples import (GRAVITY, bouncing_ball, double_pendulum_wall, impact_oscillator,
                                        pendulum_mass_matrix, pendulum_tip)
 
-VIBRO = ("seed000", "paoli-schatzman")
+VIBRO = ("dzonou-monteiro-marques", "paoli-schatzman")
 
 
 @pytest.mark.parametrize("scheme", VIBRO)
 def test_impulses_satisfy_the_discrete_momentum_balance_with_M_q(scheme):
     """M (u_{n+1} - p) = G^T lambda on every step of a pendulum impact, with M at
-    q_{n+1} (seed000) or at the start of the step q_n (Paoli-Schatzman)."""
+    q_{n+1} (Dzonou-Monteiro-Marques) or at the start of the step q_n (Paoli-Schatzman)."""
     system = double_pendulum_wall(theta=(0.2, 0.4), omega=(2.0, 3.0))
     sim = gr.Simulation(system, 1e-3, scheme=scheme)
     seen = 0
     for _ in range(200):
         q_start = sim.positions
         result = sim.step()
-        where = result.positions if scheme == "seed000" else q_start
+        where = result.positions if scheme == "dzonou-monteiro-marques" else q_start
         M = pendulum_mass_matrix(where, (1.0, 1.0), (1.0, 1.0))
         impulse = result.contacts.normal.T @ result.contacts.impulse
         residual = M @ (result.velocities - result.predicted) - impulse
@@ -82,18 +82,19 @@ def test_paoli_schatzman_keeps_the_previous_position_between_its_own_steps():
     assert np.array_equal(restarted.positions, fresh.positions)
 
 
-def test_seed000_implicit_force_raises_convergence_error_when_the_fixed_point_cannot_contract():
+def test_dzonou_monteiro_marques_implicit_force_raises_convergence_error_without_contraction():
     """f = -c u with c h / m = 5: u -> u - h c u_{k}/m is no contraction."""
     system = gr.ConstrainedSystem([1.0], [1.0], mass=[[1.0]], force=lambda t, q, u: -5000.0 * u,
                                   constraints=[gr.Constraint(gap=lambda t, q: q[0],
                                                              gradient=lambda t, q: np.array([1.0]))])
-    sim = gr.Simulation(system, 1e-3, scheme="seed000", force_update="implicit", fixed_point_iterations=30)
+    sim = gr.Simulation(system, 1e-3, scheme="dzonou-monteiro-marques", force_update="implicit",
+                        fixed_point_iterations=30)
     with pytest.raises(gr.ConvergenceError, match=r"t = 0.001 s") as caught:
         sim.step()
     assert caught.value.t == pytest.approx(1e-3)
     # The explicit update is defined (if unstable) and the implicit one contracts for c h / m < 1.
-    gr.Simulation(system, 1e-3, scheme="seed000").step()
-    gr.Simulation(system, 1e-4, scheme="seed000", force_update="implicit").step()
+    gr.Simulation(system, 1e-3, scheme="dzonou-monteiro-marques").step()
+    gr.Simulation(system, 1e-4, scheme="dzonou-monteiro-marques", force_update="implicit").step()
 
 
 def test_paoli_schatzman_linearisation_failure_raises_convergence_error():
@@ -129,14 +130,14 @@ def test_paoli_schatzman_nonlinear_projection_lands_on_the_boundary():
     assert active >= 3
 
 
-def test_seed000_reverses_the_relative_velocity_at_a_moving_obstacle():
+def test_dzonou_monteiro_marques_reverses_the_relative_velocity_at_a_moving_obstacle():
     """Floor z = w t moving up at w: u+ - w = -e (u- - w) (the gap's rate enters V)."""
     w, e, dt = 0.5, 0.7, 1e-3
     system = gr.ConstrainedSystem([0.01], [-2.0], mass=[[1.0]],
                                   constraints=[gr.Constraint(gap=lambda t, q: q[0] - w * t,
                                                              gradient=lambda t, q: np.array([1.0]))],
                                   restitution=e)
-    sim = gr.Simulation(system, dt, scheme="seed000")
+    sim = gr.Simulation(system, dt, scheme="dzonou-monteiro-marques")
     velocities = [sim.step().velocities[0] for _ in range(10)]
     assert velocities[-1] - w == pytest.approx(-e * (-2.0 - w), rel=1e-12)
 
@@ -166,9 +167,9 @@ def test_mixed_restitution_uses_the_smallest_coefficient(scheme):
 @pytest.mark.parametrize("options, error", [({"force_update": "later"}, "force_update"),
                                             ({"fixed_point_iterations": 0}, "fixed_point_iterations"),
                                             ({"fixed_point_tolerance": -1.0}, "fixed_point_tolerance")])
-def test_seed000_rejects_bad_options(options, error):
+def test_dzonou_monteiro_marques_rejects_bad_options(options, error):
     with pytest.raises(gr.InvalidInputError, match=error):
-        Seed000Scheme(bouncing_ball(), 1e-3, **options)
+        DzonouMonteiroMarquesScheme(bouncing_ball(), 1e-3, **options)
 
 
 @pytest.mark.parametrize("options, error", [({"max_iterations": 0}, "max_iterations"),

@@ -5,9 +5,11 @@
   results for non-smooth second order differential inclusions, convergence result
   for a numerical scheme and application to the modelling of inelastic
   collisions*, 2010; the discrete law is described in `granular.schemes.velocity`).
-- ``seed000`` (`seed000.Seed000Scheme`): the velocity scheme (9) of Dzonou,
-  Monteiro Marques and Paoli (*A convergence result for a vibro-impact problem with
-  a general inertia operator*, 2009), positions first, for `ConstrainedSystem`.
+- ``dzonou-monteiro-marques`` (`dzonou_monteiro_marques.DzonouMonteiroMarquesScheme`):
+  the velocity scheme (9) of Dzonou, Monteiro Marques and Paoli (*A convergence
+  result for a vibro-impact problem with a general inertia operator*, 2009),
+  positions first, for `ConstrainedSystem`. Its former name ``seed000`` is a
+  deprecated alias (`granular.simulation.DEPRECATED_SCHEMES`).
 - ``paoli-schatzman`` (`paoli_schatzman.PaoliSchatzmanScheme`): position-based
   scheme (1.13)-(1.17) of Paoli and Schatzman (*A numerical scheme for impact
   problems*, 1999), for `ConstrainedSystem`.

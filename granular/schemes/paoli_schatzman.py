@@ -65,8 +65,8 @@ import numpy as np
 
 from ..errors import ConvergenceError, InvalidInputError
 from ..results import SolverStats
-from .seed000 import (check_constrained_system, constraint_contacts, metric_projection,
-                      restitution_coefficients)
+from .dzonou_monteiro_marques import (check_constrained_system, constraint_contacts, metric_projection,
+                                      restitution_coefficients)
 from .velocity import make_result
 
 #: Round-off allowance of the linearisation stop test, in units of ``|Z|_M``.
