@@ -86,6 +86,14 @@ def test_the_command_refuses_a_run_file_that_names_code(marker, tmp_path, capsys
     assert captured.out == "" and not out.exists()
 
 
+def test_a_system_description_that_is_not_an_object_is_refused(tmp_path):
+    path = ball_run(tmp_path)
+    with h5py.File(path, "r+") as h5:
+        h5.attrs["system"] = json.dumps(["granular.systems.examples:ball_shapes"])
+    with pytest.raises(TrajectoryFileError, match="ball.h5: the system description must be a JSON object, got list"):
+        gr.Trajectory.load(path)
+
+
 def test_an_unregistered_name_loads_but_is_not_drawn(tmp_path, capsys):
     """A well-formed name names nothing to import: the file loads and can be inspected
     (its program may register the name later), and drawing it is a one-line refusal."""
