@@ -3,6 +3,8 @@
     granular scenes [NAME]
     granular run SCENE [--set NAME=VALUE ...] [--duration T] [--dt DT] [--every K] [--out RUN.h5]
                        [--render OUT.mp4]
+    granular sweep SCENE [--set NAME=V1,V2,... ...] [--seeds K] [--duration T] [--out DIR]
+                         [--workers N | --scheduler tcp://HOST:8786] [--force]
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
     granular inspect RUN.h5 [--frame K] [--top N]
     granular plot RUN.h5 energy|multipliers|contacts OUT.png
@@ -335,6 +337,68 @@ def command_export(args) -> int:
     return 0
 
 
+def command_sweep(args) -> int:
+    """``granular sweep``: argument checks and printing; the work is `granular.sweep`."""
+    from . import sweep
+
+    if args.workers is not None and args.scheduler is not None:
+        raise CommandError("--workers starts a local cluster and --scheduler uses an existing one: give one "
+                           "of them", USAGE)
+    plan = sweep.plan_sweep(args.scene, args.set, args.seeds, args.duration, args.dt, args.every)
+    out = Path(args.out) if args.out else Path("sweeps") / plan.name
+    if out.exists() and not out.is_dir():
+        raise CommandError(f"--out {out} exists and is not a directory", USAGE)
+    varying = ", ".join(plan.varying) or "nothing"
+    print(f"{plan.name}: {len(plan.runs)} run{'' if len(plan.runs) == 1 else 's'} (varying {varying}) of {plan.settings.duration:g} s, "
+          f"dt {plan.settings.dt:g} s, into {out}/")
+    start = time.perf_counter()
+    line = SweepProgress(enabled=not args.quiet)
+    with sweep.connect(args.workers, args.scheduler) as client:
+        workers = len(client.scheduler_info().get("workers", {}))
+        link = sweep.dashboard_link(client)
+        print(f"  {'scheduler ' + args.scheduler if args.scheduler else 'local cluster'}: {workers} workers; "
+              f"dashboard {link or 'not served (install bokeh: pip install granular[cluster])'}")
+        sys.stdout.flush()
+        try:
+            result = sweep.run_sweep(plan, out, client, force=args.force, progress=line.update)
+        finally:
+            line.finish()
+    seconds = time.perf_counter() - start
+    print(f"  {result.ran} run, {result.skipped} already done (skipped), {result.failed} failed, "
+          f"in {seconds:.1f} s")
+    for row in result.rows:
+        if row["status"] != sweep.STATUS_OK:
+            shown = ", ".join(f"{n}={row['parameters'][n]!r}" for n in plan.varying) or plan.name
+            print(f"  {shown}: {row['status']}")
+    print(f"  summary: {', '.join(str(p) for p in result.summary_files)}")
+    return FAILURE if result.failed else 0
+
+
+class SweepProgress:
+    """``runs: 5/12 done, 1 failed, 2 running`` on stderr: redrawn in place on a
+    terminal, a plain line at each change otherwise. (A dozen lines of our own: tqdm
+    is not a dependency, and distributed.progress shows tasks, not failed runs.)"""
+
+    def __init__(self, enabled: bool = True, stream=None):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = enabled
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.shown = None
+
+    def update(self, done: int, failed: int, running: int, total: int) -> None:
+        line = f"runs: {done}/{total} done, {failed} failed, {running} running"
+        if not self.enabled or line == self.shown:
+            return
+        self.stream.write(("\r" + line.ljust(60)) if self.tty else line + "\n")
+        self.stream.flush()
+        self.shown = line
+
+    def finish(self) -> None:
+        if self.enabled and self.tty and self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
 def command_scenes(args) -> int:
     if args.scene:
         return describe_scene(args.scene)
@@ -457,6 +521,30 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--fps", type=_positive_float, default=25.0, help="frames per second of --render (25)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=command_run)
+
+    sweep = commands.add_parser("sweep", help="run a scene over a grid of parameters and seeds on Dask",
+                                description="Run the product of the --set values (NAME=V1,V2,...; one value is "
+                                            "fixed) and of --seeds on a Dask cluster: a local one with a worker "
+                                            "process per core, or --scheduler's. Each run is a run file in OUT; "
+                                            "OUT/summary.csv (and summary.parquet with pyarrow) has a row per "
+                                            "run: parameters, the scene's summary figures, status, wall_time (s), "
+                                            "file. Runs already in OUT are skipped unless --force. Exit status 1 "
+                                            "if a run failed (the summary is still written).")
+    sweep.add_argument("scene", metavar="SCENE", help="scene name (see 'granular scenes') or path to a .py file")
+    sweep.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2,...",
+                       help="values of a scene parameter (repeatable; 'granular scenes SCENE' lists them)")
+    sweep.add_argument("--seeds", type=_positive_int, metavar="K", help="run seed = 0 .. K-1 of each combination")
+    sweep.add_argument("--duration", type=_non_negative_float, metavar="T", help="simulated time (s)")
+    sweep.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
+    sweep.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")
+    sweep.add_argument("--out", metavar="DIR", help="directory of the run files and summary (sweeps/SCENE)")
+    sweep.add_argument("--workers", type=_positive_int, metavar="N",
+                       help="worker processes of the local cluster (default: one per core)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS",
+                       help="use the existing Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
+    sweep.add_argument("--force", action="store_true", help="run again the runs already in DIR")
+    sweep.add_argument("--quiet", action="store_true", help="no progress line")
+    sweep.set_defaults(handler=command_sweep)
 
     render = commands.add_parser("render", help="render a run to MP4, GIF or PNG",
                                  description="Render a saved run. One picture per recorded frame; --every thins "
