@@ -8,6 +8,7 @@
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
     granular inspect RUN.h5 [--frame K] [--top N]
     granular plot RUN.h5 energy|multipliers|contacts OUT.png
+    granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT.png]
     granular export RUN.h5 DIR --vtk
 
 Scenes are Python files in a scenes directory. ``SCENE`` is a file's name without
@@ -307,6 +308,12 @@ def command_inspect(args) -> int:
 def command_plot(args) -> int:
     from .render.plots import FIGURE_SUFFIXES
 
+    if args.kind == "summary":
+        return plot_sweep(args, FIGURE_SUFFIXES)
+    if args.x or args.y:
+        raise CommandError("--x and --y belong to 'granular plot SWEEP_DIR summary'", USAGE)
+    if args.out is None:
+        raise CommandError(f"give the figure to write: granular plot {args.run} {args.kind} OUT.png", USAGE)
     if Path(args.out).suffix.lower() not in FIGURE_SUFFIXES:
         raise CommandError(f"unsupported figure extension {Path(args.out).suffix or '(none)'!r} for {args.out}: "
                            f"use {', '.join(FIGURE_SUFFIXES)}", USAGE)
@@ -315,6 +322,31 @@ def command_plot(args) -> int:
 
     plot(trajectory, args.kind, args.out, title=Path(args.run).stem)
     print(f"wrote {args.out}")
+    return 0
+
+
+def plot_sweep(args, suffixes) -> int:
+    """``granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT]``."""
+    from . import sweep
+
+    if not args.x or not args.y:
+        raise CommandError("a summary plot needs --x PARAMETER and --y FIGURE", USAGE)
+    directory = Path(args.run)
+    if not directory.is_dir():
+        raise CommandError(f"{directory} is not a sweep directory (granular plot SWEEP_DIR summary ...)", USAGE)
+    out = Path(args.out) if args.out else directory / f"summary_{'_'.join(args.y)}_vs_{args.x}.png"
+    if out.suffix.lower() not in suffixes:
+        raise CommandError(f"unsupported figure extension {out.suffix or '(none)'!r} for {out}: "
+                           f"use {', '.join(suffixes)}", USAGE)
+    description, rows = sweep.read_summary(directory)
+    for y in args.y:
+        for series in sweep.aggregate(description, rows, args.x, y):
+            group = ", ".join(f"{k}={v}" for k, v in series.group.items())
+            print(f"{y}{' (' + group + ')' if group else ''} against {args.x}:")
+            for x, mean, std, count in zip(series.x, series.mean, series.std, series.count):
+                print(f"  {args.x} = {x:<8g} {y} = {mean:.4g} +- {std:.2g} ({count} runs)")
+    sweep.plot_summary(directory, args.x, args.y, out)
+    print(f"wrote {out}")
     return 0
 
 
@@ -575,12 +607,20 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("--top", type=_positive_int, default=10, metavar="N", help="contacts shown (10)")
     inspect.set_defaults(handler=command_inspect)
 
-    plot = commands.add_parser("plot", help="energy, multipliers or contacts against time (matplotlib)",
+    plot = commands.add_parser("plot", help="a run's energy, multipliers or contacts against time; a sweep's "
+                                            "figure against a parameter (matplotlib)",
                                description="energy: kinetic, potential, total, dissipated; multipliers: "
-                                           "histogram and per-frame largest/sum; contacts: count per frame.")
-    plot.add_argument("run", metavar="RUN.h5")
-    plot.add_argument("kind", choices=("energy", "multipliers", "contacts"))
-    plot.add_argument("out", metavar="OUT.png", help="figure (.png, .svg or .pdf)")
+                                           "histogram and per-frame largest/sum; contacts: count per frame. "
+                                           "summary (of a sweep directory): --y FIGURE against --x PARAMETER, "
+                                           "the mean over seeds with their standard deviation as error bars, "
+                                           "a curve per value of the other varying parameters.")
+    plot.add_argument("run", metavar="RUN.h5|SWEEP_DIR")
+    plot.add_argument("kind", choices=("energy", "multipliers", "contacts", "summary"))
+    plot.add_argument("out", metavar="OUT.png", nargs="?",
+                      help="figure (.png, .svg or .pdf); for summary, default SWEEP_DIR/summary_Y_vs_X.png")
+    plot.add_argument("--x", metavar="PARAMETER", help="summary: the parameter on the x axis")
+    plot.add_argument("--y", metavar="FIGURE", action="append",
+                      help="summary: a figure of the scene's summary (or wall_time); repeatable")
     plot.set_defaults(handler=command_plot)
 
     export = commands.add_parser("export", help="export a run for ParaView (--vtk: .vtp per frame + .pvd)",

@@ -12,7 +12,9 @@ task per run (`run_task`), each carrying the scene's source text so that workers
 need granular installed but neither the scene file nor a disk shared with the
 client: a task returns its run file's bytes, which the client writes. Then it
 writes the summary table (`write_summary`): ``summary.csv``, and
-``summary.parquet`` when pyarrow imports.
+``summary.parquet`` when pyarrow imports, with ``sweep.json`` naming the scene, its
+parameters and figures. `aggregate` and `plot_summary` read them back for
+``granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE``.
 
 Run files are normal run files (`granular.Trajectory`, HDF5) whose meta holds the
 scene, its parameters, the run settings (`granular.scenes.provenance`), the
@@ -290,7 +292,7 @@ def run_sweep(plan: SweepPlan, out, client, force: bool = False, progress=None, 
     finally:     # an interrupted sweep still summarises what it finished
         result.rows = [row for row in rows if row is not None]
         result.ran = len(result.rows) - skipped
-        result.summary_files = write_summary(plan, result.rows, out)
+        result.summary_files = write_summary(plan, result.rows, out) + [write_description(plan, result.rows, out)]
     return result
 
 
@@ -411,3 +413,127 @@ def write_summary(plan: SweepPlan, rows: list, out: Path) -> list:
         pyarrow.parquet.write_table(pyarrow.Table.from_pylist(table), temporary)
     written.append(out / SUMMARY_PARQUET)
     return written
+
+
+# -- reading a sweep back: aggregation over seeds and the summary plot ----------------------
+SWEEP_JSON = "sweep.json"
+
+
+def write_description(plan: SweepPlan, rows: list, out: Path) -> Path:
+    """``sweep.json``: the scene, its parameters, those that vary, and the figure names,
+    so that `read_summary` tells parameter columns from figure columns."""
+    from .files import atomic_path
+
+    columns = summary_columns(plan, rows)
+    description = dict(scene=plan.name, parameters=list(plan.declared), varying=list(plan.varying),
+                       figures=[c for c in columns if c not in plan.declared and c not in TRAILING_COLUMNS],
+                       settings=_settings_record(plan.settings))
+    with atomic_path(out / SWEEP_JSON) as temporary:
+        temporary.write_text(json.dumps(description, indent=1), encoding="utf-8")
+    return out / SWEEP_JSON
+
+
+def read_summary(directory) -> tuple[dict, list]:
+    """``(description, rows)`` of the sweep in ``directory``: `SWEEP_JSON` and the rows
+    of `SUMMARY_CSV` with numbers as numbers (int where integral in the file's text)."""
+    directory = Path(directory)
+    try:
+        description = json.loads((directory / SWEEP_JSON).read_text(encoding="utf-8"))
+        with open(directory / SUMMARY_CSV, newline="", encoding="utf-8") as handle:
+            rows = [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+    except FileNotFoundError as error:
+        raise SweepError(f"{directory} is not a sweep directory: no {Path(error.filename).name} "
+                         "(made by 'granular sweep')") from error
+    except (OSError, ValueError) as error:
+        raise SweepError(f"cannot read the sweep in {directory}: {error}") from error
+    return description, rows
+
+
+def _number(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+@dataclass
+class Series:
+    """One curve of a summary plot: the other varying parameters' values (``group``),
+    then per x value the mean, the sample standard deviation over seeds (ddof = 1;
+    NaN for a single seed) and the number of runs averaged."""
+
+    group: dict
+    x: list
+    mean: list
+    std: list
+    count: list
+
+
+def aggregate(description: dict, rows: list, x: str, y: str) -> list:
+    """`Series` of figure ``y`` against parameter ``x``: the mean and spread over the
+    runs that differ only in their seed, one series per combination of the other
+    varying parameters. Only ``ok`` rows with a finite ``y`` count."""
+    import numpy as np
+
+    parameters, figures = description["parameters"], description["figures"] + ["wall_time"]
+    if x not in parameters:
+        raise SweepError(f"--x {x!r} is not a parameter of the sweep; its parameters: {', '.join(parameters)}")
+    if y not in figures:
+        raise SweepError(f"--y {y!r} is not a figure of the sweep; its figures: {', '.join(figures)}")
+    others = [name for name in description["varying"] if name not in (x, "seed")]
+    values: dict = {}
+    for row in rows:
+        value = row.get(y)
+        if row.get("status") != STATUS_OK or not isinstance(value, (int, float)) or not math.isfinite(value):
+            continue
+        key = tuple(row[name] for name in others)
+        values.setdefault(key, {}).setdefault(row[x], []).append(float(value))
+    series = []
+    for key in sorted(values):
+        points = values[key]
+        xs = sorted(points)
+        data = [np.asarray(points[v]) for v in xs]
+        series.append(Series(group=dict(zip(others, key)), x=xs, mean=[float(d.mean()) for d in data],
+                             std=[float(d.std(ddof=1)) if d.size > 1 else float("nan") for d in data],
+                             count=[int(d.size) for d in data]))
+    return series
+
+
+def plot_summary(directory, x: str, ys: list, out, dpi: int = 120) -> Path:
+    """Figure(s) ``ys`` of the sweep in ``directory`` against parameter ``x``: the mean
+    over seeds with the seeds' standard deviation as error bars, a curve per
+    combination of the other varying parameters (`aggregate`). Written atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from .files import atomic_path
+
+    description, rows = read_summary(directory)
+    curves = [(y, s) for y in ys for s in aggregate(description, rows, x, y)]
+    if not curves:
+        raise SweepError(f"no run of the sweep in {directory} finished ok with a value of {', '.join(ys)}")
+    figure, axes = plt.subplots(figsize=(6.4, 4.5))
+    for y, series in curves:
+        group = ", ".join(f"{k}={v}" for k, v in series.group.items())
+        label = ", ".join(part for part in (y if len(ys) > 1 else "", group) if part) or None
+        axes.errorbar(series.x, series.mean, yerr=[0.0 if math.isnan(s) else s for s in series.std],
+                      marker="o", capsize=3, label=label)
+    seeds = max(c for _, s in curves for c in s.count)
+    axes.set_xlabel(x)
+    axes.set_ylabel(ys[0] if len(ys) == 1 else ", ".join(ys))
+    axes.set_title(f"{description['scene']}: mean over {seeds} seed{'s' if seeds > 1 else ''}, "
+                   "error bars: standard deviation", fontsize=10)
+    if any(label for label in axes.get_legend_handles_labels()[1]):
+        axes.legend(fontsize=8)
+    figure.tight_layout()
+    out = Path(out)
+    try:
+        with atomic_path(out) as temporary:
+            figure.savefig(temporary, dpi=dpi, format=out.suffix.lower().lstrip("."))
+    finally:
+        plt.close(figure)
+    return out

@@ -231,4 +231,41 @@ def test_a_worker_killed_mid_sweep_leaves_a_complete_summary_of_valid_files(tmp_
         assert run.meta["parameters"]["seed"] == int(row["seed"])
         assert len(run) == 5 and np.all(np.isfinite(run.positions))
     assert sorted(p.name for p in out.iterdir()) == sorted([r["file"] for r in rows]
-                                                           + ["summary.csv", "summary.parquet"])
+                                                           + ["summary.csv", "summary.parquet", "sweep.json"])
+
+
+# -- the summary plot --------------------------------------------------------------------------
+def test_aggregate_gives_mean_and_seed_spread_per_x_and_group():
+    description = dict(scene="s", parameters=["e", "n", "seed"], varying=["e", "n", "seed"], figures=["tau"])
+    rows = [dict(e=0.5, n=10, seed=0, tau=1.0, status="ok"), dict(e=0.5, n=10, seed=1, tau=2.0, status="ok"),
+            dict(e=0.5, n=10, seed=2, tau=6.0, status="ok"),
+            dict(e=0.9, n=10, seed=0, tau=4.0, status="ok"), dict(e=0.9, n=10, seed=1, tau=8.0, status="ok"),
+            dict(e=0.9, n=10, seed=2, tau=99.0, status="failed: jammed"),        # not counted
+            dict(e=0.9, n=10, seed=3, tau=float("nan"), status="ok"),            # no value: not counted
+            dict(e=0.5, n=20, seed=0, tau=3.0, status="ok")]
+    series = sweep.aggregate(description, rows, "e", "tau")
+    assert [s.group for s in series] == [{"n": 10}, {"n": 20}]
+    ten, twenty = series
+    assert ten.x == [0.5, 0.9] and ten.count == [3, 2]
+    assert ten.mean == pytest.approx([3.0, 6.0])
+    # sample standard deviations: sqrt(((1-3)^2 + (2-3)^2 + (6-3)^2) / 2) = sqrt(7); sqrt(8)
+    assert ten.std == pytest.approx([7.0 ** 0.5, 8.0 ** 0.5])
+    assert twenty.x == [0.5] and twenty.mean == [3.0] and np.isnan(twenty.std[0])
+    with pytest.raises(gr.InvalidInputError, match="not a figure"):
+        sweep.aggregate(description, rows, "e", "taux")
+    with pytest.raises(gr.InvalidInputError, match="not a parameter"):
+        sweep.aggregate(description, rows, "tau", "tau")
+
+
+def test_plot_summary_writes_a_png_of_the_sweep(cluster, tmp_path, capsys):
+    _, client = cluster
+    scene, _ = write_scene(tmp_path / "scenes")
+    out = tmp_path / "out"
+    sweep.run_sweep(sweep.plan_sweep(str(scene), ["restitution=0.2,0.9"], seeds=2), out, client)
+    assert main(["plot", str(out), "summary", "--x", "restitution", "--y", "mean_height"]) == 0
+    png = out / "summary_mean_height_vs_restitution.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    printed = capsys.readouterr().out
+    assert printed.count("(2 runs)") == 2                  # two seeds averaged at each restitution
+    assert main(["plot", str(out), "summary", "--x", "restitution"]) == USAGE
+    assert main(["plot", str(tmp_path / "scenes"), "summary", "--x", "restitution", "--y", "h"]) == USAGE
