@@ -642,7 +642,14 @@ def main(argv=None) -> int:
     """Entry point of the ``granular`` console script; returns the exit status."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # argparse gives an optional positional (plot's OUT.png) nothing once options
+        # follow the first positionals: 'plot DIR summary --x e --y tau OUT.png' puts it here
+        if getattr(args, "command", None) == "plot" and args.out is None and len(extra) == 1 \
+                and not extra[0].startswith("-"):
+            args.out, extra = extra[0], []
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exit:          # --help, --version, or a one-line usage error
         return exit.code if isinstance(exit.code, int) else USAGE
     if getattr(args, "handler", None) is None:

@@ -269,3 +269,34 @@ def test_plot_summary_writes_a_png_of_the_sweep(cluster, tmp_path, capsys):
     assert printed.count("(2 runs)") == 2                  # two seeds averaged at each restitution
     assert main(["plot", str(out), "summary", "--x", "restitution"]) == USAGE
     assert main(["plot", str(tmp_path / "scenes"), "summary", "--x", "restitution", "--y", "h"]) == USAGE
+
+
+# -- the energy-decay regression as a sweep (long) ---------------------------------------------
+@pytest.mark.long
+def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
+    """Haff's tau is 6 / ((1 - e^2) omega0) (omega0 the Enskog collision frequency,
+    independent of e): log tau against log(1 - e^2) has slope -1. A sweep of 200
+    spheres at packing 0.1 over e = 0.6 ... 0.95, four seeds each, 3 s (t / tau from
+    2.5 at e = 0.95 to 16 at e = 0.6). The tolerance is the slope's own standard
+    error, from a least-squares fit weighted by the seeds' spread of each mean:
+    |slope + 1| <= 3 sigma. Measured: slope -0.963 +- 0.025 (about 3 min on 2 workers)."""
+    plan = sweep.plan_sweep("granular_gas_cooling", ["n=200", "packing=0.1",
+                                                     "restitution=0.6,0.7,0.8,0.9,0.95"], seeds=4, duration=3.0)
+    with sweep.connect(workers=2) as client:
+        result = sweep.run_sweep(plan, tmp_path, client)
+    assert result.failed == 0 and len(result.rows) == 20
+    description, rows = sweep.read_summary(tmp_path)
+    (series,) = sweep.aggregate(description, rows, "restitution", "tau")
+    e, mean, count = np.array(series.x), np.array(series.mean), np.array(series.count)
+    standard_error = np.array(series.std) / np.sqrt(count)
+    x, y, sigma = np.log(1.0 - e ** 2), np.log(mean), standard_error / mean     # sigma of log(mean tau)
+    design = np.stack([np.ones_like(x), x], axis=1)
+    weights = 1.0 / sigma ** 2
+    covariance = np.linalg.inv(design.T @ (design * weights[:, None]))
+    intercept, slope = covariance @ (design.T @ (weights * y))
+    slope_error = float(np.sqrt(covariance[1, 1]))
+    assert abs(slope + 1.0) <= 3.0 * slope_error, (slope, slope_error)
+    assert slope_error < 0.1                                   # the test can tell -1 from -0.7
+    # and the magnitude: kinetic theory's tau to the accuracy of 200 spheres and dt = 5e-4 s
+    (ratios,) = sweep.aggregate(description, rows, "restitution", "tau_ratio")
+    assert np.all(np.abs(np.array(ratios.mean) - 1.0) < 0.25), ratios.mean
