@@ -1,0 +1,93 @@
+"""The blocks of the Delassus matrix that the active-set solver cuts in numpy agree
+with scipy's slicing of ``W = H H^T`` (two ways of computing the same entries)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from granular import active_set
+from granular.active_set import ContactRows, _cross_block, _principal_block
+
+
+class _Diagonal:
+    """A diagonal metric (what a sphere world gives the solver)."""
+
+    def __init__(self, inverse_diagonal):
+        self.inverse_diagonal = inverse_diagonal
+
+
+def _contact_jacobian(rng, m: int, n_bodies: int, zero_rows=()) -> sp.csr_matrix:
+    """m rows, each touching one or two bodies of three coordinates, like sphere contacts."""
+    rows, columns, values = [], [], []
+    for k in range(m):
+        if k in zero_rows:
+            continue
+        bodies = rng.choice(n_bodies, size=rng.integers(1, 3), replace=False)
+        normal = rng.normal(size=3)
+        normal /= np.linalg.norm(normal)
+        for sign, body in zip((1.0, -1.0), bodies):
+            rows += [k] * 3
+            columns += list(3 * body + np.arange(3))
+            values += list(sign * normal)
+    return sp.csr_matrix((values, (rows, columns)), shape=(m, 3 * n_bodies))
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_a_principal_block_cut_in_numpy_is_scipys_slice_plus_the_shift(upper):
+    rng = np.random.default_rng(3)
+    G = _contact_jacobian(rng, 400, 120)
+    W = sp.csc_matrix(G @ G.T)
+    W.sort_indices()
+    rows = np.sort(rng.choice(400, size=150, replace=False))
+    shift = rng.uniform(0.1, 1.0, rows.size)
+    expected = W[rows][:, rows].toarray() + np.diag(shift)
+    if upper:
+        expected = np.triu(expected)
+    block = _principal_block(W, rows, shift, upper)
+    np.testing.assert_array_equal(block.toarray(), expected)
+    assert block.has_sorted_indices   # qdldl reads each column in order
+
+
+def test_a_row_of_h_that_is_zero_still_gets_its_shift_on_the_diagonal():
+    rng = np.random.default_rng(4)
+    G = _contact_jacobian(rng, 60, 30, zero_rows={5, 17})
+    W = sp.csc_matrix(G @ G.T)
+    W.sort_indices()
+    rows = np.arange(0, 60, 2)
+    shift = np.full(rows.size, 0.5)
+    np.testing.assert_array_equal(_principal_block(W, rows, shift, False).toarray(),
+                                  W[rows][:, rows].toarray() + 0.5 * np.eye(rows.size))
+
+
+def test_a_cross_block_cut_in_numpy_is_scipys_slice():
+    rng = np.random.default_rng(5)
+    G = _contact_jacobian(rng, 300, 90)
+    W = sp.csc_matrix(G @ G.T)
+    W.sort_indices()
+    rows = np.sort(rng.choice(300, size=120, replace=False))
+    columns = rng.choice(300, size=25, replace=False)
+    np.testing.assert_array_equal(_cross_block(W, rows, columns), W[rows][:, columns].toarray())
+
+
+def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
+    """The first uses build blocks by products of H; later ones cut them from W
+    (`USE_OVERHEAD_ROWS`). Both give W_AA + rho D_A to rounding."""
+    rng = np.random.default_rng(6)
+    m = 5000
+    G = _contact_jacobian(rng, m, 1500)
+    masses = rng.uniform(0.5, 2.0, 1500).repeat(3)
+    data = ContactRows(_Diagonal(1.0 / masses), G, rng.normal(size=m))
+    rows = np.sort(rng.choice(m, size=100, replace=False))
+    columns = np.setdiff1d(np.arange(m), rows)[:30]
+    first_block = data.block(rows, 1e-3).toarray()
+    first_coupling = data.couplings(rows, columns)
+    assert data._delassus is None
+    for _ in range(m // active_set.USE_OVERHEAD_ROWS + 2):
+        later_block = data.block(rows, 1e-3).toarray()
+    assert data._delassus is not None
+    later_coupling = data.couplings(rows, columns)
+    scale = np.abs(first_block).max()
+    np.testing.assert_allclose(later_block, first_block, rtol=0, atol=1e-14 * scale)
+    np.testing.assert_allclose(later_coupling, first_coupling, rtol=0, atol=1e-14 * scale)
+    H = G.multiply(np.sqrt(1.0 / masses)[None, :]).tocsr()
+    exact = (H[rows] @ H[rows].T).toarray() + np.diag(1e-3 * data.diagonal[rows])
+    np.testing.assert_allclose(later_block, exact, rtol=0, atol=1e-14 * scale)
