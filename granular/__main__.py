@@ -1,0 +1,7 @@
+"""``python -m granular``: the `granular` command (`granular.cli.main`)."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
