@@ -335,27 +335,39 @@ def provenance(scene: str, path, parameters: dict, settings: RunSettings) -> dic
             "simulation_options": dict(settings.options)}
 
 
-def rebuild_simulation(meta: dict):
+def rebuild_simulation(meta: dict, scene_file=None):
     """A new `Simulation` at the initial state of the run whose ``meta`` is given.
 
-    The scene is found by its stored name (`resolve_scene`), else at its stored
-    file; it is built with the stored parameters and run with the stored ``dt`` and
-    options, so stepping it repeats the run. Returns ``(simulation, same_scene)``,
-    ``same_scene`` False when the scene file's bytes differ from the run's (the
-    repetition may then differ).
+    The scene is the one of the stored name in the scenes directories
+    (`find_scenes`), or ``scene_file`` when the caller gives it; it is built with the
+    stored parameters and run with the stored ``dt`` and options, so stepping it
+    repeats the run. Returns ``(simulation, same_scene)``, ``same_scene`` False when
+    the scene file's bytes differ from the run's (the repetition may then differ).
+
+    A run file is data: the file it names (``scene_file`` in its meta) is never
+    imported on the file's word, and a stored name that is a path is refused, since
+    a file received from someone else would otherwise choose the code that runs.
     """
     if "scene" not in meta or "parameters" not in meta:
         raise InvalidInputError("this run does not say which scene and parameters made it (no 'scene' or "
                                 "'parameters' in its meta); only runs made by 'granular run' or "
                                 "'granular sweep' do")
-    try:
-        path = resolve_scene(meta["scene"])
-    except UnknownSceneError:
-        path = Path(meta.get("scene_file", ""))
+    name = meta["scene"]
+    if scene_file is not None:
+        path = Path(scene_file)
         if not path.is_file():
-            raise
+            raise UnknownSceneError(f"no scene file at {path}")
+    elif not (isinstance(name, str) and name.isidentifier()):
+        raise InvalidInputError(f"this run names its scene {name!r}, which is not a scene name; "
+                                "pass scene_file=PATH to rebuild it from a scene file you trust")
+    else:
+        try:
+            path = resolve_scene(name)
+        except UnknownSceneError as error:
+            raise UnknownSceneError(f"{error}; the run was made from {meta.get('scene_file', 'an unknown file')}: "
+                                    "pass scene_file=PATH to rebuild it from a scene file you trust") from None
     module = load_scene(path)
-    system = build_system(module, meta["scene"], meta["parameters"])
+    system = build_system(module, str(name), meta["parameters"])
     settings = RunSettings(duration=float(meta.get("duration", 0.0)), dt=float(meta["dt"]),
                            record_every=int(meta.get("record_every", 1)),
                            options=dict(meta.get("simulation_options", {})))

@@ -183,3 +183,27 @@ def test_register_adapter_refuses_module_paths_taken_names_and_non_callables(use
     register_adapter("pointer", pointer_shapes)                  # the same function again: no error
     register_adapter("ball", pointer_shapes, replace=True)
     assert shapes_of({"kind": "ball", "adapter": "ball", "r": 0.2}, np.array([1.0])).sphere_radii[0] == 0.2
+
+
+# -- repeating a run from its file never runs a file the run names ----------------------------------------
+def test_rebuilding_a_run_never_imports_the_scene_file_its_meta_names(tmp_path, monkeypatch):
+    """A crafted meta names a scene that is not in the scenes directories and points
+    ``scene_file`` at a script that would leave a marker if executed: the rebuild is
+    refused in one line and the script never runs, unless the caller passes the file."""
+    from granular import scenes
+
+    marker = tmp_path / "ran.txt"
+    script = tmp_path / "evil_scene.py"
+    script.write_text(f'"""Evil."""\nfrom pathlib import Path\nPath({str(marker)!r}).write_text("ran")\n'
+                      "def build():\n    return None\n")
+    monkeypatch.setenv("GRANULAR_SCENES", str(tmp_path / "no_scenes_here"))
+    base = {"parameters": {}, "dt": 1e-3, "scene_file": str(script)}
+    for name in ("evil_scene", str(script), "../evil_scene"):
+        with pytest.raises(gr.InvalidInputError) as refused:
+            scenes.rebuild_simulation({**base, "scene": name})
+        assert "\n" not in str(refused.value) and "scene_file=PATH" in str(refused.value)
+    assert not marker.exists()
+    # the caller's own choice is honoured (and this script's build() is then refused)
+    with pytest.raises(scenes.SceneError):
+        scenes.rebuild_simulation({**base, "scene": "evil_scene"}, scene_file=script)
+    assert marker.exists()
