@@ -53,7 +53,8 @@ kinetic-metric projection of 0 onto ``(v + M^{-1} R(q)) cap T(q)``, with
   norm over ``(v + M^{-1} R) cap T(q)`` iff ``-T u`` lies in the normal cone of F at
   ``l_T``. In the plane (s = 1) F is an interval whose end points are exactly the
   points of the cone's boundary, so this is (T); in 3D it is (T) when
-  ``G M^{-1} T^T = 0`` (rotation-free spheres: the friction impulse of a contact
+  ``G M^{-1} T^T = 0`` (spheres, turning or not: the normal row has no rotational
+  part and is orthogonal to the tangents, so the friction impulse of a contact
   does not move its normal velocity). `seed_contact_law` computes the study's
   projection directly; the tests check that both agree.
 
@@ -79,8 +80,8 @@ How it is solved
   in Painleve's inconsistent configurations, where the LCP gives the tangential
   impact the 2017 study describes.
 - 3D (s = 2), spheres: when the metric is diagonal and every frictional
-  contact's Delassus block is isotropic (``W_kk = w_k I``: rotation-free spheres,
-  walls), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
+  contact's Delassus block is ``diag(w_k, v_k, v_k)`` (spheres and walls:
+  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
   contact in turn takes its exact local answer, colour by colour (vectorised),
   with extrapolation along the drift of stalled sweeps. It stops when every
   contact is within ``tolerance * scale`` (m/s) of its local law (the cone
@@ -115,8 +116,12 @@ Contacts without friction (``mu_k = 0``) keep only their normal impulse. A set
 with no frictional row never reaches this module: the velocity scheme then calls
 `granular.projection.project`, so ``mu = 0`` is Maury's step bit for bit.
 
-What the model does not include: rolling and spin (spheres carry no rotation,
-see `granular.world`), and friction during the bounce of a contact with
+Spheres turn (`granular.world`): their tangential rows carry the rotational part
+``-r (n x t)`` of the contact point's velocity, so a sliding contact applies a
+torque and a sphere can roll; the law above is unchanged, on the generalised
+velocity ``(u, omega)`` in the metric ``diag(m, J)``.
+
+What the model does not include: friction during the bounce of a contact with
 restitution ``e > 0`` (the restitution stage of the velocity scheme is
 frictionless; friction acts in the final, Maury stage, i.e. on sustained
 contacts and on inelastic impacts).

@@ -1,4 +1,4 @@
-"""Nonsmooth Gauss-Seidel for the 3D Coulomb-Maury law of rotation-free spheres.
+"""Nonsmooth Gauss-Seidel for the 3D Coulomb-Maury law of spheres.
 
 Solves the law (N)-(T) of `granular.friction` contact by contact, as Moreau and
 Jean's contact dynamics codes do (LMGC90, Siconos' NSGS): each contact in turn
@@ -12,17 +12,21 @@ and the local velocity ``U_k = H_k u + (D_k / h, 0, 0)`` (m/s), ``u = v + M^{-1}
 sum_k H_k^T r_k``.
 
 The local problem. With a diagonal metric whose local Delassus block is
-isotropic, ``W_kk = H_k M^{-1} H_k^T = w_k I_3`` (rotation-free spheres:
-``w = 1/m_i + 1/m_j`` for a pair, ``1/m_i`` for a wall, because the normal and the
-tangents are orthonormal), the friction impulse of a contact does not move its
-own normal velocity and the law for ``r_k`` given ``b = U_k - w_k r_k`` (the
-velocity without its own impulse) has a closed form::
+``W_kk = H_k M^{-1} H_k^T = diag(w_k, v_k, v_k)`` (normal decoupled from an
+isotropic tangential block), the friction impulse of a contact does not move its
+own normal velocity. Spheres have such blocks: without rotation ``w = v = 1/m_i +
+1/m_j`` for a pair, ``1/m_i`` for a wall (the normal and the tangents are
+orthonormal); turning spheres add ``r_i^2/J_i + r_j^2/J_j`` (``r_i^2/J_i`` on a
+wall) to ``v`` only, because a normal row has no rotational part and the
+rotational parts ``r (n x t_a)`` of the two tangents are orthogonal and of equal
+length. The law for ``r_k`` given ``b = U_k - W_kk r_k`` (the velocity without its
+own impulse) then has a closed form::
 
     l_N = max(0, -b_N / w)
-    l_T = -b_T / w, scaled onto the disc |l_T| <= mu l_N when outside it
+    l_T = -b_T / v, scaled onto the disc |l_T| <= mu l_N when outside it
 
 (inside the disc the contact sticks, ``U_T = 0``; on its boundary it slides with
-``U_T = b_T (1 - w mu l_N / |b_T|)``, against ``l_T``). Frictionless rows
+``U_T = b_T (1 - v mu l_N / |b_T|)``, against ``l_T``). Frictionless rows
 (``mu = 0``) keep ``l_T = 0``.
 
 Vectorised sweeps. ``M^{-1}`` is diagonal, so contacts that share no coordinate
@@ -32,7 +36,7 @@ at once with numpy. The order is colour after colour; the answer is
 deterministic.
 
 Stopping, and what the answer guarantees. Every second sweep the natural
-residual ``e_k = w_k |r_k^local - r_k|`` (m/s) is computed for all contacts with
+residual ``e_k = |W_kk (r_k^local - r_k)|`` (m/s) is computed for all contacts with
 the current velocities, where ``r_k^local`` is the exact local answer. When
 ``max_k e_k <= tolerance`` the returned impulses satisfy, at every contact: the
 cone ``|l_T| <= mu l_N`` and ``l_N >= 0`` exactly (every local answer lies in
@@ -54,8 +58,8 @@ import scipy.sparse as sp
 
 from .errors import ConvergenceError
 
-#: A frictional contact's block ``W_kk`` counts as isotropic when it differs from
-#: ``w_k I`` by less than this fraction of ``w_k`` (round-off of unit tangents).
+#: A frictional contact's block ``W_kk`` counts as ``diag(w_k, v_k, v_k)`` when it differs
+#: from it by less than this fraction of ``max(w_k, v_k)`` (round-off of unit tangents).
 _ISOTROPY_TOLERANCE = 1e-9
 
 
@@ -67,9 +71,11 @@ class ContactRows:
         coordinate of zero inverse mass).
     values : (m, 3, p) the rows (normal, tangent 1, tangent 2) on those coordinates.
     inverse_mass : (d + 1,) diagonal of ``M^{-1}`` with 0 for the dummy (1/kg).
-    w : (m,) the local Delassus scalar ``W_kk = w_k I`` (1/kg).
+    w : (m,) the normal entry ``w_k`` of the local Delassus block (1/kg).
     mu : (m,) friction coefficients.
     lower : (m,) ``-D_k / h`` (m/s).
+    w_tangent : (m,) the tangential entry ``v_k`` (1/kg), or None when ``v = w``
+        (isotropic blocks: spheres that do not turn).
     """
 
     cols: np.ndarray
@@ -78,6 +84,7 @@ class ContactRows:
     w: np.ndarray
     mu: np.ndarray
     lower: np.ndarray
+    w_tangent: np.ndarray | None = None
 
     def local_velocities(self, u: np.ndarray, rows=slice(None)) -> np.ndarray:
         """``U_k`` (k, 3) of the contacts ``rows`` for the velocities ``u`` (d + 1,)."""
@@ -90,7 +97,7 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
                  lower: np.ndarray) -> ContactRows | None:
     """The rows of ``m`` contacts (``G`` (m, d), ``T`` (2m, d), row ``2k + a`` tangent
     ``a`` of contact ``k``), or None when the method does not apply: a metric
-    without a diagonal, or a frictional contact whose block is not isotropic."""
+    without a diagonal, or a frictional contact whose block is not ``diag(w, v, v)``."""
     inverse = getattr(metric, "inverse_diagonal", None)
     if inverse is None:
         return None
@@ -112,10 +119,17 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
     inverse_mass = np.append(np.asarray(inverse, dtype=float), 0.0)
     blocks = np.einsum("kap,kbp,kp->kab", values, values, inverse_mass[cols])
     w = blocks[:, 0, 0]
-    offset = np.abs(blocks - w[:, None, None] * np.eye(3)).max(axis=(1, 2))
-    if np.any((mu > 0.0) & (offset > _ISOTROPY_TOLERANCE * w)):
+    frictional = mu > 0.0
+    v = np.where(frictional, blocks[:, 1, 1], w)  # frictionless rows have no tangent block
+    expected = np.zeros_like(blocks)
+    expected[:, 0, 0], expected[:, 1, 1], expected[:, 2, 2] = w, v, v
+    offset = np.abs(blocks - expected).max(axis=(1, 2))
+    if np.any(frictional & (offset > _ISOTROPY_TOLERANCE * np.maximum(w, v))):
         return None
-    return ContactRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float))
+    # Isotropic blocks (v = w to round-off) keep the scalar form, bit for bit as before.
+    w_tangent = None if np.all(np.abs(v - w) <= _ISOTROPY_TOLERANCE * w) else v
+    return ContactRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
+                       w_tangent)
 
 
 def applies(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray) -> bool:
@@ -152,12 +166,18 @@ def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
     return classes
 
 
-def local_solution(U: np.ndarray, r: np.ndarray, w: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def local_solution(U: np.ndarray, r: np.ndarray, w: np.ndarray, mu: np.ndarray,
+                   v: np.ndarray | None = None) -> np.ndarray:
     """The exact local answer (k, 3) for contacts at velocity ``U`` (k, 3) under
-    impulses ``r`` (k, 3) with blocks ``w`` (k,) and coefficients ``mu`` (k,)."""
-    b = U - w[:, None] * r
+    impulses ``r`` (k, 3) with blocks ``diag(w, v, v)`` (``w``, ``v`` (k,), ``v = w``
+    when None) and coefficients ``mu`` (k,)."""
+    if v is None:
+        b = U - w[:, None] * r
+        tangential = -b[:, 1:] / w[:, None]
+    else:
+        b = U - np.column_stack([w, v, v]) * r
+        tangential = -b[:, 1:] / v[:, None]
     normal = np.maximum(-b[:, 0] / w, 0.0)
-    tangential = -b[:, 1:] / w[:, None]
     size = np.hypot(tangential[:, 0], tangential[:, 1])
     limit = mu * normal
     outside = size > limit
@@ -273,7 +293,10 @@ def natural_residual(rows: ContactRows, predicted: np.ndarray, r: np.ndarray) ->
 
 def _residual(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Natural residual (m,) of every contact, m/s (module docstring)."""
-    return rows.w * np.linalg.norm(local_solution(rows.local_velocities(u), r, rows.w, rows.mu) - r, axis=1)
+    change = local_solution(rows.local_velocities(u), r, rows.w, rows.mu, rows.w_tangent) - r
+    if rows.w_tangent is None:
+        return rows.w * np.linalg.norm(change, axis=1)
+    return np.linalg.norm(np.column_stack([rows.w, rows.w_tangent, rows.w_tangent]) * change, axis=1)
 
 
 def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
@@ -311,6 +334,7 @@ class _Group:
         self.values = rows.values[members]
         self.scaled = rows.values[members] * rows.inverse_mass[self.cols][:, None, :]
         self.w, self.mu, self.lower = rows.w[members], rows.mu[members], rows.lower[members]
+        self.v = None if rows.w_tangent is None else rows.w_tangent[members]
 
     def update(self, u: np.ndarray, r: np.ndarray) -> None:
         """Replace the group's impulses in ``r`` by their local answers and move ``u``
@@ -318,6 +342,6 @@ class _Group:
         U = np.einsum("kap,kp->ka", self.values, u[self.cols])
         U[:, 0] -= self.lower
         old = r[self.members]
-        new = local_solution(U, old, self.w, self.mu)
+        new = local_solution(U, old, self.w, self.mu, self.v)
         r[self.members] = new
         u[self.cols] += np.einsum("kap,ka->kp", self.scaled, new - old)

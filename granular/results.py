@@ -51,9 +51,17 @@ class StepResult:
         (about ``h/2 lambda_k |G_k M^-1 f|``, `granular.schemes.velocity`).
         The total energy then obeys ``E^{n+1} = E^n - dissipated - 1/2 h^2
         |f|^2_{M^-1} - h lambda^T G M^{-1} f`` for a constant force ``f``.
+        Kinetic energy includes the rotation, ``1/2 sum J_i |omega_i|^2``; for a
+        rotating world ``dissipated_energy`` counts it too (the balance above holds
+        on the generalised velocity ``(u, omega)``).
     radii : (N,) array or None
         Radii at ``t`` (spheres).
     solver : SolverStats
+    angular_velocities : (N, 3) array or None
+        Angular velocities ``omega^{n+1}`` (rad/s, world frame) of spheres; None for
+        systems without rotation.
+    orientations : (N, 4) array or None
+        Orientations at ``t`` as unit quaternions ``(w, x, y, z)`` (body to world).
     """
 
     t: float
@@ -66,6 +74,8 @@ class StepResult:
     dissipated_energy: float
     radii: np.ndarray | None = None
     solver: SolverStats = field(default_factory=SolverStats)
+    angular_velocities: np.ndarray | None = None
+    orientations: np.ndarray | None = None
 
     @property
     def overlap(self) -> float:

@@ -11,14 +11,39 @@ step, ``D_ij(t, q) = |q_j - q_i| - (r_i(t) + r_j(t)) >= 0`` with gradient
 sphere near a plane (point p, unit normal n), ``D = n.(q_i - p) - r_i(t) >= 0``
 with gradient ``+n`` on sphere i.
 
-Friction (Moreau's discrete law with Coulomb friction, `granular.friction`): with a Coulomb coefficient ``mu > 0`` a
-contact also gets two unit tangents ``t_1, t_2`` orthogonal to its normal, rows
-``(..., -t_a, ..., +t_a, ...)`` for a pair (relative sliding velocity of j on i) and
-``+t_a`` for a wall. The spheres carry no rotation: the contact point moves with
-the centres, so a sphere cannot roll, friction only opposes the sliding of the
-centres, and there is no rolling resistance, spin or torque. A grain in this
-model is a frictional point with a radius (the usual first model of a granular
-heap, not a rolling ball).
+Rotation. Each sphere also carries an angular velocity ``omega_i`` (rad/s, world
+frame), a moment of inertia ``J_i`` (kg m^2, default ``2/5 m_i r_i(t)^2``, a solid
+sphere, following the radius and mass in time) and an orientation, a unit
+quaternion ``(w, x, y, z)`` taking body axes to world axes.
+
+- Frictional worlds (``rotates``: some contact has ``mu > 0`` and ``rotation=True``)
+  step the generalised velocity ``(u, omega)`` (6N,), ordered ``(u_1 .. u_N,
+  omega_1 .. omega_N)``, in the block-diagonal metric ``diag(m_i I_3 .., J_i I_3
+  ..)`` (`metric`). A sphere's rotational dofs enter only the tangential rows.
+- Frictionless worlds keep their translational state (3N,): a normal row of a
+  sphere has no rotational part (the normal passes through the centres), so the
+  rotational dofs decouple exactly and ``omega`` is constant (no torque acts on
+  a sphere without friction). The scheme carries it along and integrates the
+  orientations from it; nothing of Maury's frictionless step changes.
+
+The rotational state lives in the scheme (`granular.schemes.velocity`), which
+reports it in every `StepResult` (``angular_velocities`` (N, 3),
+``orientations`` (N, 4)); the kinetic energy reported includes
+``1/2 sum J_i |omega_i|^2``.
+
+Friction (Moreau's discrete law with Coulomb friction, `granular.friction`): with a
+Coulomb coefficient ``mu > 0`` a contact also gets two unit tangents ``t_1, t_2``
+orthogonal to its normal, the rows of the tangential velocity of the contact
+point. For a pair (normal ``n`` from i to j, contact point at ``q_i + r_i n =
+q_j - r_j n``), the velocity of j's material point relative to i's along ``t_a``
+is ``t_a . (u_j - u_i) - r_i (n x t_a) . omega_i - r_j (n x t_a) . omega_j``:
+rows ``(-t_a on u_i, +t_a on u_j, -r_i n x t_a on omega_i, -r_j n x t_a on
+omega_j)``. For a wall (normal ``n`` into the admissible side, contact point
+``q_i - r_i n``): ``(+t_a on u_i, -r_i n x t_a on omega_i)``. A sliding contact
+therefore applies a torque ``(contact arm) x (friction impulse)`` and a sphere
+can roll. With ``rotation=False`` the rotational columns are left out: the
+spheres do not turn, a grain is a frictional point with a radius (the model of
+earlier versions, kept for comparisons).
 """
 from __future__ import annotations
 
@@ -34,6 +59,10 @@ from .metric import DiagonalMetric
 from .neighbors import candidate_pairs, pair_vectors
 from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
 from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
+
+#: A given orientation quaternion may differ from unit length by this much (it is
+#: then normalised); farther is an input error (not a rotation).
+_QUATERNION_TOLERANCE = 1e-6
 from .walls import Box, PeriodicBox, Plane
 
 #: How per-particle coefficients combine into a pair coefficient.
@@ -94,13 +123,26 @@ class SphereWorld:
         Fastest separation (m/s) of two overlapping spheres (or a sphere and a
         wall) in one step. ``None``: ``0.1 r_min / h``, a tenth of the smallest
         radius per step (an overlap of one radius goes in ten steps).
+    angular_velocities : (N, 3) array or None
+        Initial angular velocities (rad/s, world frame); zeros by default. Constant
+        in a frictionless world (module docstring).
+    inertia : float, (N,) array, callable ``t -> (N,)``, or None
+        Moments of inertia about the centre (kg m^2), positive. ``None``: a solid
+        sphere, ``2/5 m_i(t) r_i(t)^2``, following radii and masses that change in time.
+    orientations : (N, 4) array or None
+        Initial orientations as unit quaternions ``(w, x, y, z)`` (body to world);
+        identity by default.
+    rotation : bool
+        ``True`` (default): frictional contacts turn the spheres (module docstring).
+        ``False``: the spheres never turn (frictional points; ``omega`` constant).
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
                  gravity=(0.0, 0.0, -9.81), force: Callable | None = None, walls=(),
                  restitution=0.0, restitution_rule: str = "min", density: float = 1000.0,
                  periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0,
-                 initial_overlaps: str = "error", separation_speed: float | None = None):
+                 initial_overlaps: str = "error", separation_speed: float | None = None,
+                 angular_velocities=None, inertia=None, orientations=None, rotation: bool = True):
         positions = finite_array(positions, "positions")
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
             raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
@@ -140,6 +182,18 @@ class SphereWorld:
             self.check_admissible(self.t0, positions)
         self.q0 = positions.reshape(-1)
         self.u0 = velocities.reshape(-1)
+        omega = np.zeros((self.n, 3)) if angular_velocities is None else angular_velocities
+        self.omega0 = finite_array(omega, "angular_velocities", (self.n, 3))
+        self._inertia = None
+        if inertia is not None:
+            self._inertia = inertia if callable(inertia) else positive_per_item(inertia, "inertia", self.n,
+                                                                                  " kg m^2")
+        self.inertia_at(self.t0)  # checks a callable (and the default) at t0
+        self.orientations0 = _unit_quaternions(orientations, self.n)
+        if not isinstance(rotation, (bool, np.bool_)):
+            raise InvalidInputError(f"rotation must be True or False, got {rotation!r}")
+        self.rotation = bool(rotation)
+        self._noted_rotation = None  # (t, h, omega) of the last step a scheme took (kinetic_energy)
 
     # -- sizes and state ---------------------------------------------------------
     @property
@@ -197,17 +251,66 @@ class SphereWorld:
             return self._mass_callable_check(self._masses, t)
         return self._masses
 
+    def inertia_at(self, t: float) -> np.ndarray:
+        """Moments of inertia (N,) at time ``t`` (kg m^2): the given ones, or
+        ``2/5 m r^2`` of a solid sphere with the masses and radii at ``t``."""
+        if self._inertia is None:
+            return 0.4 * self.masses_at(t) * self.radii_at(t) ** 2
+        if callable(self._inertia):
+            try:
+                return positive_per_item(self._inertia(t), f"inertia at t = {t:.6g} s", self.n, " kg m^2")
+            except InvalidInputError as error:
+                raise InvalidInputError(str(error)) from None
+        return self._inertia
+
+    @property
+    def rotates(self) -> bool:
+        """Whether the steps solve for the angular velocities: a frictional world with
+        ``rotation=True``. Otherwise the rotational dofs decouple and ``omega`` is constant."""
+        return self.rotation and self.has_friction
+
     def metric(self, t: float, q: np.ndarray) -> DiagonalMetric:
-        """The mass metric at ``t``: diagonal (3N,)."""
-        return DiagonalMetric(np.repeat(self.masses_at(t), 3))
+        """The mass metric at ``t``: diagonal (3N,) ``m_i`` (kg), or (6N,) ``(m_i .., J_i ..)``
+        (kg, kg m^2) for the generalised velocity ``(u, omega)`` of a world that `rotates`."""
+        translational = np.repeat(self.masses_at(t), 3)
+        if not self.rotates:
+            return DiagonalMetric(translational)
+        return DiagonalMetric(np.concatenate([translational, np.repeat(self.inertia_at(t), 3)]))
+
+    def initial_rotation(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(omega0 (N, 3) rad/s, orientations0 (N, 4))``, copies."""
+        return self.omega0.copy(), self.orientations0.copy()
+
+    def note_rotation(self, t: float, h: float, omega: np.ndarray) -> None:
+        """Record the angular velocities (N, 3) a scheme reached at ``t`` (step ``h``), so
+        that `kinetic_energy` without ``angular_velocities`` reports them at that time."""
+        self._noted_rotation = (float(t), float(h), np.asarray(omega, dtype=float).reshape(self.n, 3).copy())
+
+    def _angular_velocities(self, t: float, given) -> np.ndarray:
+        """The angular velocities (N, 3) at ``t``: given, constant (no rotating
+        contacts), initial at ``t0``, or the ones a scheme noted at ``t``; otherwise
+        an error rather than a guess."""
+        if given is not None:
+            return finite_array(given, "angular_velocities", (self.n, 3))
+        if not self.rotates or t == self.t0:
+            return self.omega0
+        if self._noted_rotation is not None:
+            noted_t, h, omega = self._noted_rotation
+            if abs(t - noted_t) <= 1e-6 * h:  # the same step, up to round-off of t0 + n h
+                return omega
+        raise InvalidInputError(f"the angular velocities of this rotating world at t = {t:.6g} s are "
+                                "unknown here: pass angular_velocities= (StepResult.angular_velocities)")
 
     # -- forces and energies ----------------------------------------------------
     def force(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Generalised force (3N,): gravity plus the user force (N)."""
+        """Generalised force (3N,): gravity plus the user force (N). For a generalised
+        velocity ``(u, omega)`` (6N,) it is (6N,) with zero torques (gravity and the
+        user forces act at the centres)."""
         masses = self.masses_at(t)
         total = masses[:, None] * self.gravity[None, :]
+        generalised = u.size == 6 * self.n
         if self.force_callable is not None:
-            extra = np.asarray(self.force_callable(t, q.reshape(self.n, 3), u.reshape(self.n, 3)),
+            extra = np.asarray(self.force_callable(t, q.reshape(self.n, 3), u[:3 * self.n].reshape(self.n, 3)),
                                dtype=float)
             if extra.shape != (self.n, 3):
                 raise InvalidInputError(f"force returned shape {extra.shape} at t = {t:.6g} s, "
@@ -217,12 +320,26 @@ class SphereWorld:
                                      "blow-up (reduce the time step) or a force singular there",
                                      t=t, status="non_finite")
             total = total + extra
+        if generalised:
+            return np.concatenate([total.reshape(-1), np.zeros(3 * self.n)])
         return total.reshape(-1)
 
-    def kinetic_energy(self, t: float, q: np.ndarray, u: np.ndarray) -> float:
-        """``0.5 sum m_i |u_i|^2`` (J)."""
+    def kinetic_energy(self, t: float, q: np.ndarray, u: np.ndarray, angular_velocities=None) -> float:
+        """``0.5 sum m_i |u_i|^2 + 0.5 sum J_i |omega_i|^2`` (J).
+
+        ``u`` is (3N,) (then ``omega`` is ``angular_velocities`` (N, 3), or when None
+        the world's own: constant without rotating contacts, the initial ones at
+        ``t0``, those a scheme noted at ``t``, else `InvalidInputError`) or the
+        generalised ``(u, omega)`` (6N,)."""
         masses = self.masses_at(t)
-        return 0.5 * float(np.sum(masses * np.sum(u.reshape(self.n, 3) ** 2, axis=1)))
+        if u.size == 6 * self.n:
+            u, omega = u[:3 * self.n], u[3 * self.n:].reshape(self.n, 3)
+        else:
+            omega = self._angular_velocities(t, angular_velocities)
+        translational = 0.5 * float(np.sum(masses * np.sum(u.reshape(self.n, 3) ** 2, axis=1)))
+        if not np.any(omega):
+            return translational
+        return translational + 0.5 * float(np.sum(self.inertia_at(t) * np.sum(omega ** 2, axis=1)))
 
     def potential_energy(self, t: float, q: np.ndarray) -> float:
         """Gravitational potential ``-sum m_i g . q_i`` (J); user forces are not included."""
@@ -231,8 +348,8 @@ class SphereWorld:
 
     # -- kinematics ----------------------------------------------------------------
     def advance(self, q: np.ndarray, u: np.ndarray, h: float) -> np.ndarray:
-        """``q + h u``, wrapped into the periodic cell."""
-        q_next = q + h * u
+        """``q + h u``, wrapped into the periodic cell (``u`` (3N,) or the generalised (6N,))."""
+        q_next = q + h * u[:3 * self.n]
         if self.periodic is not None:
             q_next = self.periodic.wrap(q_next.reshape(self.n, 3)).reshape(-1)
         return q_next
@@ -242,8 +359,8 @@ class SphereWorld:
         return SEARCH_SKIN * float(self.radii_at(t_next).min()) / (2.0 * h)
 
     def body_speeds(self, u: np.ndarray) -> np.ndarray:
-        """Speed of each sphere (N,) (m/s)."""
-        return np.linalg.norm(u.reshape(self.n, 3), axis=1)
+        """Speed of each sphere's centre (N,) (m/s); ``u`` (3N,) or the generalised (6N,)."""
+        return np.linalg.norm(u[:3 * self.n].reshape(self.n, 3), axis=1)
 
     # -- constraints -------------------------------------------------------------
     def constraints(self, t_next: float, q: np.ndarray, h: float, max_speed: float) -> ConstraintSet:
@@ -286,12 +403,13 @@ class SphereWorld:
         wgap = np.concatenate([part[2] for part in wall_parts]) if wall_parts else np.zeros(0)
         wnormal = (np.concatenate([part[3] for part in wall_parts]) if wall_parts else np.zeros((0, 3)))
         wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
-        jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n)
+        width = 6 * self.n if self.rotates else 3 * self.n  # (u, omega) columns when rotating
+        jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n, width)
         minus = -np.ones(wi.size, dtype=np.int64)
         friction, tangents = None, None
         if self.has_friction:
             wall_friction = (np.concatenate([part[5] for part in wall_parts]) if wall_parts else np.zeros(0))
-            friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, wall_friction)
+            friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, wall_friction, radii)
         return ConstraintSet(
             gap=np.concatenate([gaps, wgap]),
             jacobian=jacobian,
@@ -327,14 +445,17 @@ class SphereWorld:
         """Whether any contact of this world can carry friction."""
         return self.friction > 0.0 or any((p.friction or 0.0) > 0.0 for p in self.planes)
 
-    def _friction_rows(self, i, j, normals, wall_sphere, wall_normals, wall_friction):
+    def _friction_rows(self, i, j, normals, wall_sphere, wall_normals, wall_friction, radii):
         """``(mu (m,), tangents)`` of the step's rows (pairs first, then walls):
-        ``tangents`` is None without friction, else a sparse (2m, 3N) matrix whose row
-        ``2k + a`` is the unit tangent ``a`` of row ``k`` (`sphere_tangents`)."""
+        ``tangents`` is None without friction, else a sparse (2m, 3N) matrix, (2m, 6N)
+        with rotational columns when the world `rotates`, whose row ``2k + a`` is the
+        velocity of contact ``k``'s material points along its unit tangent ``a``
+        (`sphere_tangents`)."""
         mu = np.concatenate([np.full(i.size, self.friction), wall_friction])
         if not np.any(mu > 0.0):
             return mu, None
-        return mu, sphere_tangents(i, j, normals, wall_sphere, wall_normals, self.n)
+        return mu, sphere_tangents(i, j, normals, wall_sphere, wall_normals, self.n,
+                                   radii if self.rotates else None)
 
     # -- admissibility -------------------------------------------------------------
     def check_admissible(self, t: float, positions: np.ndarray) -> None:
@@ -387,14 +508,17 @@ class SphereWorld:
         """What a renderer needs to draw the scene (JSON-serialisable)."""
         return {
             "kind": "spheres",
+            "rotates": self.rotates,
             "walls": [wall.describe() for wall in self.walls],
             "periodic": None if self.periodic is None else self.periodic.describe(),
             "gravity": self.gravity.tolist(),
         }
 
 
-def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n) -> sp.csr_matrix:
-    """Sparse G (m x 3N): pair rows ``-n`` on sphere i, ``+n`` on sphere j; wall rows ``+n``."""
+def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> sp.csr_matrix:
+    """Sparse G (m x width, default 3N): pair rows ``-n`` on sphere i, ``+n`` on sphere j;
+    wall rows ``+n`` (translational columns only; ``width = 6N`` leaves the rotational
+    columns of a rotating world empty: a normal row does not turn a sphere)."""
     pair_cols = np.concatenate([3 * i[:, None] + np.arange(3), 3 * j[:, None] + np.arange(3)], axis=1)
     pair_data = np.concatenate([-normals, normals], axis=1)
     wall_cols = 3 * wall_sphere[:, None] + np.arange(3)
@@ -403,7 +527,7 @@ def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n) -> sp.csr_matr
     indptr = np.concatenate([np.arange(0, 6 * i.size + 1, 6),
                              6 * i.size + np.arange(3, 3 * wall_sphere.size + 1, 3)])
     m = i.size + wall_sphere.size
-    return sp.csr_matrix((data, indices, indptr), shape=(m, 3 * n))
+    return sp.csr_matrix((data, indices, indptr), shape=(m, 3 * n if width is None else width))
 
 
 def tangent_basis(normals: np.ndarray) -> np.ndarray:
@@ -415,12 +539,69 @@ def tangent_basis(normals: np.ndarray) -> np.ndarray:
     return np.stack([first, np.cross(normals, first)], axis=1)
 
 
-def sphere_tangents(i, j, normals, wall_sphere, wall_normals, n) -> sp.csr_matrix:
-    """Sparse tangential Jacobian (2m, 3N): row ``2k + a`` is tangent ``a`` of row ``k``,
-    ``-t`` on sphere i and ``+t`` on sphere j for a pair, ``+t`` for a wall row, so
-    ``T u`` is the sliding velocity of j relative to i (rotation-free spheres)."""
+def sphere_tangents(i, j, normals, wall_sphere, wall_normals, n, radii=None) -> sp.csr_matrix:
+    """Sparse tangential Jacobian: row ``2k + a`` is tangent ``a`` of row ``k``.
+
+    Without ``radii`` (spheres that do not turn): (2m, 3N), ``-t`` on sphere i and
+    ``+t`` on sphere j for a pair, ``+t`` for a wall row, so ``T u`` is the sliding
+    velocity of the centres. With ``radii`` (N,) (m, at the end of the step): (2m,
+    6N) on ``(u, omega)``, adding ``-r_i (n x t)`` on ``omega_i`` and ``-r_j (n x t)``
+    on ``omega_j`` for a pair, ``-r_i (n x t)`` on ``omega_i`` for a wall, so that ``T
+    (u, omega)`` is the tangential velocity of j's material point at the contact
+    relative to i's (or of i's on the wall): module docstring."""
     pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
-    rows = [_sphere_jacobian(i, j, pair_basis[:, a], wall_sphere, wall_basis[:, a], n) for a in range(2)]
-    m = i.size + wall_sphere.size
-    order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
-    return sp.vstack(rows).tocsr()[order]
+    if radii is None:
+        rows = [_sphere_jacobian(i, j, pair_basis[:, a], wall_sphere, wall_basis[:, a], n) for a in range(2)]
+        m = i.size + wall_sphere.size
+        order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
+        return sp.vstack(rows).tocsr()[order]
+    p, w = i.size, wall_sphere.size
+    rows, cols, data = [], [], []
+    for a in range(2):
+        t_pair, t_wall = pair_basis[:, a], wall_basis[:, a]
+        arm_pair = np.cross(normals, t_pair)    # n x t
+        arm_wall = np.cross(wall_normals, t_wall)
+        pair_row = 2 * np.arange(p) + a
+        wall_row = 2 * (p + np.arange(w)) + a
+        blocks = [(pair_row, 3 * i, -t_pair), (pair_row, 3 * j, t_pair),
+                  (pair_row, 3 * n + 3 * i, -radii[i, None] * arm_pair),
+                  (pair_row, 3 * n + 3 * j, -radii[j, None] * arm_pair),
+                  (wall_row, 3 * wall_sphere, t_wall),
+                  (wall_row, 3 * n + 3 * wall_sphere, -radii[wall_sphere, None] * arm_wall)]
+        for row, first, values in blocks:
+            rows.append(np.repeat(row, 3))
+            cols.append((first[:, None] + np.arange(3)).ravel())
+            data.append(values.ravel())
+    m = p + w
+    return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=(2 * m, 6 * n))
+
+
+def _unit_quaternions(orientations, n: int) -> np.ndarray:
+    """Orientations (N, 4) as unit quaternions ``(w, x, y, z)``: identity when None;
+    given ones normalised if within `_QUATERNION_TOLERANCE` of unit length."""
+    if orientations is None:
+        identity = np.zeros((n, 4))
+        identity[:, 0] = 1.0
+        return identity
+    orientations = finite_array(orientations, "orientations", (n, 4))
+    norms = np.linalg.norm(orientations, axis=1)
+    bad = np.flatnonzero(np.abs(norms - 1.0) > _QUATERNION_TOLERANCE)
+    if bad.size:
+        raise InvalidInputError(f"orientations must be unit quaternions (w, x, y, z): entry {bad[0]} has "
+                                f"length {norms[bad[0]]:.6g}")
+    return orientations / norms[:, None]
+
+
+def rotate_quaternions(orientations: np.ndarray, omega: np.ndarray, h: float) -> np.ndarray:
+    """Orientations (N, 4) turned by the exact rotation of angle ``|omega| h`` about
+    ``omega / |omega|`` (``omega`` (N, 3) rad/s in the world frame, ``h`` s):
+    ``q <- (cos(a/2), sin(a/2) omega/|omega|) q``, renormalised against round-off."""
+    speed = np.linalg.norm(omega, axis=1)
+    half = 0.5 * h * speed
+    scale = np.where(speed > 0.0, np.sin(half) / np.where(speed > 0.0, speed, 1.0), 0.0)
+    dw, dv = np.cos(half), scale[:, None] * omega
+    w, v = orientations[:, 0], orientations[:, 1:]
+    turned = np.column_stack([dw * w - np.einsum("ka,ka->k", dv, v),
+                              dw[:, None] * v + w[:, None] * dv + np.cross(dv, v)])
+    return turned / np.linalg.norm(turned, axis=1)[:, None]

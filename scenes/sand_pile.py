@@ -62,11 +62,14 @@ PARAMETER_HELP = dict(friction="Coulomb friction coefficient between spheres and
                       seed="random seed of the radii and starting places")
 
 
-def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3) -> gr.SphereWorld:
+def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3,
+          rotation: bool = False) -> gr.SphereWorld:
     """``n`` spheres at random in a column ``width`` (m) wide above the centre of a
     rough floor, at a loose 2D packing fraction of about 0.35 (random sequential
     insertion: no lattice, so no sphere lands exactly on top of another, which
-    rotation-free spheres would keep as a standing tower)."""
+    rotation-free spheres would keep as a standing tower). ``rotation=False``
+    (default, the heap of frictional points this scene measures): the spheres do
+    not turn; ``True``: friction turns them and they can roll (`granular.world`)."""
     rng = np.random.default_rng(seed)
     radii = rng.uniform(*RADIUS_RANGE, n)
     area = np.pi * np.sum(radii ** 2) / 0.35
@@ -87,7 +90,7 @@ def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3
              gr.Plane([0, 0, 0], [0, 1, 0], friction=0.0), gr.Plane([0, SLOT, 0], [0, -1, 0], friction=0.0),
              gr.Plane([-FLOOR_HALF_WIDTH, 0, 0], [1, 0, 0], friction=0.0),
              gr.Plane([FLOOR_HALF_WIDTH, 0, 0], [-1, 0, 0], friction=0.0)]
-    return gr.SphereWorld(positions, radii, density=2500.0, walls=walls, friction=friction)
+    return gr.SphereWorld(positions, radii, density=2500.0, walls=walls, friction=friction, rotation=rotation)
 
 
 def surface(positions: np.ndarray, radii: np.ndarray, bin_width: float) -> tuple[np.ndarray, np.ndarray]:

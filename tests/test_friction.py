@@ -211,11 +211,13 @@ def test_block_launched_up_the_slope_stops_and_stays():
 # -- spheres ---------------------------------------------------------------------------------
 
 def test_sphere_sliding_on_a_rough_floor_decelerates_at_mu_g_and_stops():
-    """A sphere sliding at 2.5 m/s in a slanted direction on a floor with mu = 0.5:
-    its speed falls at mu g along a fixed direction, it stops at v0 / (mu g) and
-    stays; the friction impulse is mu times the normal one while sliding."""
+    """A sphere that does not turn (``rotation=False``, a frictional point) sliding at
+    2.5 m/s in a slanted direction on a floor with mu = 0.5: its speed falls at mu g
+    along a fixed direction, it stops at v0 / (mu g) and stays; the friction impulse
+    is mu times the normal one while sliding. (A turning sphere rolls on at 5/7 of
+    its speed instead: tests/test_rotation.py.)"""
     mu, v0 = 0.5, np.array([2.0, 1.5, 0.0])
-    world = gr.SphereWorld([[0, 0, 0.1]], 0.1, masses=2.0, velocities=[v0],
+    world = gr.SphereWorld([[0, 0, 0.1]], 0.1, masses=2.0, velocities=[v0], rotation=False,
                            walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)])
     trajectory = gr.Simulation(world, 1e-3).run(duration=0.8)
     speed = np.linalg.norm(trajectory.velocities[:, 0, :2], axis=1)
@@ -241,12 +243,13 @@ def test_sphere_tangents_are_orthonormal_to_the_normals():
 
 
 def test_sphere_on_a_tilted_rough_plane_sticks_or_slides():
-    """A sphere resting on a plane tilted by tan theta = 0.3 stays with mu = 0.4 and
-    slides with mu = 0.2 by g (sin theta - mu cos theta) t^2 / 2 in 0.5 s."""
+    """A sphere that does not turn (``rotation=False``) resting on a plane tilted by
+    tan theta = 0.3 stays with mu = 0.4 and slides with mu = 0.2 by g (sin theta -
+    mu cos theta) t^2 / 2 in 0.5 s. (A turning sphere rolls: tests/test_rotation.py.)"""
     theta = np.arctan(0.3)
     normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
     for mu, moves in ((0.4, False), (0.2, True)):
-        world = gr.SphereWorld([0.05 * normal], 0.05, masses=1.0,
+        world = gr.SphereWorld([0.05 * normal], 0.05, masses=1.0, rotation=False,
                                walls=[gr.Plane([0, 0, 0], normal, friction=mu)])
         trajectory = gr.Simulation(world, 1e-3).run(duration=0.5)
         travelled = np.linalg.norm(trajectory.positions[-1, 0] - trajectory.positions[0, 0])

@@ -20,9 +20,10 @@ def scene():
     return load("sand_pile")
 
 
-def pour(scene, friction: float, n: int = 40, duration: float = 0.6):
-    """Every step of a small pour: (world, [(u before, StepResult)])."""
-    world = scene.build(friction, n=n)
+def pour(scene, friction: float, n: int = 40, duration: float = 0.6, rotation: bool = False):
+    """Every step of a small pour: (world, [(u before, StepResult)]); ``rotation``: the
+    spheres turn (the scene's default is frictional points)."""
+    world = scene.build(friction, n=n, rotation=rotation)
     simulation = gr.Simulation(world, DT)
     steps, before = [], world.u0.reshape(-1, 3)
     for _ in range(int(round(duration / DT))):
@@ -37,17 +38,35 @@ def piles(scene):
     return {mu: pour(scene, mu) for mu in (0.0, 0.6)}
 
 
-def contact_velocities(contacts, velocities):
+@pytest.fixture(scope="module")
+def rolling_pile(scene):
+    return pour(scene, 0.6, rotation=True)
+
+
+def contact_velocities(contacts, velocities, omega=None, radii=None):
     """Local velocities (m, 3): normal ``n . (u_j - u_i)`` (or ``n . u_i`` on a wall),
-    then the two tangents of `tangent_basis`, for sphere velocities (N, 3)."""
+    then the two tangents of `tangent_basis`, for sphere velocities (N, 3). With
+    angular velocities ``omega`` (N, 3) and ``radii`` (N,), the tangential ones are
+    those of the material points at the contact: ``u_i + omega_i x (r_i n)`` for i
+    (``x (-r_i n)`` on a wall, whose normal points into the sphere) and ``u_j +
+    omega_j x (-r_j n)`` for j (rigid-body kinematics, independent of the solver's rows)."""
     on_wall = contacts.wall >= 0
-    relative = np.where(on_wall[:, None], velocities[contacts.i], velocities[contacts.j] - velocities[contacts.i])
-    frames = np.concatenate([contacts.normal[:, None, :], tangent_basis(contacts.normal)], axis=1)
+    n = contacts.normal
+    point_i, point_j = velocities[contacts.i], velocities[contacts.j]
+    if omega is not None:
+        arm_i = np.where(on_wall[:, None], -1.0, 1.0) * radii[contacts.i, None] * n
+        point_i = point_i + np.cross(omega[contacts.i], arm_i)
+        point_j = point_j + np.cross(omega[contacts.j], -radii[contacts.j, None] * n)
+    relative = np.where(on_wall[:, None], point_i, point_j - point_i)
+    frames = np.concatenate([n[:, None, :], tangent_basis(n)], axis=1)
     return np.einsum("kad,kd->ka", frames, relative)
 
 
-def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles):
-    """At every contact of every step of the mu = 0.6 pour, rebuilt from the recorded
+@pytest.mark.parametrize("rotation", [False, True], ids=["points", "turning"])
+def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles, rolling_pile, rotation):
+    """At every contact of every step of the mu = 0.6 pour (spheres that do not turn,
+    and spheres that do: then the sliding velocity is that of the material points at
+    the contact, with the recorded angular velocities), rebuilt from the recorded
     impulses and velocities (not from the solver's own residual): the cone
     ``|l_T| <= mu l_N`` and ``l_N >= 0`` to round-off; no penetration velocity, no
     push while separating, no slip inside the cone and slip against the impulse on
@@ -55,7 +74,7 @@ def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles):
     ``FRICTION_SWEEP_TOLERANCE`` times the step's velocity scale (bounded by 2 sqrt(3)
     times the fastest sphere), or the gap mismatch inherited by contacts that stayed
     closed if larger."""
-    world, steps = piles[0.6]
+    world, steps = rolling_pile if rotation else piles[0.6]
     frictions = np.array([world.friction if plane.friction is None else plane.friction for plane in world.planes])
     checked = sliding = sticking = 0
     active_before = set()
@@ -74,7 +93,7 @@ def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles):
         tolerance = max(FRICTION_SWEEP_TOLERANCE * scale, inherited)
         active_before = {key for key, impulse in zip(keys, contacts.impulse) if impulse > 0.0}
         mu = np.where(contacts.wall >= 0, frictions[np.maximum(contacts.wall, 0)], world.friction)
-        U = contact_velocities(contacts, result.velocities)
+        U = contact_velocities(contacts, result.velocities, result.angular_velocities, result.radii)
         normal_velocity = U[:, 0] + contacts.gap / DT
         l_n, l_t = contacts.impulse, contacts.tangential_impulse
         size = np.linalg.norm(l_t, axis=1)
@@ -123,7 +142,9 @@ def crowd(seed: int, friction: float = 0.5):
     world = gr.SphereWorld(positions, 0.01, masses=rng.uniform(0.5, 2.0, 12), velocities=velocities,
                            walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=friction)
     h = 1e-2
-    predicted = world.u0 + h * world.force(0.0, world.q0, world.u0) / np.repeat(world.masses_at(0.0), 3)
+    # the generalised prediction (u + h f / m, omega) of a rotating world: omega = 0
+    u0 = np.concatenate([world.u0, np.zeros(3 * world.n)])
+    predicted = u0 + h * world.force(0.0, world.q0, u0) / world.metric(h, world.q0).diagonal
     constraints = world.constraints(h, world.q0, h, 2.0 * float(np.abs(predicted).max()))
     return world, constraints, predicted, h
 
@@ -147,7 +168,7 @@ def test_sweeps_meet_the_coulomb_law_on_random_sphere_crowds(seed):
     for name in ("penetration", "stick_slip", "sliding_alignment"):
         assert residuals[name].max() <= FRICTION_SWEEP_TOLERANCE * scale, name
     assert residuals["separation_with_impulse"].max() <= FRICTION_SWEEP_TOLERANCE * scale * answer.impulses.max()
-    masses = np.repeat(world.masses_at(h), 3)
+    masses = world.metric(h, world.q0).diagonal  # (m .., J ..) of the generalised velocity
     T = tangential_jacobian(constraints)[0]
     balance = G.T @ answer.impulses + T.T @ answer.tangential_impulses.reshape(-1)
     assert np.allclose(masses * (answer.velocities - predicted), balance, atol=1e-12 * np.abs(balance).max())

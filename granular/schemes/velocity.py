@@ -59,6 +59,19 @@ Why this discrete law (and the traps it avoids):
 
 The total multiplier is ``lambda = (1 + e) mu + lambda_K`` and the discrete momentum
 balance ``M (u^{n+1} - v) = G^T lambda`` holds.
+
+Rotation (`granular.world`). The scheme carries each sphere's angular velocity
+``omega`` (N, 3) (rad/s) and orientation (N, 4) (unit quaternions), because the
+state the `Simulation` hands it is ``(q, u)`` of the centres. For a world that
+`rotates` (frictional), the steps above run on the generalised velocity ``(u,
+omega)`` (6N,) in the metric ``diag(m .., J ..)``: the prediction is ``(u^n + h
+M^{-1} f, omega^n)`` (no torque but the contacts'), normal rows have no
+rotational part (restitution stages leave ``omega`` alone) and the frictional
+projection's tangential rows turn the spheres. Otherwise ``omega`` is constant.
+Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
+h`` about ``omega^{n+1}`` (`granular.world.rotate_quaternions`), as ``q^{n+1} = q^n +
+h u^{n+1}``. The rotational state advances only with a step whose results are
+finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
 """
 from __future__ import annotations
 
@@ -122,12 +135,40 @@ class VelocityScheme:
         self._previous_tangential = None
         self._previous_kick = None
         self._workspace = active_set.Workspace()  # the contact solver's factor, kept across steps
+        initial_rotation = getattr(system, "initial_rotation", None)
+        self._omega, self._orientations = (None, None) if initial_rotation is None else initial_rotation()
+        self._rotating = bool(getattr(system, "rotates", False))
+
+    # -- the rotational state -----------------------------------------------------------
+    @property
+    def angular_velocities(self):
+        """Current angular velocities (N, 3) (rad/s), or None for a system without rotation."""
+        return None if self._omega is None else self._omega.copy()
+
+    @property
+    def orientations(self):
+        """Current orientations (N, 4), unit quaternions ``(w, x, y, z)``, or None."""
+        return None if self._orientations is None else self._orientations.copy()
+
+    def set_rotation(self, angular_velocities, orientations=None) -> None:
+        """Restart the rotational state: ``angular_velocities`` (N, 3) rad/s and
+        ``orientations`` (N, 4) unit quaternions (kept when None)."""
+        from ..world import _unit_quaternions
+        from ..validation import finite_array
+
+        if self._omega is None:
+            raise InvalidInputError("this system has no rotational state")
+        self._omega = finite_array(angular_velocities, "angular_velocities", self._omega.shape).copy()
+        if orientations is not None:
+            self._orientations = _unit_quaternions(orientations, self._omega.shape[0])
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
         system, h = self.system, self.dt
         t_next = t + h
         start = time.perf_counter()
+        if self._rotating:  # the generalised velocity (u, omega), module docstring
+            u = np.concatenate([u, self._omega.reshape(-1)])
         metric = system.metric(t_next, self._metric_point(q, u))
         force = system.force(t, q, u)
         predicted = u + h * metric.solve(force)
@@ -362,17 +403,48 @@ class VelocityScheme:
         q_next = system.advance(q, velocities, h)
         dissipated = -0.5 * float(contact_change @ (velocities + predicted))
         timing = dict(outcome["seconds"], total=seconds)
+        rotation = self._advance_rotation(t_next, velocities)
         return make_result(system, t_next, q_next, velocities, predicted,
                            Contacts.from_constraints(constraints, impulses, tangential), dissipated,
-                           SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing))
+                           SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing),
+                           rotation)
+
+    def _advance_rotation(self, t_next, velocities):
+        """``(omega^{n+1} (N, 3), orientations^{n+1} (N, 4))``, or None without rotational
+        state; committed as the scheme's state when finite (module docstring)."""
+        if self._omega is None:
+            return None
+        n = self._omega.shape[0]
+        omega = velocities[3 * n:].reshape(n, 3).copy() if self._rotating else self._omega
+        orientations = self._orientations
+        if np.any(omega):
+            from ..world import rotate_quaternions
+            orientations = rotate_quaternions(orientations, omega, self.dt)
+        if np.all(np.isfinite(omega)) and np.all(np.isfinite(orientations)) and np.all(np.isfinite(velocities)):
+            self._omega, self._orientations = omega, orientations
+            if self._rotating:
+                self.system.note_rotation(t_next, self.dt, omega)
+        return omega.copy(), orientations.copy()
 
 
-def make_result(system, t, q, u, predicted, contacts, dissipated, stats) -> StepResult:
-    """A `StepResult` with energies and radii filled in from the system."""
+def make_result(system, t, q, u, predicted, contacts, dissipated, stats, rotation=None) -> StepResult:
+    """A `StepResult` with energies and radii filled in from the system.
+
+    ``u`` and ``predicted`` may be generalised velocities ``(u, omega)`` (6N,) of a
+    rotating world: the result keeps the centres' part as its velocities, and the
+    kinetic energy includes the rotation. ``rotation`` is ``(omega (N, 3),
+    orientations (N, 4))`` or None."""
     shape = system.state_shape
+    size = int(np.prod(shape))
     radii = system.radii_at(t) if hasattr(system, "radii_at") else None
-    return StepResult(t=t, positions=q.reshape(shape), velocities=u.reshape(shape), contacts=contacts,
-                      predicted=predicted.reshape(shape),
-                      kinetic_energy=system.kinetic_energy(t, q, u),
+    omega, orientations = (None, None) if rotation is None else rotation
+    if omega is None:
+        kinetic = system.kinetic_energy(t, q, u)
+    else:
+        kinetic = system.kinetic_energy(t, q, u[:size], angular_velocities=omega)
+    return StepResult(t=t, positions=q.reshape(shape), velocities=u[:size].reshape(shape), contacts=contacts,
+                      predicted=predicted[:size].reshape(shape),
+                      kinetic_energy=kinetic,
                       potential_energy=system.potential_energy(t, q),
-                      dissipated_energy=dissipated, radii=radii, solver=stats)
+                      dissipated_energy=dissipated, radii=radii, solver=stats,
+                      angular_velocities=omega, orientations=orientations)
