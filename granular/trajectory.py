@@ -22,6 +22,12 @@ gives each frame's own width, so `load` returns every frame with its shape.
 
 ``energy/dissipated`` is cumulative: the energy removed by contact impulses from
 the start of the run to each frame (J).
+
+Rotation (version 2): ``/angular_velocities`` (F, N, 3) (rad/s, world frame) and
+``/orientations`` (F, N, 4) (unit quaternions ``(w, x, y, z)``, body to world) when
+recorded. A version-1 file (written before spheres turned) loads with ``omega = 0``
+and identity orientations, which is what its spheres had; a version-2 file without
+them (frames that did not carry them) loads with None: not recorded, not zero.
 """
 from __future__ import annotations
 
@@ -37,7 +43,9 @@ from .errors import TrajectoryFileError
 from .files import atomic_path
 
 FORMAT = "granular-trajectory"
-VERSION = 1
+VERSION = 2
+#: Versions `load` reads; files of version 1 have no rotational fields.
+_READABLE_VERSIONS = (1, 2)
 _CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse")
 
 
@@ -55,6 +63,8 @@ class Trajectory:
     contacts : list of F `Contacts`.
     system : dict describing the system for renderers (``system["kind"]``).
     meta : dict with ``dt``, ``scheme``, ``solver``, ``masses`` (spheres), ...
+    angular_velocities : (F, N, 3) (rad/s) or None (not recorded).
+    orientations : (F, N, 4) unit quaternions ``(w, x, y, z)`` or None (not recorded).
     """
 
     t: np.ndarray
@@ -67,6 +77,8 @@ class Trajectory:
     contacts: list = field(default_factory=list)
     system: dict = field(default_factory=dict)
     meta: dict = field(default_factory=dict)
+    angular_velocities: np.ndarray | None = None
+    orientations: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.t.size)
@@ -83,8 +95,16 @@ class Trajectory:
 
     @staticmethod
     def from_frames(frames: list, system: dict, meta: dict) -> "Trajectory":
-        """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``)."""
+        """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``).
+
+        ``angular_velocities`` and ``orientations`` are kept when every frame has them
+        (`StepResult` of spheres), else left None (not recorded)."""
         radii = None if frames[0].radii is None else np.stack([f.radii for f in frames])
+
+        def optional(name):
+            values = [getattr(f, name, None) for f in frames]
+            return None if any(v is None for v in values) else np.stack(values)
+
         return Trajectory(
             t=np.array([f.t for f in frames]),
             positions=np.stack([f.positions for f in frames]),
@@ -94,7 +114,8 @@ class Trajectory:
             potential_energy=np.array([f.potential_energy for f in frames]),
             dissipated_energy=np.array([f.cumulative_dissipation for f in frames]),
             contacts=[f.contacts for f in frames],
-            system=system, meta=meta)
+            system=system, meta=meta,
+            angular_velocities=optional("angular_velocities"), orientations=optional("orientations"))
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
@@ -120,6 +141,9 @@ class Trajectory:
         h5.create_dataset("velocities", data=self.velocities, **options)
         if self.radii is not None:
             h5.create_dataset("radii", data=self.radii, **options)
+        for name in ("angular_velocities", "orientations"):
+            if getattr(self, name) is not None:
+                h5.create_dataset(name, data=getattr(self, name), **options)
         energy = h5.create_group("energy")
         energy.create_dataset("kinetic", data=self.kinetic_energy)
         energy.create_dataset("potential", data=self.potential_energy)
@@ -155,6 +179,10 @@ class Trajectory:
             with h5py.File(path, "r") as h5:
                 if h5.attrs.get("format") != FORMAT:
                     raise TrajectoryFileError(f"{path} is not a granular trajectory (no '{FORMAT}' tag)")
+                version = h5.attrs.get("version")
+                if version not in _READABLE_VERSIONS:
+                    raise TrajectoryFileError(f"{path} has trajectory format version {version}; this granular "
+                                              f"reads versions {list(_READABLE_VERSIONS)}")
                 trajectory = Trajectory._read(h5)
         except TrajectoryFileError:
             raise
@@ -181,12 +209,28 @@ class Trajectory:
 
         contacts = [Contacts(**{name: frame(name, k) for name in _CONTACT_FIELDS})
                     for k in range(offsets.size - 1)]
+        omega, orientations = _rotation(h5)
         return Trajectory(
             t=h5["t"][()], positions=h5["positions"][()], velocities=h5["velocities"][()],
             radii=h5["radii"][()] if "radii" in h5 else None,
             kinetic_energy=h5["energy/kinetic"][()], potential_energy=h5["energy/potential"][()],
             dissipated_energy=h5["energy/dissipated"][()], contacts=contacts,
-            system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]))
+            system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
+            angular_velocities=omega, orientations=orientations)
+
+
+def _rotation(h5) -> tuple:
+    """``(angular_velocities, orientations)`` of a file: stored ones; for a version-1
+    file of spheres (before rotation) zeros and identities; else None (not recorded)."""
+    omega = h5["angular_velocities"][()] if "angular_velocities" in h5 else None
+    orientations = h5["orientations"][()] if "orientations" in h5 else None
+    positions = h5["positions"]
+    if int(h5.attrs["version"]) == 1 and positions.ndim == 3 and positions.shape[2] == 3:
+        frames, n = positions.shape[:2]
+        omega = np.zeros((frames, n, 3))
+        orientations = np.zeros((frames, n, 4))
+        orientations[:, :, 0] = 1.0
+    return omega, orientations
 
 
 def _concatenate(parts: list) -> tuple[np.ndarray, np.ndarray | None]:

@@ -307,3 +307,70 @@ def test_kinetic_energy_of_a_rotating_world_at_an_unknown_time_is_an_error_not_a
     assert world.kinetic_energy(0.0, world.q0, world.u0) > 0.0
     with pytest.raises(gr.InvalidInputError, match="pass angular_velocities="):
         world.kinetic_energy(0.5, world.q0, world.u0)
+
+
+# -- records ---------------------------------------------------------------------------------
+
+def rolling_frames(steps: int = 30):
+    """Frames (t, state, energies, contacts, rotation) of a ball launched sliding on a
+    rough table, as `Trajectory.from_frames` takes them, and the world."""
+    from types import SimpleNamespace
+
+    world = gr.SphereWorld([[0, 0, 0.04]], 0.04, velocities=[[2.0, 0.5, 0]], angular_velocities=[[0, 0, 3.0]],
+                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.3)])
+    simulation = gr.Simulation(world, 1e-3)
+    frames, dissipated = [], 0.0
+    for _ in range(steps):
+        result = simulation.step()
+        dissipated += result.dissipated_energy
+        frames.append(SimpleNamespace(**{name: getattr(result, name) for name in (
+            "t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy", "contacts",
+            "angular_velocities", "orientations")}, cumulative_dissipation=dissipated))
+    return world, frames
+
+
+def test_trajectory_keeps_angular_velocities_and_orientations_through_a_file(tmp_path):
+    world, frames = rolling_frames()
+    trajectory = gr.Trajectory.from_frames(frames, world.describe(), {"dt": 1e-3})
+    assert trajectory.angular_velocities.shape == (30, 1, 3) and trajectory.orientations.shape == (30, 1, 4)
+    assert np.abs(trajectory.angular_velocities[-1, 0, 1]).max() > 1.0  # friction turned it
+    loaded = gr.Trajectory.load(trajectory.save(tmp_path / "roll.h5"))
+    assert np.array_equal(loaded.angular_velocities, trajectory.angular_velocities)
+    assert np.array_equal(loaded.orientations, trajectory.orientations)
+    assert np.array_equal(loaded.kinetic_energy, trajectory.kinetic_energy)
+
+
+def test_a_version_1_file_loads_with_zero_spin_and_identity_orientations(tmp_path):
+    """Files written before rotation existed (format version 1: no rotational
+    fields) load with omega = 0 and identity quaternions, which their spheres had;
+    a current file that did not record them loads with None (unknown, not zero)."""
+    import h5py
+
+    world, frames = rolling_frames(5)
+    trajectory = gr.Trajectory.from_frames(frames, world.describe(), {"dt": 1e-3})
+    trajectory.angular_velocities = trajectory.orientations = None
+    path = trajectory.save(tmp_path / "unrecorded.h5")
+    assert gr.Trajectory.load(path).angular_velocities is None
+    with h5py.File(path, "r+") as h5:
+        h5.attrs["version"] = 1
+    old = gr.Trajectory.load(path)
+    assert old.angular_velocities.shape == (5, 1, 3) and not old.angular_velocities.any()
+    assert np.array_equal(old.orientations, np.tile([1.0, 0, 0, 0], (5, 1, 1)))
+    assert np.array_equal(old.positions, trajectory.positions)
+    with h5py.File(path, "r+") as h5:
+        h5.attrs["version"] = 7
+    with pytest.raises(gr.TrajectoryFileError, match="version 7"):
+        gr.Trajectory.load(path)
+
+
+def test_vtk_export_carries_angular_velocity_spin_and_orientation(tmp_path):
+    pv = pytest.importorskip("pyvista")
+    from granular.render.vtkfiles import export_vtk
+
+    world, frames = rolling_frames(6)
+    trajectory = gr.Trajectory.from_frames(frames, world.describe(), {"dt": 1e-3})
+    export_vtk(trajectory, tmp_path, stem="roll")
+    spheres = pv.read(str(sorted(tmp_path.glob("roll_spheres_*.vtp"))[-1]))
+    assert np.allclose(spheres.point_data["angular_velocity"], trajectory.angular_velocities[-1])
+    assert np.allclose(spheres.point_data["spin"], np.linalg.norm(trajectory.angular_velocities[-1], axis=1))
+    assert np.allclose(spheres.point_data["orientation"], trajectory.orientations[-1])

@@ -8,7 +8,9 @@ For a trajectory of spheres, in ``DIR`` with ``STEM`` the run file's name::
 
     STEM.pvd                         time series, two parts per time step
     STEM_spheres_00000.vtp           part 0: one point (vertex) per sphere
-        point data: radius (m), velocity (m/s, 3 components), speed (m/s), id
+        point data: radius (m), velocity (m/s, 3 components), speed (m/s), id; when
+        the trajectory records rotation: angular_velocity (rad/s, 3 components),
+        spin (|omega|, rad/s) and orientation (unit quaternion w, x, y, z)
     STEM_contacts_00000.vtp          part 1: one line per contact the step considered,
         from centre i to centre j, or to the contact point on the wall
         cell data: impulse (N s), force (N, impulse / dt), gap (m), i, j, wall
@@ -120,9 +122,16 @@ def _sphere_parts(trajectory, k: int, dt: float) -> tuple[str, str]:
     velocities = np.asarray(trajectory.velocities[k], float).reshape(-1, 3)
     radii = np.asarray(trajectory.radii[k], float)
     n = len(positions)
-    spheres = polydata_xml(positions, verts=np.arange(n), point_data={
-        "radius": radii, "velocity": velocities, "speed": np.linalg.norm(velocities, axis=1),
-        "id": np.arange(n, dtype=np.int64)})
+    point_data = {"radius": radii, "velocity": velocities, "speed": np.linalg.norm(velocities, axis=1),
+                  "id": np.arange(n, dtype=np.int64)}
+    omega = getattr(trajectory, "angular_velocities", None)
+    if omega is not None:
+        omega = np.asarray(omega[k], float).reshape(-1, 3)
+        point_data.update(angular_velocity=omega, spin=np.linalg.norm(omega, axis=1))
+    orientations = getattr(trajectory, "orientations", None)
+    if orientations is not None:
+        point_data["orientation"] = np.asarray(orientations[k], float).reshape(-1, 4)
+    spheres = polydata_xml(positions, verts=np.arange(n), point_data=point_data)
     contacts = trajectory.contacts[k]
     segments = contact_segments(trajectory.system, contacts, positions, radii)
     impulse = np.asarray(contacts.impulse, float)
