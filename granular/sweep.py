@@ -31,8 +31,9 @@ task's complete result, and the client writes each file under a temporary name
 renamed into place (`granular.files.atomic_path`), so no half-written file is
 ever named ``NAME.h5`` and the summary lists only complete files. Running the same
 sweep into the same directory resumes it: a run whose file exists, loads, and
-holds the same parameters and settings is not run again (its row is read from the
-file), unless ``force``. Failed runs are run again.
+holds the same parameters and settings, made by the same scene file (SHA-256), is
+not run again (its row is read from the file), unless ``force``. Failed runs are
+run again.
 
 Columns of the summary: the scene's parameters (``seed`` among them), the figures
 of the scene's ``summary(trajectory)`` (empty where a run has none), ``status``,
@@ -94,7 +95,8 @@ def plan_sweep(scene: str, assignments=(), seeds: int | None = None, duration=No
     (s) and ``every`` (steps) override the scene's ``DEFAULTS``."""
     path = scenes.resolve_scene(scene)
     try:
-        source = path.read_text(encoding="utf-8")
+        content = path.read_bytes()          # hashed as bytes, as granular.scenes.scene_sha256 does
+        source = content.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise scenes.SceneError(f"cannot read scene file {path}: {error}") from error
     module = scenes.load_scene_source(source, path)
@@ -113,7 +115,7 @@ def plan_sweep(scene: str, assignments=(), seeds: int | None = None, duration=No
             for combination in itertools.product(*(values[n] for n in names))]
     settings = scenes.run_settings(module, duration, dt, every)
     return SweepPlan(name=name, path=path, source=source,
-                     sha256=hashlib.sha256(source.encode("utf-8")).hexdigest(), declared=declared,
+                     sha256=hashlib.sha256(content).hexdigest(), declared=declared,
                      settings=settings, runs=runs, varying=[n for n in names if len(values[n]) > 1])
 
 
@@ -248,7 +250,7 @@ class SweepResult:
 def finished_row(plan: SweepPlan, parameters: dict, path: Path) -> dict | None:
     """The summary row of a run already in ``path``, or None if it must be run: the
     file is missing or does not load, or it holds other parameters or settings, or
-    it records a failure."""
+    was made by another version of the scene file (its SHA-256), or records a failure."""
     from .errors import TrajectoryFileError
     from .trajectory import Trajectory
 
@@ -260,8 +262,9 @@ def finished_row(plan: SweepPlan, parameters: dict, path: Path) -> dict | None:
         return None
     stored = dict(duration=meta.get("duration"), dt=meta.get("dt"), record_every=meta.get("record_every"),
                   options=meta.get("simulation_options"))
-    if (meta.get("scene") != plan.name or meta.get("parameters") != parameters
-            or stored != _settings_record(plan.settings) or "failure" in meta):
+    if (meta.get("scene") != plan.name or meta.get("scene_sha256") != plan.sha256
+            or meta.get("parameters") != parameters or stored != _settings_record(plan.settings)
+            or "failure" in meta):
         return None
     return _row(parameters, meta.get("summary", {}), STATUS_OK, meta.get("wall_time", float("nan")), path.name)
 

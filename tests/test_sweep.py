@@ -153,6 +153,11 @@ def test_resume_skips_finished_runs_and_force_runs_them_again(cluster, tmp_path)
     assert forced.ran == 4 and forced.skipped == 0 and len(builds(counter)) == 9
     assert all(f.stat().st_mtime_ns != stamps[f] for f in files)
 
+    # an edited scene file makes every run stale
+    scene.write_text(scene.read_text() + "\n# edited\n")
+    edited = sweep.run_sweep(sweep.plan_sweep(str(scene), ["restitution=0.3,0.6"], seeds=2), out, client)
+    assert edited.ran == 4 and len(builds(counter)) == 13
+
 
 def test_other_settings_are_other_runs(cluster, tmp_path):
     _, client = cluster
