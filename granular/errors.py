@@ -9,7 +9,13 @@ from __future__ import annotations
 
 
 class GranularError(Exception):
-    """Base class of every error raised by granular."""
+    """Base class of every error raised by granular.
+
+    ``trajectory`` is set when `Simulation.run` fails: the frames it recorded before
+    the failing step, ending with the last step that succeeded (None otherwise).
+    """
+
+    trajectory = None
 
 
 class InvalidInputError(GranularError, ValueError):

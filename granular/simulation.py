@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from .constraints import Contacts
-from .errors import InvalidInputError, NonFiniteError
+from .errors import GranularError, InvalidInputError, NonFiniteError
 from .results import StepResult
 from .trajectory import Trajectory
 from .validation import positive_scalar
@@ -139,13 +139,26 @@ class Simulation:
 
         progress : callable ``(step_index, n_steps, result)`` or None
             Called after every step (the command-line progress bar uses it).
+
+        When a step raises a `GranularError` (a jam, a solver failure, a blow-up), the
+        error is raised with ``error.trajectory``: the frames recorded before it,
+        ending with the last step that succeeded, whose state is the simulation's
+        (a run can be saved, inspected or continued from there).
         """
         n_steps = self._count_steps(duration, steps)
         if int(record_every) != record_every or record_every < 1:
             raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
         frames = [self._current_frame()]
+        last = None
         for k in range(1, n_steps + 1):
-            result = self.step()
+            try:
+                result = self.step()
+            except GranularError as error:
+                if last is not None and frames[-1].t != last.t:
+                    frames.append(self._frame(last))
+                error.trajectory = Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every))
+                raise
+            last = result
             if progress is not None:
                 progress(k, n_steps, result)
             if k % record_every == 0 or k == n_steps:
