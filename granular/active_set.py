@@ -135,12 +135,15 @@ class ContactRows:
     small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``."""
 
     def __init__(self, metric, jacobian: sp.csr_matrix, c: np.ndarray):
-        jacobian = sp.csr_matrix(jacobian)
+        if not sp.isspmatrix_csr(jacobian):
+            jacobian = sp.csr_matrix(jacobian)
         if hasattr(metric, "inverse_diagonal"):
-            scale = np.sqrt(metric.inverse_diagonal)
-            self.H = sp.csr_matrix((jacobian.data * scale[jacobian.indices], jacobian.indices, jacobian.indptr),
-                                   shape=jacobian.shape)
-            self.diagonal = np.asarray(self.H.multiply(self.H).sum(axis=1)).ravel()
+            # Built from the arrays (scipy's elementwise products and row sums cost a
+            # tenth of a millisecond each, three projections a step).
+            data = jacobian.data * np.sqrt(metric.inverse_diagonal)[jacobian.indices]
+            self.H = sp.csr_matrix((data, jacobian.indices, jacobian.indptr), shape=jacobian.shape)
+            row_of_entry = np.repeat(np.arange(jacobian.shape[0]), np.diff(jacobian.indptr))
+            self.diagonal = np.bincount(row_of_entry, weights=data * data, minlength=jacobian.shape[0])
         else:
             lower = scipy.linalg.cholesky(metric.matrix(), lower=True)
             self.H = scipy.linalg.solve_triangular(lower, jacobian.toarray().T, lower=True).T
