@@ -49,6 +49,15 @@ class ConstraintSet:
         Fastest separation (m/s) of a row that overlaps (``D < 0``): its bound is
         ``G_k u >= min(-D_k/h, separation_speed)`` (`lower`); None: Maury's bound
         ``-D_k/h`` however deep the overlap.
+    rolling_friction : (m,) array or None
+        Rolling resistance coefficient ``mu_r`` of each row (0: none;
+        `granular.friction`): its rolling impulse obeys ``|l_R,k| <= mu_r lambda_k``.
+        None when no row has rolling resistance.
+    rolling : sparse (2m, d) matrix or None
+        Rows ``2k + a``: the relative angular velocity of contact ``k`` along its
+        tangent ``a`` times its rolling radius ``R*_k`` (m/s).
+    rolling_radius : (m,) array or None
+        ``R*_k`` (m): the torque impulse of a rolling impulse ``l_R`` is ``R* l_R`` (N m s).
     """
 
     gap: np.ndarray
@@ -62,6 +71,9 @@ class ConstraintSet:
     tangents: object = None
     seconds: dict = field(default_factory=dict, compare=False)
     separation_speed: float | None = None
+    rolling_friction: np.ndarray | None = None
+    rolling: object = None
+    rolling_radius: np.ndarray | None = None
 
     def __post_init__(self):
         if self.friction is None:
@@ -94,9 +106,13 @@ class ConstraintSet:
             tangents = tangents.tocsr()[(s * rows[:, None] + np.arange(s)).reshape(-1)]
         elif tangents is not None:
             tangents = tangents[rows]
+        rolling = None if self.rolling is None else self.rolling.tocsr()[(2 * rows[:, None] + np.arange(2)).reshape(-1)]
         return ConstraintSet(self.gap[rows], self.jacobian[rows], self.restitution[rows],
                              self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
-                             self.friction[rows], tangents, separation_speed=self.separation_speed)
+                             self.friction[rows], tangents, separation_speed=self.separation_speed,
+                             rolling_friction=None if self.rolling_friction is None else self.rolling_friction[rows],
+                             rolling=rolling,
+                             rolling_radius=None if self.rolling_radius is None else self.rolling_radius[rows])
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":
@@ -127,6 +143,9 @@ class Contacts:
     tangential_impulse : (m, s) array
         Friction impulse components along the contact's tangent basis (N s);
         zeros without friction.
+    rolling_impulse : (m, 2) array
+        Rolling-resistance torque impulses along the tangent basis (N m s), acting
+        on j (minus on i); (m, 0) without rolling resistance.
     """
 
     i: np.ndarray
@@ -136,10 +155,13 @@ class Contacts:
     normal: np.ndarray
     impulse: np.ndarray
     tangential_impulse: np.ndarray = field(default=None)
+    rolling_impulse: np.ndarray = field(default=None)
 
     def __post_init__(self):
         if self.tangential_impulse is None:
             object.__setattr__(self, "tangential_impulse", np.zeros((self.impulse.size, 0)))
+        if self.rolling_impulse is None:
+            object.__setattr__(self, "rolling_impulse", np.zeros((self.impulse.size, 0)))
 
     def __len__(self) -> int:
         return int(self.impulse.size)
@@ -156,13 +178,16 @@ class Contacts:
 
     def take(self, rows) -> "Contacts":
         return Contacts(self.i[rows], self.j[rows], self.wall[rows], self.gap[rows],
-                        self.normal[rows], self.impulse[rows], self.tangential_impulse[rows])
+                        self.normal[rows], self.impulse[rows], self.tangential_impulse[rows],
+                        self.rolling_impulse[rows])
 
     @staticmethod
     def from_constraints(constraints: ConstraintSet, impulse: np.ndarray,
-                         tangential_impulse: np.ndarray | None = None) -> "Contacts":
+                         tangential_impulse: np.ndarray | None = None,
+                         rolling_impulse: np.ndarray | None = None) -> "Contacts":
         return Contacts(constraints.i, constraints.j, constraints.wall, constraints.gap,
-                        constraints.normal, np.asarray(impulse, dtype=float), tangential_impulse)
+                        constraints.normal, np.asarray(impulse, dtype=float), tangential_impulse,
+                        rolling_impulse)
 
     @staticmethod
     def empty(normal_dim: int = 3) -> "Contacts":

@@ -155,6 +155,8 @@ class FrictionalProjection:
     iterations : Lemke pivots or SOCP solves.
     violation : ``max_k (-D_k/h - G_k u)`` clipped at 0 (velocity units).
     seconds : wall time (s).
+    rolling_impulses : (m, 2) rolling impulses ``l_R`` (N s; torque ``R* l_R``, N m s),
+        or None without rolling resistance.
     """
 
     velocities: np.ndarray
@@ -164,6 +166,7 @@ class FrictionalProjection:
     iterations: int
     violation: float
     seconds: float
+    rolling_impulses: np.ndarray | None = None
 
 
 # -- input --------------------------------------------------------------------------------
@@ -235,19 +238,26 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     mu, T, s = check_friction(constraints)
     G = constraints.jacobian
     m = G.shape[0]
+    mu_r, R = rolling_rows(constraints)
+    if R is not None and s == 0:  # rolling resistance without friction: zero tangent rows
+        T, s = sp.csr_matrix((2 * m, G.shape[1])), 2
     lower = constraints.lower(h)
     c = G @ predicted - lower
     zero_t = np.zeros((m, s))
     if m == 0 or np.all(c >= 0.0):
         return FrictionalProjection(predicted.copy(), np.zeros(m), zero_t, "unconstrained", 0, 0.0,
-                                    time.perf_counter() - start)
+                                    time.perf_counter() - start, None if R is None else np.zeros((m, 2)))
     scale = max(float(-c.min()), float((abs(G) @ np.abs(predicted)).max()),
-                float((abs(T) @ np.abs(predicted)).max(initial=0.0)))
+                float((abs(T) @ np.abs(predicted)).max(initial=0.0)),
+                float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0)
     feasibility = VELOCITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
-    if s == 2 and gauss_seidel.applies(metric, G, T, mu):
+    if s == 2 and gauss_seidel.applies(metric, G, T, mu, R, mu_r):
         return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                                  feasibility, t, start)
+                                  feasibility, t, start, R, mu_r)
+    if R is not None:
+        raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
+                                "sphere contact blocks, granular.friction_gauss_seidel)")
     # In the plane a row the prediction does not violate stays out of the first set
     # even if it was active before: with Painleve's coupling the LCP may then admit
     # a spurious jump on it, and Moreau's choice is no jump (module docstring).
@@ -273,8 +283,29 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                                 time.perf_counter() - start)
 
 
+def rolling_rows(constraints) -> tuple:
+    """``(mu_r (m,), R (2m, d))`` of a constraint set with rolling resistance, else
+    ``(None, None)``; `InvalidInputError` for a negative or non-finite coefficient or
+    rows of the wrong shape."""
+    R, mu_r = getattr(constraints, "rolling", None), getattr(constraints, "rolling_friction", None)
+    if R is None or mu_r is None:
+        return None, None
+    mu_r = np.asarray(mu_r, dtype=float)
+    m, d = constraints.jacobian.shape
+    bad = np.flatnonzero(~np.isfinite(mu_r) | (mu_r < 0.0))
+    if bad.size:
+        raise InvalidInputError(f"rolling friction coefficient of constraint {bad[0]} is {mu_r[bad[0]]}; "
+                                "it must be finite and >= 0")
+    if mu_r.shape != (m,) or R.shape != (2 * m, d):
+        raise InvalidInputError(f"rolling rows must have shape (2m, d) = ({2 * m}, {d}) and coefficients "
+                                f"({m},), got {R.shape} and {mu_r.shape}")
+    if not np.any(mu_r > 0.0):
+        return None, None
+    return mu_r, sp.csr_matrix(R)
+
+
 def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                       feasibility, t, start) -> FrictionalProjection:
+                       feasibility, t, start, R=None, mu_r=None) -> FrictionalProjection:
     """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
 
     Working set as in `project_frictional`: rows the prediction violates and rows
@@ -285,22 +316,29 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
     """
     G, m = constraints.jacobian, constraints.size
     tolerance = sweep_tolerance(scale, lower, warm, c)
-    impulses = np.zeros((m, 3))
+    width = 3 if R is None else 5
+    impulses = np.zeros((m, width))
     impulses[:, 0] = warm
     if warm_tangential is not None:
-        impulses[:, 1:] = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
+        warm_tangential = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
+        impulses[:, 1:1 + warm_tangential.shape[1]] = warm_tangential
     working = (c < 0.0) | (warm > 0.0)
     sweeps = 0
     for round_ in range(_MAX_GENERATION_ROUNDS + 1):
         rows = np.arange(m) if round_ == _MAX_GENERATION_ROUNDS else np.flatnonzero(working)
         tangent_rows = (2 * rows[:, None] + np.arange(2)).reshape(-1)
-        sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows])
-        solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows], tolerance, FRICTION_SWEEPS, t=t,
-                                             names=lambda k: _contact_name(constraints, rows[k]))
+        sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows],
+                                        None if R is None else R[tangent_rows],
+                                        None if R is None else mu_r[rows])
+        solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width], tolerance, FRICTION_SWEEPS,
+                                             t=t, names=lambda k: _contact_name(constraints, rows[k]))
         sweeps += more
-        impulses = np.zeros((m, 3))
-        impulses[rows] = solved
-        velocities = predicted + metric.solve(G.T @ impulses[:, 0] + T.T @ impulses[:, 1:].reshape(-1))
+        impulses = np.zeros((m, width))
+        impulses[rows, :sub.width] = solved
+        change = G.T @ impulses[:, 0] + T.T @ impulses[:, 1:3].reshape(-1)
+        if R is not None:
+            change = change + R.T @ impulses[:, 3:].reshape(-1)
+        velocities = predicted + metric.solve(change)
         slack = G @ velocities - lower
         outside = ~working & (slack < -tolerance)
         if not outside.any():
@@ -311,8 +349,9 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         when = "" if t is None else f" at t = {t:.6g} s"
         raise SolverError(f"the Gauss-Seidel answer left a constraint violated by {violation:.3g} "
                           f"(velocity units){when}", t=t, status="gauss_seidel")
-    return FrictionalProjection(velocities, impulses[:, 0].copy(), impulses[:, 1:].copy(), "gauss_seidel",
-                                sweeps, violation, time.perf_counter() - start)
+    return FrictionalProjection(velocities, impulses[:, 0].copy(), impulses[:, 1:3].copy(), "gauss_seidel",
+                                sweeps, violation, time.perf_counter() - start,
+                                None if R is None else impulses[:, 3:].copy())
 
 
 def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> float:

@@ -76,6 +76,13 @@ class ContactRows:
     lower : (m,) ``-D_k / h`` (m/s).
     w_tangent : (m,) the tangential entry ``v_k`` (1/kg), or None when ``v = w``
         (isotropic blocks: spheres that do not turn).
+    rolling_friction : (m,) rolling resistance coefficients ``mu_r`` of the contacts, or
+        None without rolling resistance; then ``values`` has 5 rows per contact
+        (normal, two tangents, two rolling rows: the relative angular velocity times
+        the rolling radius ``R*``, m/s) and impulses are ``(l_N, l_T1, l_T2, l_R1,
+        l_R2)``, the rolling torque impulse being ``R* l_R`` (N m s).
+    w_rolling : (m,) the rolling block ``W_RR = w_r I`` (1/kg), 1 where unused.
+    coupling : (m, 2, 2) ``W_RT``, how a tangential impulse moves the rolling velocity.
     """
 
     cols: np.ndarray
@@ -85,6 +92,14 @@ class ContactRows:
     mu: np.ndarray
     lower: np.ndarray
     w_tangent: np.ndarray | None = None
+    rolling_friction: np.ndarray | None = None
+    w_rolling: np.ndarray | None = None
+    coupling: np.ndarray | None = None
+
+    @property
+    def width(self) -> int:
+        """Impulse components per contact: 3, or 5 with rolling resistance."""
+        return self.values.shape[1]
 
     def local_velocities(self, u: np.ndarray, rows=slice(None)) -> np.ndarray:
         """``U_k`` (k, 3) of the contacts ``rows`` for the velocities ``u`` (d + 1,)."""
@@ -94,18 +109,24 @@ class ContactRows:
 
 
 def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
-                 lower: np.ndarray) -> ContactRows | None:
+                 lower: np.ndarray, R: sp.csr_matrix | None = None,
+                 rolling_friction: np.ndarray | None = None) -> ContactRows | None:
     """The rows of ``m`` contacts (``G`` (m, d), ``T`` (2m, d), row ``2k + a`` tangent
-    ``a`` of contact ``k``), or None when the method does not apply: a metric
-    without a diagonal, or a frictional contact whose block is not ``diag(w, v, v)``."""
+    ``a`` of contact ``k``; optionally rolling rows ``R`` (2m, d) with coefficients
+    ``rolling_friction`` (m,)), or None when the method does not apply: a metric
+    without a diagonal, a frictional contact whose block is not ``diag(w, v, v)``,
+    or a rolling contact whose rolling block is not ``w_r I`` decoupled from the normal."""
     inverse = getattr(metric, "inverse_diagonal", None)
     if inverse is None:
         return None
     m, d = G.shape
-    H = sp.vstack([G, T]).tocoo()
-    contact = np.where(H.row < m, H.row, (H.row - m) // 2)
-    local = np.where(H.row < m, 0, 1 + (H.row - m) % 2)
-    keep = (H.data != 0.0) & ((local == 0) | (mu[contact] > 0.0))
+    rolling = R is not None and rolling_friction is not None and np.any(rolling_friction > 0.0)
+    H = sp.vstack([G, T, R] if rolling else [G, T]).tocoo()
+    contact = np.where(H.row < m, H.row, np.where(H.row < 3 * m, (H.row - m) // 2, (H.row - 3 * m) // 2))
+    local = np.where(H.row < m, 0, np.where(H.row < 3 * m, 1 + (H.row - m) % 2, 3 + (H.row - 3 * m) % 2))
+    bound = np.zeros(m) if not rolling else np.asarray(rolling_friction, dtype=float)
+    keep = (H.data != 0.0) & ((local == 0) | ((local < 3) & (mu[contact] > 0.0))
+                              | ((local >= 3) & (bound[contact] > 0.0)))
     contact, local, col, value = contact[keep], local[keep], H.col[keep], H.data[keep]
     # The support of each contact: its distinct coordinates, numbered 0..p-1.
     support, position = np.unique(contact.astype(np.int64) * (d + 1) + col, return_inverse=True)
@@ -114,10 +135,11 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
     p = int(slot.max(initial=0)) + 1
     cols = np.full((m, p), d, dtype=np.int64)
     cols[owner, slot] = coordinate
-    values = np.zeros((m, 3, p))
+    values = np.zeros((m, 5 if rolling else 3, p))
     np.add.at(values, (contact, local, slot[position]), value)
     inverse_mass = np.append(np.asarray(inverse, dtype=float), 0.0)
-    blocks = np.einsum("kap,kbp,kp->kab", values, values, inverse_mass[cols])
+    full = np.einsum("kap,kbp,kp->kab", values, values, inverse_mass[cols])
+    blocks = full[:, :3, :3]
     w = blocks[:, 0, 0]
     frictional = mu > 0.0
     v = np.where(frictional, blocks[:, 1, 1], w)  # frictionless rows have no tangent block
@@ -128,14 +150,23 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
         return None
     # Isotropic blocks (v = w to round-off) keep the scalar form, bit for bit as before.
     w_tangent = None if np.all(np.abs(v - w) <= _ISOTROPY_TOLERANCE * w) else v
+    w_rolling = coupling = None
+    if rolling:
+        rolls = bound > 0.0
+        w_rolling = np.where(rolls, full[:, 3, 3], 1.0)
+        roll_block = full[:, 3:, 3:] - w_rolling[:, None, None] * np.eye(2)
+        offset = np.maximum(np.abs(roll_block).max(axis=(1, 2)), np.abs(full[:, 0, 3:]).max(axis=1))
+        if np.any(rolls & (offset > _ISOTROPY_TOLERANCE * np.maximum(w_rolling, w))):
+            return None
+        coupling = full[:, 3:, 1:3]
     return ContactRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
-                       w_tangent)
+                       w_tangent, bound if rolling else None, w_rolling, coupling)
 
 
-def applies(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray) -> bool:
-    """Whether the sweeps solve this set exactly: a diagonal metric and isotropic
-    blocks at every frictional contact (`contact_rows` is not None)."""
-    return contact_rows(metric, G, T, mu, np.zeros(G.shape[0])) is not None
+def applies(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray, R=None, rolling_friction=None) -> bool:
+    """Whether the sweeps solve this set exactly: a diagonal metric and blocks of the
+    form `contact_rows` needs at every frictional contact (it is not None)."""
+    return contact_rows(metric, G, T, mu, np.zeros(G.shape[0]), R, rolling_friction) is not None
 
 
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
@@ -185,6 +216,47 @@ def local_solution(U: np.ndarray, r: np.ndarray, w: np.ndarray, mu: np.ndarray,
     return np.column_stack([normal, tangential * shrink[:, None]])
 
 
+def local_answer(U: np.ndarray, r: np.ndarray, w, mu, v=None, rolling=None) -> np.ndarray:
+    """The local answer (k, q) of contacts with ``q`` = 3 (`local_solution`) or 5
+    impulse components. With rolling resistance, ``rolling = (mu_r (k,), w_r (k,),
+    coupling (k, 2, 2))``: the normal and friction impulses first (exact given the
+    rolling impulse), then the rolling impulse, exact given them: ``l_R = -b_R / w_r``
+    scaled onto the disc ``|l_R| <= mu_r l_N`` when outside it, where ``b_R`` is the
+    rolling velocity without the contact's own rolling impulse after its new
+    friction impulse (``U_R + W_RT dl_T - w_r l_R,old``). Inside the disc the contact
+    does not roll (``U_R = 0``); on its boundary it rolls against ``l_R``. Sweeps repeat
+    until neither part changes (the natural residual)."""
+    new = local_solution(U[:, :3], r[:, :3], w, mu, v)
+    if rolling is None:
+        return new
+    bound, w_r, coupling = rolling
+    U_R = U[:, 3:] + np.einsum("kab,kb->ka", coupling, new[:, 1:] - r[:, 1:3])
+    tau = r[:, 3:] - U_R / w_r[:, None]
+    return np.column_stack([new, _onto_disc(tau, bound * new[:, 0])])
+
+
+def _onto_disc(vectors: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """Vectors (k, 2) scaled onto the discs ``|x| <= limit`` (k,) when outside them."""
+    size = np.hypot(vectors[:, 0], vectors[:, 1])
+    outside = size > limit
+    return vectors * np.where(outside, limit / np.where(outside, size, 1.0), 1.0)[:, None]
+
+
+def _rolling(rows: ContactRows, members=slice(None)):
+    if rows.rolling_friction is None:
+        return None
+    return rows.rolling_friction[members], rows.w_rolling[members], rows.coupling[members]
+
+
+def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
+    """Impulses (m, q) projected onto the friction cones and the rolling discs."""
+    m = r.shape[0]
+    cone = local_solution(np.zeros((m, 3)), r[:, :3], np.ones(m), rows.mu)
+    if rows.rolling_friction is None:
+        return cone
+    return np.column_stack([cone, _onto_disc(r[:, 3:], rows.rolling_friction * cone[:, 0])])
+
+
 def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance: float,
           max_sweeps: int, t: float | None = None, names=None) -> tuple[np.ndarray, int, float]:
     """Sweep until the natural residual is below ``_TARGET * tolerance`` (m/s), or below
@@ -205,7 +277,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     sweeps: the answer is accepted by the residual alone.
     """
     m, d = rows.cols.shape[0], predicted.size
-    r = local_solution(np.zeros((m, 3)), start, np.ones(m), rows.mu)  # onto the cones
+    r = _onto_cones(rows, start)
     u = np.append(predicted, 0.0)
     _add_impulses(rows, u, r)
     groups = [_Group(rows, k) for k in colour_classes(rows.cols, d)]
@@ -273,8 +345,7 @@ def _extrapolate(rows: ContactRows, u: np.ndarray, r: np.ndarray, delta: np.ndar
     cones, with ``u`` moved in place; kept only if it lowers the residual (the
     drift is linear only near where it was measured: unchecked jumps of 1000
     sweeps' worth made a 108-contact set of the pile wander)."""
-    m = r.shape[0]
-    jumped = local_solution(np.zeros((m, 3)), r + _longest_step(r, delta, rows.mu) * delta, np.ones(m), rows.mu)
+    jumped = _onto_cones(rows, r + _longest_step(r, delta, rows.mu) * delta)
     trial = u.copy()
     _add_impulses(rows, trial, jumped - r)
     before = _residual(rows, u, r).max(initial=0.0)
@@ -293,10 +364,12 @@ def natural_residual(rows: ContactRows, predicted: np.ndarray, r: np.ndarray) ->
 
 def _residual(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Natural residual (m,) of every contact, m/s (module docstring)."""
-    change = local_solution(rows.local_velocities(u), r, rows.w, rows.mu, rows.w_tangent) - r
-    if rows.w_tangent is None:
+    change = local_answer(rows.local_velocities(u), r, rows.w, rows.mu, rows.w_tangent, _rolling(rows)) - r
+    if rows.w_tangent is None and rows.rolling_friction is None:
         return rows.w * np.linalg.norm(change, axis=1)
-    return np.linalg.norm(np.column_stack([rows.w, rows.w_tangent, rows.w_tangent]) * change, axis=1)
+    v = rows.w if rows.w_tangent is None else rows.w_tangent
+    weights = [rows.w, v, v] + ([] if rows.rolling_friction is None else [rows.w_rolling, rows.w_rolling])
+    return np.linalg.norm(np.column_stack(weights) * change, axis=1)
 
 
 def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
@@ -335,6 +408,7 @@ class _Group:
         self.scaled = rows.values[members] * rows.inverse_mass[self.cols][:, None, :]
         self.w, self.mu, self.lower = rows.w[members], rows.mu[members], rows.lower[members]
         self.v = None if rows.w_tangent is None else rows.w_tangent[members]
+        self.rolling = _rolling(rows, members)
 
     def update(self, u: np.ndarray, r: np.ndarray) -> None:
         """Replace the group's impulses in ``r`` by their local answers and move ``u``
@@ -342,6 +416,6 @@ class _Group:
         U = np.einsum("kap,kp->ka", self.values, u[self.cols])
         U[:, 0] -= self.lower
         old = r[self.members]
-        new = local_solution(U, old, self.w, self.mu, self.v)
+        new = local_answer(U, old, self.w, self.mu, self.v, self.rolling)
         r[self.members] = new
         u[self.cols] += np.einsum("kap,ka->kp", self.scaled, new - old)

@@ -11,7 +11,7 @@ HDF5 layout (h5py, imported only here)::
     /            attrs: format="granular-trajectory", version, system (JSON), meta (JSON)
     /t /positions /velocities [/radii] [/masses]
     /energy/kinetic /energy/potential /energy/dissipated
-    /contacts/offsets /contacts/{i,j,wall,gap,normal,impulse,tangential_impulse}
+    /contacts/offsets /contacts/{i,j,wall,gap,normal,impulse,tangential_impulse,rolling_impulse}
     [/contacts/widths/<field>]
 
 Per-contact vectors (``normal``, ``tangential_impulse``) may differ in width from
@@ -46,7 +46,9 @@ FORMAT = "granular-trajectory"
 VERSION = 2
 #: Versions `load` reads; files of version 1 have no rotational fields.
 _READABLE_VERSIONS = (1, 2)
-_CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse")
+_CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse", "rolling_impulse")
+#: Contact fields that files of earlier versions may lack (then zeros of width 0).
+_OPTIONAL_CONTACT_FIELDS = ("rolling_impulse",)
 
 
 @dataclass
@@ -199,7 +201,11 @@ class Trajectory:
     @staticmethod
     def _read(h5) -> "Trajectory":
         offsets = h5["contacts/offsets"][()]
-        columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS}
+        columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS
+                   if name in h5["contacts"] or name not in _OPTIONAL_CONTACT_FIELDS}
+        for name in _OPTIONAL_CONTACT_FIELDS:
+            if name not in columns:
+                columns[name] = np.zeros((int(offsets[-1]), 0))
         widths = {name: h5[f"contacts/widths/{name}"][()] for name in _CONTACT_FIELDS
                   if f"contacts/widths/{name}" in h5}
 

@@ -32,6 +32,11 @@ def _restitution(value, name: str) -> float | None:
     return e
 
 
+def _check_rolling(value, name: str) -> None:
+    if value is not None and not (np.isfinite(value) and value >= 0.0):
+        raise InvalidInputError(f"{name} rolling_friction must be finite and >= 0, got {value}")
+
+
 @dataclass(frozen=True)
 class Plane:
     """An infinite plane wall.
@@ -47,12 +52,16 @@ class Plane:
         sphere's coefficient.
     friction : float or None
         Coulomb coefficient of sphere-plane contacts; ``None`` uses the world's.
+    rolling_friction : float or None
+        Rolling resistance coefficient ``mu_r`` (dimensionless) of sphere-plane
+        contacts: torque impulse at most ``mu_r r lambda_N``; ``None`` uses the world's.
     """
 
     point: np.ndarray
     normal: np.ndarray
     restitution: float | None = None
     friction: float | None = None
+    rolling_friction: float | None = None
 
     def __post_init__(self):
         point = _vector3(self.point, "Plane point")
@@ -65,6 +74,7 @@ class Plane:
         object.__setattr__(self, "restitution", _restitution(self.restitution, "Plane"))
         if self.friction is not None and not self.friction >= 0.0:
             raise InvalidInputError(f"Plane friction must be >= 0, got {self.friction}")
+        _check_rolling(self.rolling_friction, "Plane")
 
     def planes(self) -> list["Plane"]:
         return [self]
@@ -83,7 +93,7 @@ class Box:
         Opposite corners (m), ``lower < upper`` componentwise.
     open_top : bool
         Leave out the face ``z = upper[2]`` (a container open to the sky).
-    restitution, friction : float or None
+    restitution, friction, rolling_friction : float or None
         As for `Plane`, shared by the faces.
     """
 
@@ -92,6 +102,7 @@ class Box:
     open_top: bool = False
     restitution: float | None = None
     friction: float | None = None
+    rolling_friction: float | None = None
 
     def __post_init__(self):
         lower = _vector3(self.lower, "Box lower")
@@ -103,15 +114,16 @@ class Box:
         object.__setattr__(self, "restitution", _restitution(self.restitution, "Box"))
         if self.friction is not None and not self.friction >= 0.0:
             raise InvalidInputError(f"Box friction must be >= 0, got {self.friction}")
+        _check_rolling(self.rolling_friction, "Box")
 
     def planes(self) -> list[Plane]:
         faces = []
         for axis in range(3):
             normal = np.zeros(3)
             normal[axis] = 1.0
-            faces.append(Plane(self.lower, normal, self.restitution, self.friction))
+            faces.append(Plane(self.lower, normal, self.restitution, self.friction, self.rolling_friction))
             if not (self.open_top and axis == 2):
-                faces.append(Plane(self.upper, -normal, self.restitution, self.friction))
+                faces.append(Plane(self.upper, -normal, self.restitution, self.friction, self.rolling_friction))
         return faces
 
     @property

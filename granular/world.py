@@ -135,6 +135,12 @@ class SphereWorld:
     rotation : bool
         ``True`` (default): frictional contacts turn the spheres (module docstring).
         ``False``: the spheres never turn (frictional points; ``omega`` constant).
+    rolling_friction : float
+        Rolling resistance coefficient ``mu_r`` (>= 0, dimensionless) of sphere-sphere
+        contacts and of walls without their own: a torque impulse at most ``mu_r R*
+        lambda_N`` (N m s) against the contact's relative rolling, ``R* = r_i r_j / (r_i
+        + r_j)`` for a pair, ``r_i`` on a wall (`granular.friction`). Needs
+        ``rotation=True``. ``0`` (default): none.
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
@@ -142,7 +148,8 @@ class SphereWorld:
                  restitution=0.0, restitution_rule: str = "min", density: float = 1000.0,
                  periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0,
                  initial_overlaps: str = "error", separation_speed: float | None = None,
-                 angular_velocities=None, inertia=None, orientations=None, rotation: bool = True):
+                 angular_velocities=None, inertia=None, orientations=None, rotation: bool = True,
+                 rolling_friction: float = 0.0):
         positions = finite_array(positions, "positions")
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
             raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
@@ -169,6 +176,7 @@ class SphereWorld:
                 raise InvalidInputError(f"walls[{k}] must be a Plane or a Box, got {type(wall).__name__}")
         self.planes = [plane for wall in self.walls for plane in wall.planes()]
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
+        self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
         self.periodic = periodic
         if periodic is not None:
             positions = periodic.wrap(positions)
@@ -193,6 +201,8 @@ class SphereWorld:
         if not isinstance(rotation, (bool, np.bool_)):
             raise InvalidInputError(f"rotation must be True or False, got {rotation!r}")
         self.rotation = bool(rotation)
+        if not self.rotation and self.has_rolling_friction:
+            raise InvalidInputError("rolling_friction needs spheres that turn: rotation=False leaves no rolling to resist")
         self._noted_rotation = None  # (t, h, omega) of the last step a scheme took (kinetic_energy)
 
     # -- sizes and state ---------------------------------------------------------
@@ -265,9 +275,10 @@ class SphereWorld:
 
     @property
     def rotates(self) -> bool:
-        """Whether the steps solve for the angular velocities: a frictional world with
-        ``rotation=True``. Otherwise the rotational dofs decouple and ``omega`` is constant."""
-        return self.rotation and self.has_friction
+        """Whether the steps solve for the angular velocities: a world with ``rotation=True``
+        and friction or rolling resistance somewhere. Otherwise the rotational dofs
+        decouple and ``omega`` is constant."""
+        return self.rotation and (self.has_friction or self.has_rolling_friction)
 
     def metric(self, t: float, q: np.ndarray) -> DiagonalMetric:
         """The mass metric at ``t``: diagonal (3N,) ``m_i`` (kg), or (6N,) ``(m_i .., J_i ..)``
@@ -410,6 +421,11 @@ class SphereWorld:
         if self.has_friction:
             wall_friction = (np.concatenate([part[5] for part in wall_parts]) if wall_parts else np.zeros(0))
             friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, wall_friction, radii)
+        rolling_friction, rolling, rolling_radius = None, None, None
+        if self.has_rolling_friction:
+            wall_rolling = np.concatenate([part[6] for part in wall_parts]) if wall_parts else np.zeros(0)
+            rolling_friction, rolling, rolling_radius = self._rolling_rows(i, j, normals, wi, wnormal,
+                                                                           wall_rolling, radii)
         return ConstraintSet(
             gap=np.concatenate([gaps, wgap]),
             jacobian=jacobian,
@@ -421,6 +437,7 @@ class SphereWorld:
             friction=friction, tangents=tangents,
             seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
             separation_speed=self._separation_cap(radii, h),
+            rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
         )
 
     def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
@@ -437,13 +454,39 @@ class SphereWorld:
         e = (self.particle_restitution[near] if plane.restitution is None
              else np.full(near.size, plane.restitution))
         mu = np.full(near.size, self.friction if plane.friction is None else plane.friction)
+        mu_r = np.full(near.size, self.rolling_friction if plane.rolling_friction is None else plane.rolling_friction)
         return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
-                np.tile(plane.normal, (near.size, 1)), e, mu)
+                np.tile(plane.normal, (near.size, 1)), e, mu, mu_r)
 
     @property
     def has_friction(self) -> bool:
         """Whether any contact of this world can carry friction."""
         return self.friction > 0.0 or any((p.friction or 0.0) > 0.0 for p in self.planes)
+
+    @property
+    def has_rolling_friction(self) -> bool:
+        """Whether any contact of this world can carry rolling resistance."""
+        return self.rolling_friction > 0.0 or any((p.rolling_friction or 0.0) > 0.0 for p in self.planes)
+
+    def _rolling_rows(self, i, j, normals, wall_sphere, wall_normals, wall_rolling, radii):
+        """``(mu_r (m,), rows, R* (m,))``: each row's rolling resistance coefficient, the
+        sparse (2m, 6N) rows ``2k + a`` of the relative angular velocity along tangent
+        ``a`` times the rolling radius ``R*`` (``-R* t_a`` on ``omega_i``, ``+R* t_a`` on
+        ``omega_j`` for a pair, ``+R* t_a`` on ``omega_i`` for a wall; None when every
+        coefficient is 0), and ``R* = r_i r_j / (r_i + r_j)`` for a pair, ``r_i`` on a
+        wall (m). Scaled so, a rolling row is a velocity (m/s) and its law a Coulomb
+        disc of coefficient ``mu_r`` (`granular.friction`)."""
+        mu_r = np.concatenate([np.full(i.size, self.rolling_friction), wall_rolling])
+        reduced = np.concatenate([radii[i] * radii[j] / (radii[i] + radii[j]), radii[wall_sphere]])
+        if not np.any(mu_r > 0.0):
+            return mu_r, None, reduced
+        pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
+        p = i.size
+        rows = [_sphere_jacobian(i + self.n, j + self.n, reduced[:p, None] * pair_basis[:, a], wall_sphere + self.n,
+                                 reduced[p:, None] * wall_basis[:, a], self.n, 6 * self.n) for a in range(2)]
+        m = i.size + wall_sphere.size
+        order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
+        return mu_r, sp.vstack(rows).tocsr()[order], reduced
 
     def _friction_rows(self, i, j, normals, wall_sphere, wall_normals, wall_friction, radii):
         """``(mu (m,), tangents)`` of the step's rows (pairs first, then walls):

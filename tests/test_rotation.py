@@ -203,7 +203,7 @@ def test_angular_momentum_is_kept_in_a_frictional_collision_of_spinning_spheres(
 
 def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     """Twenty spinning spheres thrown about in a closed rough box without gravity
-    (mu 0.5 between spheres, 0.3 on the walls, e = 0.3): the kinetic energy with the
+    (mu 0.5 between spheres, 0.3 on the walls, e = 0: every contact goes through the frictional stage): the kinetic energy with the
     rotational part 1/2 J |omega|^2 never rises from one step to the next beyond what
     the sweeps' tolerance allows (a contact within ``tau`` m/s of its law does work at
     most ``tau |lambda|``: bound ``FRICTION_SWEEP_TOLERANCE x velocity scale x sum
@@ -213,20 +213,26 @@ def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
     world = gr.SphereWorld(positions, 0.018, velocities=rng.normal(0, 1.0, (20, 3)),
                            angular_velocities=rng.normal(0, 80.0, (20, 3)), gravity=(0, 0, 0),
-                           restitution=0.3, friction=0.5, walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)])
+                           restitution=0.0, friction=0.5, walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)])
     simulation = gr.Simulation(world, 1e-3)
     energy = [world.kinetic_energy(0.0, world.q0, world.u0)]
     rotational = 0.5 * np.sum(world.inertia_at(0.0) * np.sum(world.omega0 ** 2, axis=1))
     assert rotational > 0.3 * energy[0]
-    allowed = []
+    allowed, sliding = [], 0
     for _ in range(300):
         result = simulation.step()
         energy.append(result.kinetic_energy)
         speed = np.abs(result.predicted).max() + 0.018 * np.abs(result.angular_velocities).max()
-        impulses = result.contacts.impulse.sum() + np.abs(result.contacts.tangential_impulse).sum()
+        contacts = result.contacts
+        impulses = contacts.impulse.sum() + np.abs(contacts.tangential_impulse).sum()
         allowed.append(2.0 * np.sqrt(3.0) * FRICTION_SWEEP_TOLERANCE * speed * impulses)
+        if contacts.tangential_impulse.shape[1]:
+            mu = np.where(contacts.wall >= 0, 0.3, 0.5)
+            size = np.linalg.norm(contacts.tangential_impulse, axis=1)
+            sliding += int(np.sum((contacts.impulse > 0) & (size >= mu * contacts.impulse * (1 - 1e-9))))
     rises = np.diff(energy)
     assert np.all(rises <= np.array(allowed) + 1e-12 * energy[0])
+    assert sliding > 10  # friction acted, and at its bound
     assert energy[-1] < 0.5 * energy[0]
 
 
@@ -374,3 +380,85 @@ def test_vtk_export_carries_angular_velocity_spin_and_orientation(tmp_path):
     assert np.allclose(spheres.point_data["angular_velocity"], trajectory.angular_velocities[-1])
     assert np.allclose(spheres.point_data["spin"], np.linalg.norm(trajectory.angular_velocities[-1], axis=1))
     assert np.allclose(spheres.point_data["orientation"], trajectory.orientations[-1])
+
+
+# -- rolling resistance ------------------------------------------------------------------------
+
+def test_rolling_ball_stops_under_rolling_resistance_at_the_analytic_time():
+    """A ball rolling at v0 = 0.5 m/s on a floor with mu = 0.5 and rolling resistance
+    mu_r = 0.2: the torque mu_r r m g about the contact point, whose moment of inertia
+    is J + m r^2 = 7/5 m r^2, decelerates it at a = 5 mu_r g / 7 (it keeps rolling: the
+    friction force it needs, 5/7 mu_r m g, is below mu m g). It stops at v0 / a:
+    within one step (the last step's impulse stops it inside the disc), measured
+    where its speed falls below the sweeps' tolerance (FRICTION_SWEEP_TOLERANCE x g h,
+    the velocity scale at rest), and stays stopped to that tolerance. Before, its
+    speed is v0 - a t to the same tolerance and it rolls without slipping."""
+    g, r, v0, mu_r, h = G_EARTH, 0.05, 0.5, 0.2, 1e-3
+    a = 5.0 * mu_r * g / 7.0
+    world = gr.SphereWorld([[0, 0, r]], r, masses=1.0, velocities=[[v0, 0, 0]], angular_velocities=[[0, v0 / r, 0]],
+                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.5, rolling_friction=mu_r)])
+    simulation = gr.Simulation(world, h)
+    results = [simulation.step() for _ in range(450)]
+    t = np.array([result.t for result in results])
+    speed = np.array([result.velocities[0, 0] for result in results])
+    slip = np.array([result.velocities[0, 0] - r * result.angular_velocities[0, 1] for result in results])
+    tolerance = FRICTION_SWEEP_TOLERANCE * g * h
+    stop = t[np.flatnonzero(np.abs(speed) <= tolerance)[0]]
+    assert abs(stop - v0 / a) <= h
+    assert np.all(np.abs(speed[t >= stop]) <= tolerance)
+    rolling = t < stop - h
+    assert np.allclose(speed[rolling], v0 - a * t[rolling], atol=tolerance)
+    assert np.all(np.abs(slip) <= tolerance)
+    torque = np.linalg.norm(results[10].contacts.rolling_impulse[0])
+    assert torque == pytest.approx(mu_r * r * results[10].contacts.impulse[0], rel=1e-9)
+
+
+def test_energy_never_rises_and_torques_stay_in_their_discs_with_rolling_resistance():
+    """The spinning crowd of `test_energy_never_rises...` with rolling resistance
+    mu_r = 0.3 between spheres and on the walls: the kinetic energy never rises
+    beyond the sweeps' tolerance, every rolling torque impulse is within mu_r R*
+    lambda_N (R* = r_i r_j/(r_i + r_j) = r/2 for a pair, r on a wall) to round-off,
+    some reach it, and the energy falls faster than without rolling resistance."""
+    def run(mu_r):
+        rng = np.random.default_rng(11)
+        grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
+        positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
+        world = gr.SphereWorld(positions, 0.018, velocities=rng.normal(0, 1.0, (20, 3)),
+                               angular_velocities=rng.normal(0, 80.0, (20, 3)), gravity=(0, 0, 0),
+                               restitution=0.0, friction=0.5, rolling_friction=mu_r,
+                               walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)])
+        simulation = gr.Simulation(world, 1e-3)
+        energy, allowed, saturated = [world.kinetic_energy(0.0, world.q0, world.u0)], [], 0
+        for _ in range(200):
+            result = simulation.step()
+            energy.append(result.kinetic_energy)
+            contacts = result.contacts
+            speed = np.abs(result.predicted).max() + 0.018 * np.abs(result.angular_velocities).max()
+            impulses = (contacts.impulse.sum() + np.abs(contacts.tangential_impulse).sum()
+                        + np.abs(contacts.rolling_impulse).sum() / 0.009)
+            allowed.append(2.0 * np.sqrt(5.0) * FRICTION_SWEEP_TOLERANCE * speed * impulses)
+            if mu_r > 0.0:
+                reach = np.where(contacts.wall >= 0, 0.018, 0.009)
+                torque = np.linalg.norm(contacts.rolling_impulse, axis=1)
+                limit = mu_r * reach * contacts.impulse
+                assert np.all(torque <= limit * (1.0 + 1e-12) + 1e-18)
+                saturated += int(np.sum((limit > 0.0) & (torque >= limit * (1.0 - 1e-9))))
+        energy = np.array(energy)
+        assert np.all(np.diff(energy) <= np.array(allowed) + 1e-12 * energy[0])
+        return energy, saturated
+
+    plain, _ = run(0.0)
+    resisted, saturated = run(0.3)
+    assert saturated > 10
+    assert resisted[-1] < plain[-1]
+
+
+def test_bad_rolling_friction_is_refused_with_a_clear_error():
+    with pytest.raises(gr.InvalidInputError, match="rolling_friction must lie in"):
+        gr.SphereWorld([[0, 0, 1]], 0.1, rolling_friction=-0.1)
+    with pytest.raises(gr.InvalidInputError, match="Plane rolling_friction must be finite and >= 0"):
+        gr.Plane([0, 0, 0], [0, 0, 1], rolling_friction=-1.0)
+    with pytest.raises(gr.InvalidInputError, match="Box rolling_friction"):
+        gr.Box([0, 0, 0], [1, 1, 1], rolling_friction=np.nan)
+    with pytest.raises(gr.InvalidInputError, match="rolling_friction needs spheres that turn"):
+        gr.SphereWorld([[0, 0, 1]], 0.1, friction=0.5, rolling_friction=0.1, rotation=False)

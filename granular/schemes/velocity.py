@@ -220,7 +220,7 @@ class VelocityScheme:
         restitution_impulse = restitution_impulse + absorbed
         warm = self._warm(constraints)
         try:
-            if np.any(constraints.friction > 0.0):  # Coulomb's law, granular.friction
+            if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.friction
                 maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
                                            t=t_next, warm_tangential=self._warm_tangential(constraints))
             else:
@@ -235,6 +235,7 @@ class VelocityScheme:
                     impulses=maury.impulses + restitution_impulse, maury_impulses=maury.impulses,
                     sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
                     tangential_impulses=getattr(maury, "tangential_impulses", None),
+                    rolling_impulses=getattr(maury, "rolling_impulses", None),
                     status=maury.status, iterations=maury.iterations + stats[0],
                     violation=max(maury.violation, stats[1]),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
@@ -393,8 +394,12 @@ class VelocityScheme:
         self._remember(constraints, outcome["maury_impulses"], tangential)
         contact_change = constraints.jacobian.T @ impulses
         sustained_change = constraints.jacobian.T @ outcome["sustained"]
+        rolling = outcome.get("rolling_impulses")
         if tangential is not None:
-            friction_change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1)
+            friction_change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1) \
+                if tangential.shape[1] and constraints.tangents is not None else 0.0
+            if rolling is not None:
+                friction_change = friction_change + constraints.rolling.T @ rolling.reshape(-1)
             contact_change = contact_change + friction_change
             sustained_change = sustained_change + friction_change
         # Only sustained contacts (Maury stage, not an impact) raise the next bounce
@@ -404,8 +409,9 @@ class VelocityScheme:
         dissipated = -0.5 * float(contact_change @ (velocities + predicted))
         timing = dict(outcome["seconds"], total=seconds)
         rotation = self._advance_rotation(t_next, velocities)
+        torque = None if rolling is None else rolling * constraints.rolling_radius[:, None]  # N m s
         return make_result(system, t_next, q_next, velocities, predicted,
-                           Contacts.from_constraints(constraints, impulses, tangential), dissipated,
+                           Contacts.from_constraints(constraints, impulses, tangential, torque), dissipated,
                            SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing),
                            rotation)
 
