@@ -121,6 +121,29 @@ Spheres turn (`granular.world`): their tangential rows carry the rotational part
 torque and a sphere can roll; the law above is unchanged, on the generalised
 velocity ``(u, omega)`` in the metric ``diag(m, J)``.
 
+Rolling resistance (spheres). A contact with a coefficient ``mu_r > 0`` also has
+two rolling rows ``R_k`` (`granular.world`): the relative angular velocity of the
+two spheres (of the sphere, on a wall) along the contact's tangents, times the
+rolling radius ``R* = r_i r_j / (r_i + r_j)`` (``r_i`` on a wall), a velocity
+(m/s). Its impulse ``l_R`` (N s; the torque impulse is ``R* l_R``, N m s, on
+``omega_j``, minus on ``omega_i``) obeys the same discrete law as friction, with
+its own disc:
+
+(R) ``|l_R,k| <= mu_r,k lambda_N,k``; if inside, the contact does not roll,
+    ``R_k u = 0``; otherwise it rolls against the torque, ``R_k u = -a l_R,k``,
+    ``a >= 0``.
+
+This is the rolling friction cone of Tasora and Anitescu (*A complementarity-based
+rolling friction model for rigid contacts*, Meccanica, 2013), i.e. the constant
+directional torque ``mu_r R* F_N`` of model A in Ai, Chen, Rotter and Ooi
+(*Assessment of rolling resistance models in discrete element simulations*,
+Powder Technology, 2011), made implicit: at rest the torque is whatever keeps the
+contact from rolling up to the bound, so there is none of model A's chatter
+around zero rolling velocity in explicit DEM (the reason Ai et al. recommend the
+elastic-plastic model C there). Spin about the normal is not resisted. Like (T),
+(R) does no positive work, so Proposition 1 and ``|u|_M <= |v|_M`` still hold.
+Only the sphere sweeps solve it (`granular.friction_gauss_seidel`).
+
 What the model does not include: friction during the bounce of a contact with
 restitution ``e > 0`` (the restitution stage of the velocity scheme is
 frictionless; friction acts in the final, Maury stage, i.e. on sustained

@@ -44,6 +44,11 @@ therefore applies a torque ``(contact arm) x (friction impulse)`` and a sphere
 can roll. With ``rotation=False`` the rotational columns are left out: the
 spheres do not turn, a grain is a frictional point with a radius (the model of
 earlier versions, kept for comparisons).
+
+Rolling resistance (``rolling_friction`` ``mu_r``, per wall too): a torque impulse
+bounded by ``mu_r R* lambda_N`` against the relative rolling of each contact, with
+``R* = r_i r_j / (r_i + r_j)`` for a pair and ``r_i`` on a wall; the model and its
+references are in `granular.friction`.
 """
 from __future__ import annotations
 
