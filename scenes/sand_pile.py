@@ -56,20 +56,26 @@ REST_TIME = 0.05
 RENDERS = Path(__file__).resolve().parent.parent / "renders"
 #: ``granular run sand_pile --set friction=0.3`` (the command runs the full duration;
 #: it does not stop when the heap rests as `pour` does).
-PARAMETERS = dict(friction=0.6, n=300, width=0.1, seed=3)
+PARAMETERS = dict(friction=0.6, n=300, width=0.1, seed=3, rotation=False, rolling_friction=0.0)
 PARAMETER_HELP = dict(friction="Coulomb friction coefficient between spheres and with the floor (1)",
                       n="number of spheres", width="width of the falling column (m)",
-                      seed="random seed of the radii and starting places")
+                      seed="random seed of the radii and starting places",
+                      rotation="whether friction turns the spheres (False: frictional points)",
+                      rolling_friction="rolling resistance coefficient mu_r between spheres and with the floor "
+                                       "(1; needs rotation=True)")
+#: The pours `main` compares: (friction, rotation, rolling_friction).
+POURS = ((0.0, False, 0.0), (0.3, False, 0.0), (0.6, False, 0.0), (0.6, True, 0.0), (0.6, True, 0.1))
 
 
 def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3,
-          rotation: bool = False) -> gr.SphereWorld:
+          rotation: bool = False, rolling_friction: float = 0.0) -> gr.SphereWorld:
     """``n`` spheres at random in a column ``width`` (m) wide above the centre of a
     rough floor, at a loose 2D packing fraction of about 0.35 (random sequential
     insertion: no lattice, so no sphere lands exactly on top of another, which
     rotation-free spheres would keep as a standing tower). ``rotation=False``
     (default, the heap of frictional points this scene measures): the spheres do
-    not turn; ``True``: friction turns them and they can roll (`granular.world`)."""
+    not turn; ``True``: friction turns them and they can roll (`granular.world`),
+    resisted by ``rolling_friction`` (``mu_r``, between spheres and on the floor)."""
     rng = np.random.default_rng(seed)
     radii = rng.uniform(*RADIUS_RANGE, n)
     area = np.pi * np.sum(radii ** 2) / 0.35
@@ -86,11 +92,12 @@ def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3
         else:
             raise RuntimeError("could not place the spheres; lower n or widen the column")
     positions = np.stack([centres[:, 0], np.full(n, 0.5 * SLOT), centres[:, 1]], axis=1)
-    walls = [gr.Plane([0, 0, 0], [0, 0, 1], friction=friction),
+    walls = [gr.Plane([0, 0, 0], [0, 0, 1], friction=friction, rolling_friction=rolling_friction),
              gr.Plane([0, 0, 0], [0, 1, 0], friction=0.0), gr.Plane([0, SLOT, 0], [0, -1, 0], friction=0.0),
              gr.Plane([-FLOOR_HALF_WIDTH, 0, 0], [1, 0, 0], friction=0.0),
              gr.Plane([FLOOR_HALF_WIDTH, 0, 0], [-1, 0, 0], friction=0.0)]
-    return gr.SphereWorld(positions, radii, density=2500.0, walls=walls, friction=friction, rotation=rotation)
+    return gr.SphereWorld(positions, radii, density=2500.0, walls=walls, friction=friction, rotation=rotation,
+                          rolling_friction=rolling_friction)
 
 
 def surface(positions: np.ndarray, radii: np.ndarray, bin_width: float) -> tuple[np.ndarray, np.ndarray]:
@@ -135,10 +142,10 @@ def summary(trajectory: gr.Trajectory) -> dict:
 
 
 def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"],
-         n: int = 300) -> dict:
+         n: int = 300, rotation: bool = False, rolling_friction: float = 0.0) -> dict:
     """Run one pour until the heap rests (`at_rest`) or ``duration`` (s); returns the
     final state, the angle, the time reached and timings."""
-    world = build(friction, n=n)
+    world = build(friction, n=n, rotation=rotation, rolling_friction=rolling_friction)
     simulation = gr.Simulation(world, dt)
     solve_seconds, steps, calm = 0.0, int(round(duration / dt)), 0
     start = time.perf_counter()
@@ -150,27 +157,38 @@ def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DE
             break
     wall = time.perf_counter() - start
     angle, fits = angle_of_repose(result.positions, result.radii)
-    return dict(friction=friction, positions=result.positions, radii=result.radii, angle=angle, fits=fits,
+    return dict(friction=friction, rotation=rotation, rolling_friction=rolling_friction, positions=result.positions, radii=result.radii, angle=angle, fits=fits,
                 kinetic_energy=result.kinetic_energy, t=result.t, seconds=wall, seconds_per_step=wall / step,
                 solve_per_step=solve_seconds / step)
 
 
 def main(out_dir: Path = RENDERS, workers: int = 2) -> list:
-    """The three pours, ``workers`` at a time (separate processes)."""
+    """The pours of `POURS`, ``workers`` at a time (separate processes)."""
     from concurrent.futures import ProcessPoolExecutor
 
     print(f"sand pile: {300} spheres, r in {RADIUS_RANGE} m, quasi-2D slot, dt = {DEFAULTS['dt']} s, "
           f"until at rest or {DEFAULTS['duration']} s")
     start = time.perf_counter()
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        runs = list(pool.map(pour, FRICTIONS))
+        runs = list(pool.map(_pour, POURS))
     for run in runs:
-        print(f"  mu = {run['friction']:.1f}: angle of repose {run['angle']:5.1f} deg at t = {run['t']:.2f} s, "
+        print(f"  {_label(run)}: angle of repose {run['angle']:5.1f} deg at t = {run['t']:.2f} s, "
               f"final KE {run['kinetic_energy']:.2e} J, {run['seconds']:.0f} s "
               f"({run['seconds_per_step'] * 1e3:.1f} ms/step, {run['solve_per_step'] * 1e3:.1f} in the contact solve)")
     print(f"  {time.perf_counter() - start:.0f} s in all ({workers} processes)")
     plot(runs, Path(out_dir) / "sand_pile.png")
     return runs
+
+
+def _pour(settings: tuple) -> dict:
+    friction, rotation, rolling_friction = settings
+    return pour(friction, rotation=rotation, rolling_friction=rolling_friction)
+
+
+def _label(run: dict) -> str:
+    turning = ("turning" + (f", mu_r = {run['rolling_friction']:.2f}" if run["rolling_friction"] else "")
+               if run["rotation"] else "points")
+    return f"mu = {run['friction']:.1f} ({turning})"
 
 
 def plot(runs: list, path: Path) -> None:
@@ -189,7 +207,7 @@ def plot(runs: list, path: Path) -> None:
             xs = np.array([x0, x1])
             axis.plot(xs, slope * xs + intercept, "r-", lw=1.5)
         axis.set(aspect="equal", ylim=(0, top), ylabel="z (m)",
-                 title=f"mu = {run['friction']:.1f}: angle of repose {run['angle']:.1f} deg")
+                 title=f"{_label(run)}: angle of repose {run['angle']:.1f} deg")
     np.atleast_1d(axes)[-1].set(xlabel="x (m)", xlim=(-FLOOR_HALF_WIDTH, FLOOR_HALF_WIDTH))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()

@@ -53,6 +53,8 @@ class FrameScene:
     active_contacts : number of constraints with a positive impulse in the frame.
     multipliers : (m,) impulses of the frame's constraints, for systems whose
         contacts have no drawable geometry (a `ConstrainedSystem`).
+    bands : (b, 2, 3) segments of the band drawn on each sphere to show its
+        orientation (`orientation_bands`), or None (no orientations recorded).
     """
 
     t: float
@@ -61,6 +63,7 @@ class FrameScene:
     chains: ForceChains
     active_contacts: int
     multipliers: np.ndarray
+    bands: np.ndarray | None = None
 
 
 @dataclass
@@ -138,9 +141,44 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
     if forces and contacts is not None and is_spheres(trajectory.system):
         chains = force_chains(trajectory.system, contacts, trajectory.positions[k],
                               trajectory.radii[k], min_impulse)
+    bands = None
+    orientations = getattr(trajectory, "orientations", None)
+    if orientations is not None and is_spheres(trajectory.system) and len(shapes.sphere_radii) <= MAX_BANDED:
+        bands = orientation_bands(np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
+                                  np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
                       chains=chains, active_contacts=int(np.count_nonzero(impulses > 0.0)),
-                      multipliers=impulses)
+                      multipliers=impulses, bands=bands)
+
+
+#: Spheres are drawn with an orientation band up to this many (the bands cost
+#: `BAND_SEGMENTS` tube segments a sphere).
+MAX_BANDED = 2000
+#: Segments of the polygon that draws a band.
+BAND_SEGMENTS = 24
+#: The band's circle lies this far out from the centre, in radii (just above the
+#: surface, so that it shows).
+BAND_LIFT = 1.02
+
+
+def rotate_by_quaternions(vectors: np.ndarray, quaternions: np.ndarray) -> np.ndarray:
+    """``q v q*``: body vectors (N, k, 3) turned by unit quaternions (N, 4) ``(w, x, y, z)``."""
+    w, x = quaternions[:, None, 0:1], quaternions[:, None, 1:]
+    x = np.broadcast_to(x, vectors.shape)
+    return vectors + 2.0 * w * np.cross(x, vectors) + 2.0 * np.cross(x, np.cross(x, vectors))
+
+
+def orientation_bands(centres: np.ndarray, radii: np.ndarray, quaternions: np.ndarray,
+                      segments: int = BAND_SEGMENTS) -> np.ndarray:
+    """Segments (N segments, 2, 3) of each sphere's band: the great circle of its body
+    z axis (its equator, in the body's x-y plane) at `BAND_LIFT` radii, turned by its
+    orientation and placed on its centre (m). A sphere that turns carries its band."""
+    angles = np.linspace(0.0, 2.0 * np.pi, segments + 1)
+    circle = np.stack([np.cos(angles), np.sin(angles), np.zeros_like(angles)], axis=1)   # body frame
+    n = centres.shape[0]
+    points = rotate_by_quaternions(np.broadcast_to(circle, (n,) + circle.shape), quaternions)
+    points = centres[:, None, :] + BAND_LIFT * radii[:, None, None] * points
+    return np.stack([points[:, :-1], points[:, 1:]], axis=2).reshape(-1, 2, 3)
 
 
 def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | None:

@@ -10,7 +10,8 @@ attempt to reach an X server. Set ``VTK_DEFAULT_OPENGL_WINDOW`` yourself to
 override.
 
 Layers, updated in place from frame to frame: spheres (glyphs scaled by their
-radius, coloured by a scalar), links (tubes), obstacle planes (translucent slabs of
+radius, coloured by a scalar), their orientation bands (thin dark tubes along each
+sphere's body equator, turned with it, when the trajectory records orientations), links (tubes), obstacle planes (translucent slabs of
 depth ``OBSTACLE_DEPTH`` on the inadmissible side, outlined), force chains (tubes
 whose radius and colour are proportional to the contact impulse), static walls
 (translucent polygons with opaque edges) and a title with the time on a white box.
@@ -34,6 +35,9 @@ WALL_OPACITY = 0.12
 EDGE_COLOR = "#4a6a8a"
 LINK_COLOR = "#5a6a7a"
 BODY_COLOR = "#e07b39"
+BAND_COLOR = "#202020"
+#: Thickness of an orientation band, in sphere radii.
+BAND_WIDTH = 0.07
 OBSTACLE_COLOR = "#8899aa"
 #: Obstacle planes are drawn as slabs this thick (fraction of the scene's size) on their
 #: inadmissible side, so that a plane seen edge-on (a planar mechanism) still shows.
@@ -244,6 +248,15 @@ class Renderer:
         glyphs = cloud.glyph(geom=geometry, scale="radius", orient=False, factor=1.0) if n else pv.PolyData()
         self._update("spheres", glyphs, **style)
 
+    def _bands(self, scene: FrameScene) -> None:
+        if scene.bands is None and "bands" not in self.meshes:
+            return
+        segments = np.zeros((0, 2, 3)) if scene.bands is None else np.asarray(scene.bands, float)
+        radii = np.asarray(scene.shapes.sphere_radii, float).reshape(-1)
+        per_sphere = segments.shape[0] // max(radii.size, 1)
+        widths = BAND_WIDTH * np.repeat(radii, per_sphere) if per_sphere else np.zeros(0)
+        self._update("bands", _tubes(self.pv, segments, widths), color=BAND_COLOR, smooth_shading=True)
+
     def _links(self, scene: FrameScene) -> None:
         shapes = scene.shapes
         if len(shapes.segment_radii) == 0 and "links" not in self.meshes:
@@ -313,6 +326,7 @@ class Renderer:
     def draw(self, scene: FrameScene, index: int = 0, time_format: str = "{:.3f}") -> np.ndarray:
         """Draw ``scene`` as frame number ``index`` of the output; return the (h, w, 3) image."""
         self._spheres(scene)
+        self._bands(scene)
         self._links(scene)
         self._obstacles(scene)
         self._chains(scene)
