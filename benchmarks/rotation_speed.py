@@ -1,0 +1,83 @@
+"""What turning spheres cost: a 1,000-sphere pour, frictionless against frictional.
+
+1,000 spheres (radius 1 cm, 2,500 kg/m^3) on a jittered 10 x 10 x 10 lattice of
+spacing 2.4 r fall into an open box 0.3 m wide (restitution 0.3, dt = 1e-3 s) and
+are advanced ``--steps`` steps (they land after about 0.1 s and pile up). Four
+worlds, the same positions and velocities:
+
+- ``frictionless``: mu = 0 (Maury's projection, `granular.projection`);
+- ``points``: mu = 0.5, ``rotation=False`` (frictional points, 3N unknowns);
+- ``turning``: mu = 0.5, spheres that turn (6N unknowns, `granular.world`);
+- ``rolling``: as ``turning`` with rolling resistance mu_r = 0.1.
+
+Prints, per world, the mean and median wall time per step, the share of the
+contact solve, the mean number of active contacts and of Gauss-Seidel sweeps (the
+solver's iteration count), and the kinetic energy at the end. Figures are
+reported, not asserted (they depend on the machine and its load).
+
+    .venv/bin/python benchmarks/rotation_speed.py [--steps K] [--worlds frictionless,points,turning,rolling]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import granular as gr
+
+RADIUS = 0.01
+BOX = 0.3
+WORLDS = {
+    "frictionless": dict(friction=0.0),
+    "points": dict(friction=0.5, rotation=False),
+    "turning": dict(friction=0.5),
+    "rolling": dict(friction=0.5, rolling_friction=0.1),
+}
+
+
+def pour(seed: int = 0, **options) -> gr.SphereWorld:
+    """The 1,000-sphere lattice above the open box, with ``options`` (friction, ...)."""
+    rng = np.random.default_rng(seed)
+    spacing = 2.4 * RADIUS
+    grid = np.stack(np.meshgrid(*[np.arange(10)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    offset = 0.5 * (BOX - 9 * spacing)
+    positions = grid * spacing + np.array([offset, offset, 0.05])
+    positions[:, :2] += rng.uniform(-0.15, 0.15, (len(positions), 2)) * RADIUS
+    velocities = rng.normal(0.0, 0.05, positions.shape)
+    return gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0, restitution=0.3,
+                          walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.6], open_top=True)], **options)
+
+
+def measure(name: str, steps: int) -> dict:
+    simulation = gr.Simulation(pour(**WORLDS[name]), 1e-3)
+    walls, solves, contacts, iterations = [], [], [], []
+    for _ in range(steps):
+        start = time.perf_counter()
+        result = simulation.step()
+        walls.append(time.perf_counter() - start)
+        solves.append(result.solver.seconds.get("solve", 0.0))
+        contacts.append(int(np.count_nonzero(result.contacts.impulse > 0.0)))
+        iterations.append(result.solver.iterations)
+    walls = np.array(walls)
+    return dict(name=name, mean=walls.mean(), median=float(np.median(walls)), solve=np.sum(solves) / walls.sum(),
+                contacts=float(np.mean(contacts)), iterations=float(np.mean(iterations)),
+                energy=result.kinetic_energy, total=walls.sum())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--worlds", default=",".join(WORLDS))
+    args = parser.parse_args()
+    print(f"1,000-sphere pour, {args.steps} steps of 1 ms")
+    print(f"  {'world':14}{'mean ms':>9}{'median':>9}{'solve':>7}{'contacts':>10}{'iter/step':>11}{'KE end (J)':>12}")
+    for name in args.worlds.split(","):
+        row = measure(name, args.steps)
+        print(f"  {name:14}{1e3 * row['mean']:9.1f}{1e3 * row['median']:9.1f}{100 * row['solve']:6.0f}%"
+              f"{row['contacts']:10.0f}{row['iterations']:11.0f}{row['energy']:12.3g}   ({row['total']:.0f} s)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
