@@ -305,3 +305,15 @@ def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
     # and the magnitude: kinetic theory's tau to the accuracy of 200 spheres and dt = 5e-4 s
     (ratios,) = sweep.aggregate(description, rows, "restitution", "tau_ratio")
     assert np.all(np.abs(np.array(ratios.mean) - 1.0) < 0.25), ratios.mean
+
+
+def test_the_command_prints_the_dashboard_and_progress(cluster, tmp_path, capsys):
+    local, _ = cluster
+    scene, _ = write_scene(tmp_path / "scenes")
+    assert main(["sweep", str(scene), "--set", "restitution=0.3,0.6", "--out", str(tmp_path / "out"),
+                 "--scheduler", local.scheduler_address]) == 0
+    captured = capsys.readouterr()
+    assert "dashboard http" in captured.out                  # bokeh serves it (the cluster extra)
+    progress = captured.err.strip().splitlines()
+    assert progress[-1] == "runs: 2/2 done, 0 failed, 0 running"
+    assert all(line.startswith("runs: ") for line in progress)
