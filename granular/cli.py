@@ -23,7 +23,8 @@ are passed to `granular.Simulation`. Files whose name starts with ``_`` are not
 scenes.
 
 Exit status: 0 success; 1 the simulation or a scene failed, including a step whose
-state or energies are not finite (a blow-up; the message gives its time); 2 a
+state or energies are not finite (a blow-up; the message gives its time), or a run
+of a sweep failed (its summary is still written); 2 a
 usage error (bad option, unknown scene, frame out of range, unsupported
 extension); 3 a missing or unreadable run file, or an output that cannot be
 written; 130 interrupted. Errors are one line on stderr; ``--debug`` (before the
