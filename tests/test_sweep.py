@@ -20,6 +20,7 @@ distributed = pytest.importorskip("distributed")
 
 SCENE = '''\
 """Sweepy: a few spheres dropped into a box (a sweep test scene)."""
+import os
 import time
 
 import numpy as np
@@ -33,7 +34,7 @@ COUNTER = {counter!r}
 
 def build(n=6, restitution=0.5, seed=0, sleep=0.0):
     with open(COUNTER, "a") as counter:           # one line per build: how often runs were made
-        counter.write(f"{{restitution}} {{seed}}\\n")
+        counter.write(f"{{os.getpid()}} {{restitution}} {{seed}}\\n")
     time.sleep(sleep)
     rng = np.random.default_rng(seed)
     positions = np.array([[0.02 + 0.025 * (k % 3), 0.02 + 0.025 * (k // 3 % 3), 0.012 + 0.025 * (k // 9)]
@@ -213,18 +214,15 @@ def test_a_worker_killed_mid_sweep_leaves_a_complete_summary_of_valid_files(tmp_
         thread = threading.Thread(target=work)
         thread.start()
         victim, deadline = None, time.monotonic() + 60
-        while victim is None and time.monotonic() < deadline:      # a worker in the middle of a run
-            busy = [worker for worker, keys in spy.processing().items() if keys]
-            if busy and len(builds(counter)) >= 1:
-                victim = busy[0]
-            else:
-                time.sleep(0.05)
+        while victim is None and time.monotonic() < deadline:
+            started = [int(line.split()[0]) for line in builds(counter)]      # pids that entered build()
+            victim = next((pid for pid in started if pid in pids.values()), None)
+            time.sleep(0.05)
         assert victim is not None, "no task started"
-        time.sleep(0.3)                                            # inside build()'s sleep
-        os.kill(pids[victim], signal.SIGKILL)
+        os.kill(victim, signal.SIGKILL)                    # within build()'s 0.8 s sleep: mid-run
         thread.join(timeout=120)
         assert not thread.is_alive()
-        assert pids[victim] not in spy.run(os.getpid).values()      # that process is gone
+        assert victim not in spy.run(os.getpid).values()   # that process is gone (the nanny made another)
     result = outcome["result"]
     rows = read_csv(out / "summary.csv")
     assert len(rows) == 6 and sorted(int(r["seed"]) for r in rows) == list(range(6))
