@@ -338,12 +338,15 @@ def _collect(out: Path, name: str, future) -> dict:
         from .runs import failure_reason
 
         return dict(figures={}, status=f"failed: {failure_reason(error)}", wall_time=float("nan"), file="")
-    file = name if outcome["status"] == STATUS_OK else partial_name(name)
+    ok = outcome["status"] == STATUS_OK
+    file = name if ok else partial_name(name)
     if outcome["data"] is None:
         file = ""
     else:
         with atomic_path(out / file) as temporary:
             temporary.write_bytes(outcome["data"])
+    if ok:     # the frames of an earlier failure of this run are out of date
+        (out / partial_name(name)).unlink(missing_ok=True)
     return dict(figures=outcome["figures"], status=outcome["status"],
                 wall_time=outcome["wall_time"], file=file)
 
