@@ -41,7 +41,8 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
     The run is made of `Simulation.run` calls of about ``chunk_steps`` steps (a
     multiple of ``record_every``); if a step raises, or returns a non-finite state
     or energy (`NonFiniteStateError`), the frames of the completed chunks are
-    returned with the error, so every frame returned is finite. ``bar``, if given,
+    returned with the error (and, for a `GranularError` such as a jam, those of the
+    failing chunk up to its last successful step), so every frame returned is finite. ``bar``, if given,
     has ``update(steps_done, t, active_contacts)`` (`granular.cli.ProgressBar`). Returns
     ``(trajectory, error or None)``. Errors that are not a `GranularError` (a bug)
     are returned too, unless ``debug``; ``KeyboardInterrupt`` stops the run the
@@ -67,6 +68,12 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
             if debug and not isinstance(failure, expected):
                 raise
             error = failure
+            # a GranularError from a step (a jam) carries the chunk's frames up to the
+            # last step that succeeded (Simulation.run); a blow-up found by check_finite
+            # does not, so every frame kept is finite
+            partial = getattr(failure, "trajectory", None)
+            if partial is not None and len(partial) > 1:
+                parts.append(partial)
             break
         done += steps
         if done >= n_steps:

@@ -315,3 +315,49 @@ def test_the_command_prints_the_dashboard_and_progress(cluster, tmp_path, capsys
     progress = captured.err.strip().splitlines()
     assert progress[-1] == "runs: 2/2 done, 0 failed, 0 running"
     assert all(line.startswith("runs: ") for line in progress)
+
+
+FAILING_LATE = '''\
+"""Late: spheres whose force raises after 10 ms (a sweep test scene)."""
+import numpy as np
+
+import granular as gr
+
+DEFAULTS = dict(duration=0.04, dt=1e-3, record_every=5)
+PARAMETERS = dict(fail_after=1.0, seed=0)
+
+
+def build(fail_after=1.0, seed=0):
+    def force(t, q, u):
+        if t > fail_after:
+            raise RuntimeError(f"force field undefined after t = {fail_after} s")
+        return np.zeros_like(q)
+
+    positions = np.array([[0.02, 0.02, 0.02], [0.05, 0.02, 0.02]])
+    return gr.SphereWorld(positions, 0.01, density=2500.0, force=force,
+                          walls=[gr.Box([0, 0, 0], [0.09, 0.09, 0.3], open_top=True)])
+
+
+def summary(trajectory):
+    return dict(t_end=float(trajectory.t[-1]))
+'''
+
+
+def test_a_run_failing_midway_keeps_its_frames_in_a_partial_file(cluster, tmp_path):
+    _, client = cluster
+    (tmp_path / "late.py").write_text(FAILING_LATE)
+    # the command runs 20 steps at a time and keeps the complete ones' frames
+    plan = sweep.plan_sweep(str(tmp_path / "late.py"), ["fail_after=0.0305,1.0"])
+    result = sweep.run_sweep(plan, tmp_path / "out", client)
+    failed, ok = sorted(result.rows, key=lambda row: row["parameters"]["fail_after"])
+    assert ok["status"] == "ok" and ok["figures"]["t_end"] == pytest.approx(0.04)
+    assert failed["status"].startswith("failed: RuntimeError: force field undefined after t = 0.0305 s")
+    assert failed["file"].endswith(".partial.h5")
+    frames = gr.Trajectory.load(tmp_path / "out" / failed["file"])
+    assert 0.0 < frames.t[-1] < 0.0305 and failed["figures"]["t_end"] == frames.t[-1]
+    assert "force field undefined" in frames.meta["failure"]
+    listed = {row["file"] for row in read_csv(tmp_path / "out" / "summary.csv")}
+    assert listed == {ok["file"], failed["file"]}
+    # resuming runs the failed one again (and only it)
+    again = sweep.run_sweep(plan, tmp_path / "out", client)
+    assert again.skipped == 1 and again.ran == 1
