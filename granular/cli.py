@@ -202,10 +202,14 @@ def _load(path: str):
     from .errors import TrajectoryFileError
     from .trajectory import Trajectory
 
+    from .runs import check_run_file
+
     try:
-        return Trajectory.load(path)
+        trajectory = Trajectory.load(path)
+        check_run_file(trajectory, path)       # NaN frames, missing radii: one refusal for every command
     except TrajectoryFileError as error:
         raise CommandError(str(error), FILE_ERROR) from error
+    return trajectory
 
 
 def _frame(trajectory, frame: int | None) -> int:

@@ -114,3 +114,60 @@ def failure_reason(error: BaseException) -> str:
     text = str(error) if known else f"{type(error).__name__}: {error}"
     lines = text.strip().splitlines()
     return lines[0] if lines else type(error).__name__
+
+
+def check_run_file(trajectory, path) -> None:
+    """Refuse a loaded run file that cannot be drawn or read honestly.
+
+    Every command that reads a run file calls this (`granular.cli._load`), so a
+    damaged file is refused the same way everywhere (`TrajectoryFileError`, exit
+    status 3) instead of giving a blank picture or a table of NaN: a sphere run
+    must have its radii, one row per frame and sphere, and every position,
+    velocity, radius, energy and impulse of every frame must be finite. The message
+    names the first bad frame, and its time when that is finite.
+    """
+    from .errors import TrajectoryFileError
+
+    frames = len(trajectory)
+    positions = np.asarray(trajectory.positions)
+    if trajectory.system.get("kind") == "spheres":
+        radii = trajectory.radii
+        expected = positions.shape[:2] if positions.ndim == 3 else None
+        if radii is None or expected is None or np.shape(radii) != expected:
+            found = "none" if radii is None else f"shape {np.shape(radii)}"
+            raise TrajectoryFileError(f"{path} is a sphere run without per-frame radii (expected "
+                                      f"{expected[0] if expected else frames} x N, found {found})")
+    bad = first_non_finite_frame(trajectory)
+    if bad is not None:
+        k, name = bad
+        t = float(trajectory.t[k]) if np.isfinite(trajectory.t[k]) else None
+        when = f" (t = {t:.6g} s)" if t is not None else ""
+        raise TrajectoryFileError(f"{path}: frame {k}{when} has a non-finite {name} (NaN or inf); "
+                                  "the file is damaged or the run blew up")
+
+
+def first_non_finite_frame(trajectory):
+    """``(frame, what)`` of the first frame holding a NaN or inf, or None."""
+    per_frame = [("time", trajectory.t), ("position", trajectory.positions),
+                 ("velocity", trajectory.velocities), ("radius", trajectory.radii),
+                 ("kinetic energy", trajectory.kinetic_energy),
+                 ("potential energy", trajectory.potential_energy),
+                 ("dissipated energy", trajectory.dissipated_energy),
+                 ("angular velocity", trajectory.angular_velocities),
+                 ("orientation", trajectory.orientations)]
+    first = None
+    for name, values in per_frame:
+        if values is None:
+            continue
+        values = np.asarray(values, float)
+        finite = np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1) if values.size else \
+            np.ones(values.shape[0], bool)
+        bad = np.flatnonzero(~finite)
+        if bad.size and (first is None or bad[0] < first[0]):
+            first = (int(bad[0]), name)
+    for k, contacts in enumerate(trajectory.contacts):
+        if first is not None and k >= first[0]:
+            break
+        if not np.all(np.isfinite(np.asarray(contacts.impulse, float))):
+            first = (k, "contact impulse")
+    return first

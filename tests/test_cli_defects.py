@@ -1,0 +1,114 @@
+"""Defects a new user hit with the `granular` command (issue 13), one regression test each.
+
+Each test builds the smallest input that showed the defect and asserts the fixed
+behaviour: a one-line error with the documented exit status, or the honest output.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import granular as gr
+from granular.cli import FILE_ERROR, USAGE, main
+
+TINY_SCENE = '''\
+"""Tiny: eight spheres settle on the floor of a box (a test scene)."""
+import numpy as np
+
+import granular as gr
+
+DEFAULTS = dict(duration=0.012, dt=1e-3, record_every=3)
+
+
+def build():
+    grid = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
+    positions = np.array([0.0205, 0.0205, 0.0105]) + grid * 0.0205
+    return gr.SphereWorld(positions, 0.01, density=2500.0,
+                          walls=[gr.Box([0, 0, 0], [0.062, 0.062, 0.2], open_top=True)])
+'''
+
+
+def one_line_error(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """A scenes directory with the tiny scene and its run file (made in-process)."""
+    root = tmp_path_factory.mktemp("defects")
+    (root / "scenes").mkdir()
+    (root / "scenes" / "tiny.py").write_text(TINY_SCENE)
+    old, cwd = os.environ.get("GRANULAR_SCENES"), os.getcwd()
+    os.environ["GRANULAR_SCENES"] = str(root / "scenes")
+    os.chdir(root)
+    try:
+        assert main(["run", "tiny", "--quiet", "--out", "runs/tiny.h5"]) == 0
+    finally:
+        os.chdir(cwd)
+        if old is None:
+            del os.environ["GRANULAR_SCENES"]
+        else:
+            os.environ["GRANULAR_SCENES"] = old
+    return root
+
+
+@pytest.fixture
+def here(made, monkeypatch):
+    monkeypatch.chdir(made)
+    monkeypatch.setenv("GRANULAR_SCENES", str(made / "scenes"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    return made
+
+
+def damaged(root: Path, name: str, change) -> Path:
+    """A copy of the tiny run with ``change(trajectory)`` applied, saved as ``name``."""
+    trajectory = gr.Trajectory.load(root / "runs" / "tiny.h5")
+    change(trajectory)
+    path = root / "runs" / name
+    trajectory.save(path)
+    return path
+
+
+# -- 1. a NaN position is refused by every command that reads the run ------------------------
+def _nan_in_frame_2(trajectory):
+    trajectory.positions[2, 3, 1] = np.nan
+
+
+@pytest.mark.parametrize("argv", [
+    ["render", "{run}", "out.png"],
+    ["inspect", "{run}"],
+    ["plot", "{run}", "energy", "energy.png"],
+    ["export", "{run}", "vtk", "--vtk", "--quiet"],
+])
+def test_a_nan_position_is_refused_naming_the_frame(here, capsys, argv):
+    path = damaged(here, "nan.h5", _nan_in_frame_2)
+    status = main([a.format(run=path) for a in argv])
+    error = one_line_error(capsys.readouterr().err)
+    assert status == FILE_ERROR
+    assert "frame 2" in error and "position" in error
+    assert not (here / "out.png").exists()
+
+
+def test_an_infinite_impulse_is_refused_too(here, capsys):
+    def change(trajectory):
+        trajectory.contacts[-1].impulse[0] = np.inf
+    path = damaged(here, "inf.h5", change)
+    assert main(["inspect", str(path)]) == FILE_ERROR
+    assert f"frame {len(gr.Trajectory.load(path)) - 1}" in one_line_error(capsys.readouterr().err)
+
+
+# -- 2. tracebacks instead of one-line errors ------------------------------------------------
+def test_a_sphere_run_without_radii_is_refused_in_one_line(here, capsys):
+    def change(trajectory):
+        trajectory.radii = None
+    path = damaged(here, "noradii.h5", change)
+    assert main(["render", str(path), "out.png"]) == FILE_ERROR
+    assert "radii" in one_line_error(capsys.readouterr().err)
