@@ -317,8 +317,24 @@ def run_settings(module: ModuleType, duration=None, dt=None, record_every=None) 
     chosen = dict(duration=duration, dt=dt, record_every=record_every)
     values = {key: defaults.pop(key) for key in chosen}          # what is left goes to Simulation
     values.update({key: value for key, value in chosen.items() if value is not None})
+    _check_defaults_keys(module, list(chosen), defaults)
     return RunSettings(duration=float(values["duration"]), dt=float(values["dt"]),
                        record_every=int(values["record_every"]), options=defaults)
+
+
+def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> None:
+    """A `SceneError` naming a ``DEFAULTS`` key that is neither a run setting nor a
+    keyword of `Simulation` with the chosen scheme, the valid keys and the closest
+    one: found here, before the scene is built, not as a TypeError of the scheme."""
+    from .simulation import scheme_keywords
+
+    valid = settings + [k for k in scheme_keywords(options.get("scheme", "velocity")) if k != "dt"]
+    for key in options:
+        if key not in valid:
+            scene = Path(getattr(module, "__file__", "scene")).stem
+            close = difflib.get_close_matches(str(key), valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise SceneError(f"scene {scene!r}: unknown DEFAULTS key {key!r}{hint}; valid keys: {', '.join(valid)}")
 
 
 def make_simulation(system, settings: RunSettings):

@@ -59,6 +59,51 @@ def current_scheme_name(name: str) -> str:
     return name
 
 
+class UnknownOptionError(InvalidInputError, TypeError):
+    """A keyword that neither `Simulation` nor its scheme takes (a misspelling, usually).
+
+    Also a `TypeError`, what Python raises for an unexpected keyword argument."""
+
+
+#: The class of each scheme, as ``(module, class)`` under ``granular.schemes``: read
+#: for its keywords before it is built (`scheme_keywords`).
+_SCHEME_CLASSES = {"velocity": ("velocity", "VelocityScheme"),
+                   "dzonou-monteiro-marques": ("dzonou_monteiro_marques", "DzonouMonteiroMarquesScheme"),
+                   "paoli-schatzman": ("paoli_schatzman", "PaoliSchatzmanScheme"),
+                   "newmark": ("newmark", "NewmarkScheme")}
+
+
+def scheme_keywords(scheme) -> list[str]:
+    """The keywords `Simulation` takes with scheme ``scheme``: its own and the scheme's
+    options (an unknown scheme: its own only; `make_scheme` then names the schemes)."""
+    import importlib
+    import inspect
+
+    own = ["dt", "solver", "scheme"]
+    name = DEPRECATED_SCHEMES.get(scheme, scheme) if isinstance(scheme, str) else scheme
+    if name not in _SCHEME_CLASSES:
+        return own
+    module, cls = _SCHEME_CLASSES[name]
+    init = getattr(importlib.import_module(f"granular.schemes.{module}"), cls).__init__
+    options = [p for p in inspect.signature(init).parameters if p not in ("self", "system", "dt", "solver")]
+    return own + options
+
+
+def check_options(scheme, options: dict) -> None:
+    """Raise `UnknownOptionError` for a keyword of ``options`` the scheme does not take,
+    naming the closest valid keyword: ``**options`` would otherwise hand a misspelling
+    to the scheme, whose TypeError says neither what was meant nor what is valid."""
+    import difflib
+
+    valid = scheme_keywords(scheme)
+    for key in options:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UnknownOptionError(f"Simulation() got an unknown keyword {key!r}{hint}; with scheme "
+                                     f"{scheme!r} it takes {', '.join(valid)}")
+
+
 @dataclass(frozen=True)
 class _Frame:
     """A recorded frame: a StepResult's fields plus the cumulative dissipation."""
@@ -90,6 +135,7 @@ class Simulation:
     """
 
     def __init__(self, system, dt: float, solver: str = "osqp", scheme: str = "velocity", **options):
+        check_options(scheme, options)
         self.dt = positive_scalar(dt, "dt")
         if solver not in SOLVERS:
             raise InvalidInputError(f"solver must be one of {SOLVERS}, got {solver!r}")

@@ -112,3 +112,38 @@ def test_a_sphere_run_without_radii_is_refused_in_one_line(here, capsys):
     path = damaged(here, "noradii.h5", change)
     assert main(["render", str(path), "out.png"]) == FILE_ERROR
     assert "radii" in one_line_error(capsys.readouterr().err)
+
+
+def test_a_misspelled_defaults_key_names_it_the_valid_keys_and_the_closest(here, capsys):
+    (here / "scenes" / "typo.py").write_text(TINY_SCENE.replace("duration=0.012", "duraton=0.012"))
+    try:
+        status = main(["run", "typo", "--quiet"])
+    finally:
+        (here / "scenes" / "typo.py").unlink()
+    error = one_line_error(capsys.readouterr().err)
+    assert status == 1
+    assert "'duraton'" in error and "did you mean 'duration'" in error and "record_every" in error
+
+
+def test_a_misspelled_simulation_keyword_is_named_with_the_closest():
+    world = gr.SphereWorld(np.zeros((1, 3)), 0.1)
+    with pytest.raises(gr.InvalidInputError, match="'shceme'.*did you mean 'scheme'"):
+        gr.Simulation(world, 1e-3, shceme="velocity")
+    with pytest.raises(TypeError, match="'warm_strat'.*did you mean 'warm_start'"):   # still a TypeError
+        gr.Simulation(world, 1e-3, warm_strat=False)
+    gr.Simulation(world, 1e-3, warm_start=False)        # a scheme option is still accepted
+
+
+def test_a_misspelled_sphere_world_keyword_is_named_by_python():
+    with pytest.raises(TypeError, match="restitutoin"):
+        gr.SphereWorld(np.zeros((1, 3)), 0.1, restitutoin=0.5)
+
+
+def test_a_scene_whose_build_returns_none_is_one_line(here, capsys):
+    (here / "scenes" / "none.py").write_text('"""Returns nothing."""\ndef build():\n    return None\n')
+    try:
+        status = main(["run", "none", "--quiet"])
+    finally:
+        (here / "scenes" / "none.py").unlink()
+    assert status == 1
+    assert "returned None" in one_line_error(capsys.readouterr().err)
