@@ -38,6 +38,7 @@ import argparse
 import ast
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -480,10 +481,34 @@ def describe_scene(scene: str) -> int:
 
 # -- argument parsing ---------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors: ``granular run: error: ... (see granular run --help)``."""
+    """argparse with one-line errors: ``granular run: error: ... (see granular run --help)``.
+
+    A value such as ``--dt -1e-3`` reaches the option's type check (and its one-line
+    refusal): argparse takes an argument starting with '-' for a value only if it
+    matches its negative-number pattern, which knows ``-1`` and ``-.5`` but not the
+    exponent of ``-1e-3``, and then reported "expected one argument".
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message):
         self.exit(USAGE, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+#: A negative number as float() writes it: -1, -1.5, -.5, -1e-3, -1.5E+2, -inf.
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-inf(inity)?$", re.IGNORECASE)
+
+
+def _positive_duration(text: str) -> float:
+    """A simulated time, positive: a zero duration would save (and replace the run file
+    with) a single frame, the initial state, which no one asks for on purpose."""
+    try:
+        return _positive_float(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive duration in seconds, got {text!r} (a run of "
+                                         "zero duration would only save its initial frame)") from None
 
 
 def _positive_int(text: str) -> int:
@@ -503,16 +528,6 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}") from None
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"expected a non-negative number, got {text!r}")
     return value
 
 
@@ -547,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
                               description="Run a scene's build() with Simulation.run and save the trajectory. "
                                           "Defaults come from the scene's DEFAULTS.")
     run.add_argument("scene", metavar="SCENE", help="scene name (see 'granular scenes') or path to a .py file")
-    run.add_argument("--duration", type=_non_negative_float, metavar="T", help="simulated time (s)")
+    run.add_argument("--duration", type=_positive_duration, metavar="T", help="simulated time (s)")
     run.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
     run.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")
     run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
@@ -571,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2,...",
                        help="values of a scene parameter (repeatable; 'granular scenes SCENE' lists them)")
     sweep.add_argument("--seeds", type=_positive_int, metavar="K", help="run seed = 0 .. K-1 of each combination")
-    sweep.add_argument("--duration", type=_non_negative_float, metavar="T", help="simulated time (s)")
+    sweep.add_argument("--duration", type=_positive_duration, metavar="T", help="simulated time (s)")
     sweep.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
     sweep.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")
     sweep.add_argument("--out", metavar="DIR", help="directory of the run files and summary (sweeps/SCENE)")

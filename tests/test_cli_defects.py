@@ -147,3 +147,20 @@ def test_a_scene_whose_build_returns_none_is_one_line(here, capsys):
         (here / "scenes" / "none.py").unlink()
     assert status == 1
     assert "returned None" in one_line_error(capsys.readouterr().err)
+
+
+# -- 3. a zero duration would replace the run file with one frame ---------------------------
+def test_a_zero_duration_is_refused_and_the_run_file_kept(here, capsys):
+    before = (here / "runs" / "tiny.h5").read_bytes()
+    assert main(["run", "tiny", "--duration", "0", "--out", "runs/tiny.h5", "--quiet"]) == USAGE
+    assert "positive duration" in one_line_error(capsys.readouterr().err)
+    assert (here / "runs" / "tiny.h5").read_bytes() == before
+
+
+# -- 4. a negative --dt is refused like --dt 0, not as a missing argument --------------------
+@pytest.mark.parametrize("value", ["-1e-3", "-0.001", "-1", "0"])
+def test_a_negative_or_zero_dt_gets_the_same_message(here, capsys, value):
+    assert main(["run", "tiny", "--dt", value, "--quiet"]) == USAGE
+    error = one_line_error(capsys.readouterr().err)
+    assert f"expected a positive number, got '{value}'" in error
+    assert "expected one argument" not in error
