@@ -27,7 +27,8 @@ state or energies are not finite (a blow-up; the message gives its time), or a r
 of a sweep failed (its summary is still written); 2 a
 usage error (bad option, unknown scene, frame out of range, unsupported
 extension); 3 a missing or unreadable run file, or an output that cannot be
-written; 130 interrupted. Errors are one line on stderr; ``--debug`` (before the
+written; 130 interrupted; 141 the reader of the output went away (``granular scenes |
+head -1``: the command stops quietly, like a Unix tool killed by SIGPIPE). Errors are one line on stderr; ``--debug`` (before the
 command) shows the traceback instead. A run that fails or is interrupted saves the
 frames before it to ``RUN.partial.h5`` (named in the message) and leaves ``RUN.h5``
 as it was. Files get the usual permissions (``0666 & ~umask``).
@@ -53,6 +54,8 @@ from .scenes import (find_scenes, load_scene, resolve_scene, scene_description, 
                      scene_directories)
 
 USAGE, FAILURE, FILE_ERROR, INTERRUPTED = 2, 1, 3, 130
+#: The output's reader closed the pipe: the status of a process killed by SIGPIPE.
+BROKEN_PIPE = 141
 RUN_SUFFIXES = (".h5", ".hdf5")
 
 
@@ -675,13 +678,41 @@ def main(argv=None) -> int:
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
         return USAGE
+    try:
+        return _handle(args)
+    except BrokenPipeError:
+        return _closed_pipe()
+
+
+def _closed_pipe() -> int:
+    """The reader of our output went away (``granular scenes | head -1``): stop quietly,
+    as Unix tools do, with the status of a process killed by SIGPIPE (128 + 13).
+
+    stdout is pointed at /dev/null first, so that the interpreter's final flush of
+    the unwritten output does not raise the error again at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):    # a stdout without a descriptor (a test's capture)
+        pass
+    return BROKEN_PIPE
+
+
+def _handle(args) -> int:
+    """Run the command's handler; a failure becomes one line on stderr and its status."""
     prog = f"granular {args.command}"
     if args.debug:
-        return args.handler(args)
+        status = args.handler(args)
+        sys.stdout.flush()
+        return status
     from .errors import GranularError, InvalidInputError, SolverError, TrajectoryFileError
 
     try:
-        return args.handler(args)
+        status = args.handler(args)
+        sys.stdout.flush()           # a closed pipe shows here, not at exit
+        return status
+    except BrokenPipeError:
+        raise
     except CommandError as error:
         message, status = str(error), error.status
     except TrajectoryFileError as error:

@@ -164,3 +164,24 @@ def test_a_negative_or_zero_dt_gets_the_same_message(here, capsys, value):
     error = one_line_error(capsys.readouterr().err)
     assert f"expected a positive number, got '{value}'" in error
     assert "expected one argument" not in error
+
+
+# -- 5. a reader that closes the pipe early ----------------------------------------------------
+def test_a_closed_pipe_stops_quietly_like_a_unix_tool(made, tmp_path):
+    scenes = made / "scenes"
+    for k in range(2000):          # more output than a pipe buffer holds (64 kB)
+        (scenes / f"many_{k:04d}.py").write_text(f'"""Scene number {k} {"x" * 40}."""\n')
+    try:
+        environment = dict(os.environ, GRANULAR_SCENES=str(scenes))
+        process = subprocess.Popen([sys.executable, "-m", "granular.cli", "scenes"], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=environment, cwd=tmp_path)
+        first = process.stdout.readline()
+        process.stdout.close()           # head -1
+        error = process.stderr.read().decode()
+        status = process.wait(timeout=120)
+    finally:
+        for path in scenes.glob("many_*.py"):
+            path.unlink()
+    assert first.startswith(b"many_0000")
+    assert error == ""                   # no "cannot access: Broken pipe", no "Exception ignored"
+    assert status == 141
