@@ -185,3 +185,20 @@ def test_a_closed_pipe_stops_quietly_like_a_unix_tool(made, tmp_path):
     assert first.startswith(b"many_0000")
     assert error == ""                   # no "cannot access: Broken pipe", no "Exception ignored"
     assert status == 141
+
+
+# -- 6. an unwritable output is named as the user wrote it ---------------------------------------
+def test_an_unwritable_output_names_the_file_asked_for_not_its_temporary(here, capsys):
+    status = main(["render", "runs/tiny.h5", "/proc/e.png"])      # /proc refuses new files, even to root
+    error = one_line_error(capsys.readouterr().err)
+    assert status == FILE_ERROR
+    assert "/proc/e.png:" in error and ".tmp" not in error
+
+
+def test_atomic_path_names_the_target_when_the_directory_refuses_the_temporary(tmp_path):
+    from granular.files import atomic_path
+
+    with pytest.raises(OSError) as caught:
+        with atomic_path("/proc/e.png"):           # /proc refuses new files, even to root
+            pass
+    assert caught.value.filename == "/proc/e.png"
