@@ -353,7 +353,8 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows],
                                         None if R is None else R[tangent_rows],
                                         None if R is None else mu_r[rows])
-        solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width], tolerance, FRICTION_SWEEPS,
+        solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width], tolerance[rows],
+                                             FRICTION_SWEEPS,
                                              t=t, names=lambda k: _contact_name(constraints, rows[k]))
         sweeps += more
         impulses = np.zeros((m, width))
@@ -368,7 +369,7 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
             break
         working |= outside
     violation = float(max((-slack).max(initial=0.0), 0.0))
-    if violation > max(feasibility, tolerance) or not np.all(np.isfinite(velocities)):
+    if np.any(-slack > np.maximum(feasibility, tolerance)) or not np.all(np.isfinite(velocities)):
         when = "" if t is None else f" at t = {t:.6g} s"
         raise SolverError(f"the Gauss-Seidel answer left a constraint violated by {violation:.3g} "
                           f"(velocity units){when}", t=t, status="gauss_seidel")
@@ -377,24 +378,28 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
                                 None if R is None else impulses[:, 3:].copy())
 
 
-def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> float:
-    """The velocity tolerance (m/s) of the sweeps: ``FRICTION_SWEEP_TOLERANCE * scale``,
-    and at least the gap mismatch the previous steps left, ``max |D_k| / h`` over
-    the contacts that carried an impulse at the previous step (``warm > 0``) and
-    that the prediction pushes together again (``c = G v + D/h < 0``); ``lower =
-    -D/h``.
+def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The velocity tolerance (m/s) of the sweeps, per row (m,):
+    ``FRICTION_SWEEP_TOLERANCE * scale``, and, for a contact that carried an impulse
+    at the previous step (``warm > 0``) and that the prediction pushes together
+    again (``c = G v + D/h < 0``), at least its own gap mismatch ``|D_k| / h``
+    (``lower = -D/h``).
 
     Why the second term: such a contact should have ``D = 0``; its ``D`` is the
-    previous steps' error (at their tolerance, larger while the pour was fast). A
-    loop of sticking contacts cannot close all these ``D/h`` at once, and the
-    sweeps then drift for 1000s of sweeps at that level (measured on the settling
-    heap: stalled at 1.1-6 times a tolerance that had fallen with the velocity
-    scale). Allowing this much does not let the mismatch grow: a penetration
-    velocity at most ``max |D| / h`` leaves an overlap at most ``max |D|`` (or ``h``
-    times the first term).
+    previous steps' error (at their tolerance, larger while the pour was fast) or
+    the curvature their linearisation missed. A loop of sticking contacts cannot
+    close all these ``D/h`` at once, and the sweeps then drift for 1000s of sweeps
+    at that level (measured on the settling heap: stalled at 1.1-6 times a
+    tolerance that had fallen with the velocity scale). Allowing a contact its own
+    mismatch does not let it grow: a penetration velocity at most ``|D_k| / h``
+    leaves an overlap at most ``|D_k|``. The allowance is the contact's own: a
+    global one (the largest mismatch, as before) let a pair that never touched sink
+    by another contact's mismatch (15 um in one step, found by the property tests).
     """
-    inherited = np.abs(lower[(warm > 0.0) & (c < 0.0)]).max(initial=0.0)
-    return max(FRICTION_SWEEP_TOLERANCE * scale, float(inherited))
+    tolerance = np.full(lower.size, FRICTION_SWEEP_TOLERANCE * scale)
+    inherited = (warm > 0.0) & (c < 0.0)
+    tolerance[inherited] = np.maximum(tolerance[inherited], np.abs(lower[inherited]))
+    return tolerance
 
 
 def _contact_name(constraints, k) -> str:

@@ -257,10 +257,11 @@ def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
     return np.column_stack([cone, _onto_disc(r[:, 3:], rows.rolling_friction * cone[:, 0])])
 
 
-def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance: float,
+def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance,
           max_sweeps: int, t: float | None = None, names=None) -> tuple[np.ndarray, int, float]:
-    """Sweep until the natural residual is below ``_TARGET * tolerance`` (m/s), or below
-    ``tolerance`` once the sweeps stall.
+    """Sweep until the natural residual of every contact is below ``_TARGET`` times its
+    tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
+    the sweeps stall.
 
     ``predicted`` (d,) the velocity ``v``, ``start`` (m, 3) the initial impulses
     (a warm start; projected onto the cones first). Returns ``(r (m, 3), sweeps,
@@ -277,6 +278,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     sweeps: the answer is accepted by the residual alone.
     """
     m, d = rows.cols.shape[0], predicted.size
+    tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
     r = _onto_cones(rows, start)
     u = np.append(predicted, 0.0)
     _add_impulses(rows, u, r)
@@ -286,9 +288,9 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
             residual = _residual(rows, u, r)
-            history.append(residual.max(initial=0.0))
-            if history[-1] <= _TARGET * tolerance or (history[-1] <= tolerance and _stalled(history)):
-                return r, sweep, float(history[-1])
+            history.append((residual / tolerance).max(initial=0.0))   # in units of each tolerance
+            if history[-1] <= _TARGET or (history[-1] <= 1.0 and _stalled(history)):
+                return r, sweep, float(residual.max(initial=0.0))
         if sweep == max_sweeps:
             break
         before = r.copy()
@@ -298,12 +300,12 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
         if check and _drifting(history, delta, previous):
             r = _extrapolate(rows, u, r, delta)
         previous = delta
-    worst = int(np.argmax(residual))
+    worst = int(np.argmax(residual / tolerance))
     when = "" if t is None else f" at t = {t:.6g} s"
     which = f"contact {worst}" if names is None else names(worst)
     raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps{when}: "
                            f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
-                           f"{tolerance:.3g} m/s)", t=t, status="gauss_seidel")
+                           f"{tolerance[worst]:.3g} m/s)", t=t, status="gauss_seidel")
 
 
 #: The sweeps aim at this fraction of the tolerance and accept the tolerance only

@@ -441,11 +441,6 @@ def test_single_body_energy_never_rises_without_forces(spec):
 
 # -- regression: a frictional overlap that no earlier error explains ----------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "granular.friction.sweep_tolerance counts |D|/h of every contact that carried an impulse at the "
-    "previous step as an inherited mismatch, positive gaps included, and applies it to every contact: "
-    "a contact left 20 um apart by the curvature of the previous step lets an unrelated pair "
-    "penetrate 15 um (0.06% of a radius) in one step; frictionless, the same world keeps every gap"))
 def test_frictional_spheres_do_not_overlap_beyond_their_own_mismatch():
     """Minimised from a hypothesis example (seed of the first property test): three
     turning spheres, no walls, no gravity, e = 0, mu = 0.70451, two steps of 1 ms.
@@ -454,7 +449,9 @@ def test_frictional_spheres_do_not_overlap_beyond_their_own_mismatch():
     violation of 2e-5 m / h = 0.02 m/s (that gap over h) on every row, and pair
     (1, 2), which never touched, ends 1.5e-5 m inside: the gap check with the
     inherited term counting overlaps only (`FRICTIONAL_OVERLAPS`; there are none)
-    fails. With mu = 0 the smallest gap stays 2.8e-5 m (checked below)."""
+    fails. With mu = 0 the smallest gap stays 2.8e-5 m (checked below). It failed
+    while `granular.friction.sweep_tolerance` gave every row the largest mismatch;
+    each contact now gets its own."""
     positions = [[0.02233, 0.04158, 0.04596], [0.04499, 0.10315, 0.08643], [0.04469, 0.08424, 0.03974]]
     velocities = [[0.0, 0.52431, 0.76396], [0.81477, -0.0814, -0.18807], [0.91804, -0.78414, 0.04304]]
     spins = [[0.0, -34.21112, 23.47956], [6.61582, 2.73447, 33.85347], [-34.19661, 3.34513, -0.38556]]
