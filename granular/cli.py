@@ -265,10 +265,33 @@ def command_render(args) -> int:
     return 0
 
 
-def _contact_label(system: dict, i: int, j: int, wall: int) -> str:
+def wall_names(system: dict) -> list[str]:
+    """A name for each plane a sphere run's contacts index (``Contacts.wall``), in the
+    world's order (`SphereWorld.planes`: each wall's planes; a `Box` gives per axis its
+    lower face, then its upper one unless it is the open top): "floor" for a plane
+    facing +z, a box's faces by side ("box x-min", ...), else the index and normal."""
+    names, axes = [], "xyz"
+    for wall in system.get("walls", []) or []:
+        if wall.get("type") == "box":
+            for axis in range(3):
+                names.append("floor" if axis == 2 else f"box {axes[axis]}-min")
+                if not (wall.get("open_top") and axis == 2):
+                    names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
+        elif wall.get("type") == "plane":
+            normal = np.asarray(wall.get("normal", (np.nan,) * 3), float)
+            shown = ", ".join(f"{_plain(v):.3g}" for v in normal)
+            names.append("floor" if np.allclose(normal, (0, 0, 1)) else f"plane {len(names)} (normal {shown})")
+        else:
+            names.append(f"wall {len(names)}")
+    return names
+
+
+def _contact_label(system: dict, i: int, j: int, wall: int, walls: list[str]) -> str:
     if system.get("kind") != "spheres":
         return f"constraint {i}"
-    return f"{i} - wall {wall}" if wall >= 0 else f"{i} - {j}"
+    if wall >= 0:
+        return f"{i} - {walls[wall] if wall < len(walls) else f'wall {wall}'}"
+    return f"{i} - {j}"
 
 
 def _plain(value) -> float:
@@ -296,21 +319,26 @@ def command_inspect(args) -> int:
     kinetic, potential = _plain(trajectory.kinetic_energy[k]), _plain(trajectory.potential_energy[k])
     print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
           f"dissipated since the start {_plain(trajectory.dissipated_energy[k]):.6g} J")
-    if len(contacts) == 0:
-        print("  no contacts in this frame")
+    if not active.any():
+        print("  no active contacts in this frame")
         return 0
-    ordered = contacts.sorted_by_impulse()
+    # the table lists the active contacts (positive impulse), not every constraint
+    # row the step considered: "... 1052 more" counted rows that carry nothing
+    ordered = contacts.take(np.flatnonzero(active)).sorted_by_impulse()
     top = min(args.top, len(ordered))
+    walls = wall_names(system)
+    width = max([16] + [len(_contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]),
+                                           walls)) for r in range(top)])
     print()
-    print(f"{'rank':>4}  {'contact':<16} {'impulse (N s)':>14} {'force (N)':>12} {'gap (m)':>12}  normal")
+    print(f"{'rank':>4}  {'active contact':<{width}} {'impulse (N s)':>14} {'force (N)':>12} {'gap (m)':>12}  normal")
     for r in range(top):
         normal = np.asarray(ordered.normal[r], float).reshape(-1)
         shown = "(" + ", ".join(f"{v:.3g}" for v in normal[:6]) + (", ...)" if normal.size > 6 else ")")
-        label = _contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]))
-        print(f"{r + 1:>4}  {label:<16} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
+        label = _contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]), walls)
+        print(f"{r + 1:>4}  {label:<{width}} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
               f"{ordered.gap[r]:>12.4g}  {shown}")
     if top < len(ordered):
-        print(f"  ... {len(ordered) - top} more (--top N shows more)")
+        print(f"  ... {len(ordered) - top} more active contacts (--top N shows more)")
     return 0
 
 

@@ -202,3 +202,31 @@ def test_atomic_path_names_the_target_when_the_directory_refuses_the_temporary(t
         with atomic_path("/proc/e.png"):           # /proc refuses new files, even to root
             pass
     assert caught.value.filename == "/proc/e.png"
+
+
+# -- 7. inspect counts active contacts and names the walls ---------------------------------------
+def test_inspect_counts_the_active_contacts_and_names_the_walls(here, capsys):
+    trajectory = gr.Trajectory.load(here / "runs" / "tiny.h5")
+    active = int(trajectory.n_contacts[-1])
+    considered = len(trajectory.contacts[-1])
+    assert considered > active > 1                 # the defect needs rows that carry nothing
+    assert main(["inspect", "runs/tiny.h5", "--top", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"... {active - 1} more active contacts" in out
+    assert f"{considered - 1} more" not in out
+    assert " - floor " in out                       # the settled spheres rest on the box's floor
+    assert "wall 0" not in out and "wall 4" not in out
+
+
+def test_wall_names_follow_the_worlds_plane_order():
+    from granular.cli import wall_names
+
+    world = gr.SphereWorld(np.array([[0.5, 0.5, 0.5]]), 0.1,
+                           walls=[gr.Box([0, 0, 0], [1, 1, 1], open_top=True), gr.Plane([0, 0, 2], [0, 0, -1])])
+    names = wall_names(world.describe())
+    assert len(names) == len(world.planes)
+    for name, plane in zip(names, world.planes):
+        if name == "floor":
+            assert plane.normal.tolist() == [0, 0, 1]
+    assert names[:4] == ["box x-min", "box x-max", "box y-min", "box y-max"]
+    assert names[4] == "floor" and names[5] == "plane 5 (normal 0, 0, -1)"
