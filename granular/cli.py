@@ -50,6 +50,7 @@ import numpy as np
 # their former names (granular.cli.resolve_scene, ...).
 from . import scenes
 from .runs import NonFiniteStateError, check_finite, concatenate, failure_reason, run_simulation  # noqa: F401
+from .runs import active as active_mask, active_counts
 from .scenes import (find_scenes, load_scene, resolve_scene, scene_description,  # noqa: F401
                      scene_directories)
 
@@ -172,9 +173,8 @@ def command_run(args) -> int:
     print(f"{name}: {what}, {steps} steps of {simulation.dt:g} s in {seconds:.3g} s "
           f"({steps / max(seconds, 1e-9):.3g} steps/s)")
     if trajectory is not None:
-        contacts = trajectory.contacts[-1]
         print(f"  t = {trajectory.t[-1]:.6g} s, {len(trajectory)} frames, "
-              f"{int(np.count_nonzero(contacts.impulse > 0))} active contacts, "
+              f"{int(active_counts(trajectory)[-1])} active contacts, "
               f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, "
               f"dissipated {trajectory.dissipated_energy[-1]:.4g} J")
         print(f"  saved {saved_to}")
@@ -311,7 +311,7 @@ def command_inspect(args) -> int:
           f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})")
     contacts = trajectory.contacts[k]
     impulse = np.asarray(contacts.impulse, float)
-    active = impulse > 0
+    active = active_mask(trajectory, k)          # solver noise (below the tolerance) is no contact
     print(f"frame {k} at t = {trajectory.t[k]:.6g} s: {len(contacts)} constraints considered, "
           f"{int(active.sum())} active")
     print(f"  impulses: total {impulse.sum():.6g} N s, largest {impulse.max(initial=0.0):.6g} N s "
@@ -686,6 +686,8 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--every", type=_positive_int, default=1, metavar="K", help="every K-th frame")
     export.add_argument("--quiet", action="store_true", help="no progress bar")
     export.set_defaults(handler=command_export)
+    from .packing_cli import add_parser as add_pack_parser
+    add_pack_parser(commands)  # granular pack box|cylinder (granular.packing_cli)
     return parser
 
 

@@ -230,3 +230,36 @@ def test_wall_names_follow_the_worlds_plane_order():
             assert plane.normal.tolist() == [0, 0, 1]
     assert names[:4] == ["box x-min", "box x-max", "box y-min", "box y-max"]
     assert names[4] == "floor" and names[5] == "plane 5 (normal 0, 0, -1)"
+
+
+# -- 8. multipliers below the solver's tolerance are zeros -----------------------------------------
+def _with_noise(trajectory):
+    """Two noise multipliers (1e-136 and 1e-13 N s) on rows the last step left at zero."""
+    impulse = trajectory.contacts[-1].impulse
+    zeros = np.flatnonzero(impulse == 0)
+    impulse[zeros[:2]] = (1e-136, 1e-13)
+
+
+def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    from granular.render import plots
+    from granular.runs import active_counts, noise_impulse
+
+    clean = gr.Trajectory.load(here / "runs" / "tiny.h5")
+    path = damaged(here, "noisy.h5", _with_noise)
+    noisy = gr.Trajectory.load(path)
+    assert int(noisy.n_contacts[-1]) == int(clean.n_contacts[-1]) + 2        # impulse > 0 counts the noise
+    assert 1e-13 < noise_impulse(noisy, len(noisy) - 1) < 1e-3 * clean.contacts[-1].impulse.max()
+    assert active_counts(noisy)[-1] == clean.n_contacts[-1]
+    assert main(["inspect", str(path)]) == 0
+    assert f"{clean.n_contacts[-1]} active" in capsys.readouterr().out
+    figure = plots._multipliers(plt, noisy)
+    bars = figure.axes[0].patches
+    low = min(bar.get_x() for bar in bars)
+    high = max(bar.get_x() + bar.get_width() for bar in bars)
+    plt.close(figure)
+    assert low > 1e-12 and high / low < 1e6          # the histogram's bins span the real impulses only

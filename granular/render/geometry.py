@@ -147,8 +147,15 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
         bands = orientation_bands(np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
                                   np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
-                      chains=chains, active_contacts=int(np.count_nonzero(impulses > 0.0)),
+                      chains=chains, active_contacts=_active_contacts(trajectory, k),
                       multipliers=impulses, bands=bands)
+
+
+def _active_contacts(trajectory, k: int) -> int:
+    """Active contacts of frame ``k``, solver noise left out as in every count (`granular.runs.active`)."""
+    from ..runs import active
+
+    return int(np.count_nonzero(active(trajectory, k))) if k < len(trajectory.contacts) else 0
 
 
 #: Spheres are drawn with an orientation band up to this many (the bands cost

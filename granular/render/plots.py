@@ -8,8 +8,11 @@
   solver tolerance), against time (J).
 - ``multipliers``: histogram of the positive contact impulses of every frame
   (N s, logarithmic bins), and per frame the largest and the summed impulse.
-- ``contacts``: number of active contacts (impulse > 0) and of constraints the
-  step considered, against time.
+- ``contacts``: number of active contacts and of constraints the step considered,
+  against time.
+
+Impulses below the solver's tolerance (`granular.runs.noise_impulse`) count as zero
+in every figure, as in ``granular inspect`` and ``granular run``.
 
 Figures are written under a temporary name and renamed (``.png``, ``.svg`` or ``.pdf``).
 """
@@ -72,18 +75,24 @@ def _energy(plt, trajectory):
 
 
 def _multipliers(plt, trajectory):
+    from ..runs import noise_impulse
+
     t = trajectory.t
+    # multipliers below the solver's tolerance are zeros (granular.runs.noise_impulse):
+    # left in, their noise stretched the histogram down to 1e-136 N s
     impulses = [np.asarray(c.impulse, float) for c in trajectory.contacts]
+    impulses = [np.where(v > noise_impulse(trajectory, k), v, 0.0) for k, v in enumerate(impulses)]
     positive = np.concatenate([v[v > 0] for v in impulses]) if impulses else np.zeros(0)
     largest = np.array([v.max(initial=0.0) for v in impulses])
     summed = np.array([v.sum() for v in impulses])
     figure, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.2))
     if positive.size:
         low, high = positive.min(), positive.max()
-        bins = np.geomspace(low, high * (1 + 1e-9), 40) if high > low else 10
+        # logarithmic bins always: equal impulses (a symmetric pile) got linear bins
+        # of width 1 N s around them, reaching down to negative impulses
+        bins = np.geomspace(low, high * (1 + 1e-9), 40) if high > low else np.geomspace(low / 1.1, high * 1.1, 3)
         left.hist(positive, bins=bins, color="#c0392b", alpha=0.8)
-        if high > low:
-            left.set_xscale("log")
+        left.set_xscale("log")
     else:
         left.text(0.5, 0.5, "no positive impulse", ha="center", va="center", transform=left.transAxes)
     left.set_xlabel("impulse (N s)")
@@ -103,11 +112,13 @@ def _multipliers(plt, trajectory):
 
 def _contacts(plt, trajectory):
     t = trajectory.t
-    active = np.array([int(np.count_nonzero(np.asarray(c.impulse) > 0)) for c in trajectory.contacts])
+    from ..runs import active_counts
+
+    active = active_counts(trajectory)
     considered = np.array([len(c) for c in trajectory.contacts])
     figure, axes = plt.subplots(figsize=(7.0, 4.2))
     axes.plot(t, considered, label="considered by the step", color="#95a5a6")
-    axes.plot(t, active, label="active (impulse > 0)", color="#2c3e50", linewidth=2)
+    axes.plot(t, active, label="active (impulse above solver noise)", color="#2c3e50", linewidth=2)
     axes.set_xlabel("time (s)")
     axes.set_ylabel("contacts")
     axes.set_title("contacts")
