@@ -50,7 +50,7 @@ import numpy as np
 # their former names (granular.cli.resolve_scene, ...).
 from . import scenes
 from .runs import NonFiniteStateError, check_finite, concatenate, failure_reason, run_simulation  # noqa: F401
-from .runs import active as active_mask, active_counts
+from .runs import active as active_mask, active_counts, dissipation_text
 from .scenes import (find_scenes, load_scene, resolve_scene, scene_description,  # noqa: F401
                      scene_directories)
 
@@ -175,8 +175,7 @@ def command_run(args) -> int:
     if trajectory is not None:
         print(f"  t = {trajectory.t[-1]:.6g} s, {len(trajectory)} frames, "
               f"{int(active_counts(trajectory)[-1])} active contacts, "
-              f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, "
-              f"dissipated {trajectory.dissipated_energy[-1]:.4g} J")
+              f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, {dissipation_text(trajectory)}")
         print(f"  saved {saved_to}")
         if figures or summary_error:
             print(f"  summary: {scenes.format_figures(figures) if figures else summary_error}")
@@ -318,7 +317,7 @@ def command_inspect(args) -> int:
           f"(mean forces over the step: total {impulse.sum() / dt:.6g} N)")
     kinetic, potential = _plain(trajectory.kinetic_energy[k]), _plain(trajectory.potential_energy[k])
     print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
-          f"dissipated since the start {_plain(trajectory.dissipated_energy[k]):.6g} J")
+          f"{dissipation_text(trajectory, k, digits=6, since=' since the start')}")
     if not active.any():
         print("  no active contacts in this frame")
         return 0

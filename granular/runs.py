@@ -212,3 +212,30 @@ def active(trajectory, k: int) -> np.ndarray:
 def active_counts(trajectory) -> np.ndarray:
     """Number of active contacts (impulse above `noise_impulse`) of each frame."""
     return np.array([int(np.count_nonzero(active(trajectory, k))) for k in range(len(trajectory.contacts))], int)
+
+
+def dissipation_text(trajectory, k: int = -1, digits: int = 4, since: str = "") -> str:
+    """How to print the cumulative "dissipated" energy of frame ``k`` honestly.
+
+    `StepResult.dissipated_energy` is ``KE(v) - KE(u^{n+1})``, the kinetic energy the
+    contact impulses remove. It is not a dissipation when the impulses do work:
+    spheres that grow push their neighbours apart (``growing_spheres`` printed
+    "dissipated -0.01474 J"), and a contact bouncing under a force may take the
+    force's work (`granular.results.StepResult`). So a negative total is printed
+    as the energy the contacts supplied, attributed to growth when the radii
+    changed; a negative total within round-off (`ENERGY_ROUNDOFF` of the energy
+    scale per step taken) is printed as 0.
+    """
+    from .tolerances import ENERGY_ROUNDOFF
+
+    k = int(k) % len(trajectory)
+    value = float(trajectory.dissipated_energy[k])
+    scale = float(np.max(np.abs(trajectory.kinetic_energy[:k + 1]) + np.abs(trajectory.potential_energy[:k + 1])))
+    dt = float(trajectory.meta.get("dt", 0.0)) or 1.0
+    steps = max(1.0, (float(trajectory.t[k]) - float(trajectory.t[0])) / dt)
+    if value >= -ENERGY_ROUNDOFF * scale * steps:
+        return f"dissipated{since} {max(value, 0.0) + 0.0:.{digits}g} J"   # + 0.0: never "-0"
+    radii = trajectory.radii
+    grew = radii is not None and not np.array_equal(np.asarray(radii[0]), np.asarray(radii[k]))
+    source = "growth (swelling spheres push their neighbours)" if grew else "contacts (impulses working with forces)"
+    return f"energy supplied{since} by {source} {-value:.{digits}g} J"

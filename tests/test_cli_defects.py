@@ -263,3 +263,29 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
     high = max(bar.get_x() + bar.get_width() for bar in bars)
     plt.close(figure)
     assert low > 1e-12 and high / low < 1e6          # the histogram's bins span the real impulses only
+
+
+# -- 9. a negative "dissipation" is never printed --------------------------------------------------
+def test_growth_work_is_printed_as_energy_supplied_not_negative_dissipation(here, capsys):
+    from granular.runs import dissipation_text
+
+    def grow(trajectory):       # what growing_spheres saved: swelling radii, contacts doing work
+        trajectory.radii = trajectory.radii * (1.0 + 0.01 * np.arange(len(trajectory)))[:, None]
+        trajectory.dissipated_energy = trajectory.dissipated_energy - 0.01474 * trajectory.t / trajectory.t[-1]
+    path = damaged(here, "grew.h5", grow)
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "-0.01" not in out and "energy supplied since the start by growth" in out
+    grown = gr.Trajectory.load(path)
+    assert dissipation_text(grown).startswith("energy supplied by growth")
+    assert dissipation_text(grown, 0) == "dissipated 0 J"
+
+
+def test_negative_round_off_prints_zero_and_force_work_names_the_contacts(here):
+    from granular.runs import dissipation_text
+
+    trajectory = gr.Trajectory.load(here / "runs" / "tiny.h5")
+    trajectory.dissipated_energy = np.full(len(trajectory), -1e-18)      # round-off of a J-scale run
+    assert dissipation_text(trajectory) == "dissipated 0 J"
+    trajectory.dissipated_energy = np.full(len(trajectory), -1e-3)
+    assert dissipation_text(trajectory) == "energy supplied by contacts (impulses working with forces) 0.001 J"
