@@ -20,6 +20,7 @@ from .walls import Box, PeriodicBox, Plane
 from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
 from .world import SphereWorld
+from .packing import world_from_file
 
 __version__ = "0.1.0"
 
@@ -27,5 +28,5 @@ __all__ = [
     "Beam", "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
-    "TrajectoryFileError", "remove_overlaps",
+    "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]
