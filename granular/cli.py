@@ -3,6 +3,7 @@
     granular scenes [NAME]
     granular run SCENE [--set NAME=VALUE ...] [--duration T] [--dt DT] [--every K] [--out RUN.h5]
                        [--render OUT.mp4]
+    granular run --from RUN.h5 --duration T [--out RUN.h5]
     granular sweep SCENE [--set NAME=V1,V2,... ...] [--seeds K] [--duration T] [--out DIR]
                          [--workers N | --scheduler tcp://HOST:8786] [--force]
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
@@ -129,49 +130,117 @@ def _duration(seconds: float) -> str:
 
 # -- running --------------------------------------------------------------------------
 def command_run(args) -> int:
-    path = resolve_scene(args.scene)
-    name = path.stem
-    out = Path(args.out) if args.out else Path("runs") / f"{name}.h5"
-    _check_run_suffix(out)
+    if (args.scene is None) == (args.restart is None):
+        raise CommandError("give a SCENE to run, or --from RUN.h5 to continue a run (not both)", USAGE)
     if args.render:
         from .render.output import output_kind
 
         output_kind(args.render)
+    job = _continued_run(args) if args.restart else _new_run(args)
+    _check_run_suffix(job.out)
+    n_steps = int(round(job.duration / job.simulation.dt))
+    bar = ProgressBar(n_steps, enabled=not args.quiet)
+    start = time.perf_counter()
+    try:   # overflow and NaN are reported by check_finite in one line, not as numpy warnings
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            trajectory, error = run_simulation(job.simulation, n_steps, job.record_every, bar, debug=args.debug)
+    finally:
+        bar.finish()
+    seconds = time.perf_counter() - start
+    if trajectory is not None and job.previous is not None:     # one trajectory: the old frames, then the new
+        state = getattr(trajectory, "warm_state", None)
+        trajectory = concatenate([job.previous, trajectory])
+        if state is not None:
+            trajectory.warm_state = state
+    _save_and_report(args, job, trajectory, error, seconds)
+    if args.render:
+        _render(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
+                title=job.name)
+    return 0
+
+
+class _Job:
+    """What ``granular run`` runs: the simulation, for how long, where it goes, and for
+    a continued run the frames it continues (``previous``)."""
+
+    def __init__(self, name, path, module, parameters, settings, simulation, duration, record_every, out,
+                 previous=None):
+        self.name, self.path, self.module, self.parameters = name, path, module, parameters
+        self.settings, self.simulation, self.duration, self.record_every = settings, simulation, duration, record_every
+        self.out, self.previous = out, previous
+
+
+def _new_run(args) -> _Job:
+    path = resolve_scene(args.scene)
+    name = path.stem
     module = load_scene(path)
     parameters = scenes.parameters_for(module, name, args.set)
     settings = scenes.run_settings(module, args.duration, args.dt, args.every)
     system = scenes.build_system(module, name, parameters)
     simulation = scenes.make_simulation(system, settings)
-    n_steps = int(round(settings.duration / simulation.dt))
-    bar = ProgressBar(n_steps, enabled=not args.quiet)
-    start = time.perf_counter()
-    try:   # overflow and NaN are reported by check_finite in one line, not as numpy warnings
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            trajectory, error = run_simulation(simulation, n_steps, settings.record_every, bar, debug=args.debug)
-    finally:
-        bar.finish()
-    seconds = time.perf_counter() - start
+    out = Path(args.out) if args.out else Path("runs") / f"{name}.h5"
+    return _Job(name, path, module, parameters, settings, simulation, settings.duration, settings.record_every, out)
+
+
+def _continued_run(args) -> _Job:
+    """``granular run --from RUN.h5 --duration T``: the run's scene rebuilt from the name
+    and parameters it stores (`Simulation.from_trajectory`: a scene of the scenes
+    directories, never a file the run names), at its last frame's state; the new
+    frames are appended and the whole run written to --out (default RUN.h5 itself)."""
+    from .simulation import Simulation
+
+    if args.duration is None:
+        raise CommandError("--from needs --duration T: how much longer to run (s)", USAGE)
+    fixed = [option for option, value in (("--set", args.set), ("--dt", args.dt), ("--every", args.every)) if value]
+    if fixed:
+        raise CommandError(f"{', '.join(fixed)} cannot change a continued run: it keeps the stored scene "
+                           "parameters, dt and recording", USAGE)
+    previous = _load(args.restart)
+    meta = previous.meta
+    simulation = Simulation.from_trajectory(previous)
+    name = str(meta["scene"])
+    path = resolve_scene(name)
+    module = load_scene(path)
+    settings = scenes.RunSettings(duration=float(meta.get("duration", 0.0)) + args.duration, dt=simulation.dt,
+                                  record_every=int(meta.get("record_every", 1)),
+                                  options=dict(meta.get("simulation_options", {})))
+    if scenes.scene_sha256(path) != meta.get("scene_sha256"):
+        sys.stderr.write(f"granular run: warning: scene file {path} changed since {args.restart} was made; "
+                         "the continuation uses it as it is now\n")
+    out = Path(args.out) if args.out else Path(args.restart)
+    return _Job(name, path, module, dict(meta["parameters"]), settings, simulation, args.duration,
+                settings.record_every, out, previous)
+
+
+def _save_and_report(args, job, trajectory, error, seconds) -> None:
+    """Save the run (``RUN.partial.h5`` if it failed) and print its summary; raise the
+    `CommandError` of a failure or an interrupt once the frames are saved."""
+    from .runs import save_run
+
+    out, simulation = job.out, job.simulation
     saved_to = out if error is None else partial_path(out)     # a partial run never replaces a complete one
     figures, summary_error = {}, None
     if trajectory is not None:
         # provenance first: a scene's summary() reads the run's parameters from the meta
-        trajectory.meta.update(scenes.provenance(name, path, parameters, settings))
+        trajectory.meta.update(scenes.provenance(job.name, job.path, job.parameters, job.settings))
         try:     # a failed run's frames have figures too (the packing fraction a jam reached)
-            figures = scenes.summarize(module, name, trajectory)
+            figures = scenes.summarize(job.module, job.name, trajectory)
         except scenes.SceneError as failure:
             summary_error = str(failure)
         trajectory.meta.update(summary=figures, wall_time=seconds)
         if error is not None:
             trajectory.meta["failure"] = failure_reason(error)
         try:
-            trajectory.save(saved_to)
+            save_run(trajectory, saved_to)
         except OSError as failure:
             raise CommandError(f"cannot write {saved_to}: {failure.strerror or failure}", FILE_ERROR) from failure
+    system = simulation.system
     bodies = getattr(system, "n", None)
     what = f"{bodies} spheres" if bodies is not None else f"{system.dimension} coordinates"
-    steps = simulation.steps_taken
-    print(f"{name}: {what}, {steps} steps of {simulation.dt:g} s in {seconds:.3g} s "
-          f"({steps / max(seconds, 1e-9):.3g} steps/s)")
+    steps = simulation.steps_taken - (0 if job.previous is None else _steps_at(job.previous, simulation))
+    continued = "" if job.previous is None else f" continuing {args.restart} from t = {job.previous.t[-1]:.6g} s"
+    print(f"{job.name}: {what}, {steps} steps of {simulation.dt:g} s in {seconds:.3g} s "
+          f"({steps / max(seconds, 1e-9):.3g} steps/s){continued}")
     if trajectory is not None:
         print(f"  t = {trajectory.t[-1]:.6g} s, {len(trajectory)} frames, "
               f"{int(active_counts(trajectory)[-1])} active contacts, "
@@ -185,10 +254,11 @@ def command_run(args) -> int:
         if isinstance(error, KeyboardInterrupt):
             raise CommandError(f"interrupted at t = {simulation.t:.6g} s{saved}", INTERRUPTED)
         raise CommandError(f"simulation failed: {failure_reason(error)}{saved}", FAILURE)
-    if args.render:
-        _render(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
-                title=name)
-    return 0
+
+
+def _steps_at(trajectory, simulation) -> int:
+    """The step count of the last frame of ``trajectory`` in ``simulation``'s time."""
+    return int(round((float(trajectory.t[-1]) - simulation.t0) / simulation.dt))
 
 
 def partial_path(out: Path) -> Path:
@@ -203,13 +273,11 @@ def _check_run_suffix(path: Path) -> None:
 
 def _load(path: str):
     from .errors import TrajectoryFileError
-    from .trajectory import Trajectory
 
-    from .runs import check_run_file
+    from .runs import load_run
 
     try:
-        trajectory = Trajectory.load(path)
-        check_run_file(trajectory, path)       # NaN frames, missing radii: one refusal for every command
+        trajectory = load_run(path)       # NaN frames, missing radii: one refusal for every command
     except TrajectoryFileError as error:
         raise CommandError(str(error), FILE_ERROR) from error
     return trajectory
@@ -591,7 +659,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a scene and save the trajectory (HDF5)",
                               description="Run a scene's build() with Simulation.run and save the trajectory. "
                                           "Defaults come from the scene's DEFAULTS.")
-    run.add_argument("scene", metavar="SCENE", help="scene name (see 'granular scenes') or path to a .py file")
+    run.add_argument("scene", metavar="SCENE", nargs="?",
+                     help="scene name (see 'granular scenes') or path to a .py file")
+    run.add_argument("--from", dest="restart", metavar="RUN.h5",
+                     help="continue this run from its last frame for --duration more seconds (its scene is "
+                          "found by name in the scenes directories); the whole run is written to --out, "
+                          "by default RUN.h5 itself")
     run.add_argument("--duration", type=_positive_duration, metavar="T", help="simulated time (s)")
     run.add_argument("--dt", type=_positive_float, metavar="DT", help="time step (s)")
     run.add_argument("--every", type=_positive_int, metavar="K", help="record a frame every K steps")

@@ -80,7 +80,10 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
             break
     if not parts:
         return None, error
-    return concatenate(parts), error
+    trajectory = concatenate(parts)
+    if error is None:      # its last frame is the simulation's state: what a restart continues
+        trajectory.warm_state = simulation.warm_state()
+    return trajectory, error
 
 
 def concatenate(parts: list):
@@ -239,3 +242,74 @@ def dissipation_text(trajectory, k: int = -1, digits: int = 4, since: str = "") 
     grew = radii is not None and not np.array_equal(np.asarray(radii[0]), np.asarray(radii[k]))
     source = "growth (swelling spheres push their neighbours)" if grew else "contacts (impulses working with forces)"
     return f"energy supplied{since} by {source} {-value:.{digits}g} J"
+
+
+# -- run files with the scheme's warm state ------------------------------------------------
+#: HDF5 group of a run file holding the scheme's state after its last frame
+#: (`granular.simulation.Simulation.warm_state`), for ``granular run --from``.
+RESTART_GROUP = "restart"
+
+
+def save_run(trajectory, path) -> None:
+    """`Trajectory.save`, plus the ``warm_state`` the trajectory carries (if any) in
+    the group `RESTART_GROUP`, all written under a temporary name and renamed at
+    once: a restart from the file continues bit for bit (`Simulation.from_trajectory`).
+    `Trajectory.load` ignores the group."""
+    import h5py
+
+    from .files import atomic_path
+
+    state = getattr(trajectory, "warm_state", None)
+    with atomic_path(path) as temporary:
+        trajectory.save(temporary)
+        if state:
+            with h5py.File(temporary, "a") as h5:
+                group = h5.create_group(RESTART_GROUP)
+                group.attrs["t"], group.attrs["scheme"] = float(state["t"]), str(state["scheme"])
+                for name, value in state["values"].items():
+                    _write_value(group, name, value)
+
+
+def load_run(path):
+    """`Trajectory.load` with the checks of `check_run_file` and the stored warm state."""
+    import h5py
+
+    from .errors import TrajectoryFileError
+    from .trajectory import Trajectory
+
+    trajectory = Trajectory.load(path)
+    check_run_file(trajectory, path)
+    try:
+        with h5py.File(path, "r") as h5:
+            if RESTART_GROUP in h5:
+                group = h5[RESTART_GROUP]
+                trajectory.warm_state = {"t": float(group.attrs["t"]), "scheme": str(group.attrs["scheme"]),
+                                         "values": {name: _read_value(group[name]) for name in group}}
+    except (OSError, KeyError, ValueError) as error:
+        raise TrajectoryFileError(f"cannot read the restart state of {path}: {error}") from None
+    return trajectory
+
+
+def _write_value(group, name: str, value) -> None:
+    """An array or number as a dataset; a tuple as a group of items "0", "1", ...;
+    None as an empty group marked ``none`` (exact: no conversion of values)."""
+    if value is None:
+        group.create_group(name).attrs["none"] = True
+    elif isinstance(value, tuple):
+        items = group.create_group(name)
+        items.attrs["tuple"] = len(value)
+        for k, item in enumerate(value):
+            _write_value(items, str(k), item)
+    else:
+        group.create_dataset(name, data=np.asarray(value))
+
+
+def _read_value(node):
+    import h5py
+
+    if isinstance(node, h5py.Dataset):
+        value = node[()]
+        return value if isinstance(value, np.ndarray) else value.item() if hasattr(value, "item") else value
+    if node.attrs.get("none"):
+        return None
+    return tuple(_read_value(node[str(k)]) for k in range(int(node.attrs["tuple"])))
