@@ -12,7 +12,8 @@ worlds, the same positions and velocities:
 
 Prints, per world, the mean and median wall time per step, the share of the
 contact solve, the mean number of active contacts and of Gauss-Seidel sweeps (the
-solver's iteration count), and the kinetic energy at the end. Figures are
+solver's iteration count), and the kinetic energy at the end; a world whose
+contact solve stalls (`ConvergenceError`) is reported with the step it reached. Figures are
 reported, not asserted (they depend on the machine and its load).
 
     .venv/bin/python benchmarks/rotation_speed.py [--steps K] [--worlds frictionless,points,turning,rolling]
@@ -51,10 +52,14 @@ def pour(seed: int = 0, **options) -> gr.SphereWorld:
 
 def measure(name: str, steps: int) -> dict:
     simulation = gr.Simulation(pour(**WORLDS[name]), 1e-3)
-    walls, solves, contacts, iterations = [], [], [], []
+    walls, solves, contacts, iterations, failure = [], [], [], [], None
     for _ in range(steps):
         start = time.perf_counter()
-        result = simulation.step()
+        try:
+            result = simulation.step()
+        except gr.ConvergenceError as error:   # a stalled contact solve: report it
+            failure = str(error)
+            break
         walls.append(time.perf_counter() - start)
         solves.append(result.solver.seconds.get("solve", 0.0))
         contacts.append(int(np.count_nonzero(result.contacts.impulse > 0.0)))
@@ -62,7 +67,7 @@ def measure(name: str, steps: int) -> dict:
     walls = np.array(walls)
     return dict(name=name, mean=walls.mean(), median=float(np.median(walls)), solve=np.sum(solves) / walls.sum(),
                 contacts=float(np.mean(contacts)), iterations=float(np.mean(iterations)),
-                energy=result.kinetic_energy, total=walls.sum())
+                energy=result.kinetic_energy, total=walls.sum(), failure=failure, steps=len(walls))
 
 
 def main() -> None:
@@ -77,6 +82,8 @@ def main() -> None:
         print(f"  {name:14}{1e3 * row['mean']:9.1f}{1e3 * row['median']:9.1f}{100 * row['solve']:6.0f}%"
               f"{row['contacts']:10.0f}{row['iterations']:11.0f}{row['energy']:12.3g}   ({row['total']:.0f} s)",
               flush=True)
+        if row["failure"]:
+            print(f"    stopped after {row['steps']} steps: {row['failure']}", flush=True)
 
 
 if __name__ == "__main__":

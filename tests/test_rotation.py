@@ -495,3 +495,17 @@ def test_orientation_bands_are_the_body_equator_turned_and_placed_on_each_sphere
     # a quarter turn about x takes the body's x-y plane to the world's x-z plane
     assert np.allclose(second[:, 1], 2.0) and np.allclose(np.linalg.norm(second - centres[1], axis=1), BAND_LIFT * 0.1)
     assert np.ptp(second[:, 2]) == pytest.approx(2 * BAND_LIFT * 0.1, rel=1e-2)
+
+
+def test_a_restarted_rotational_state_is_used_and_reported():
+    """`VelocityScheme.set_rotation` restarts omega (and with ``t`` the world reports
+    it in its kinetic energy at that time); bad shapes are refused."""
+    world, _, _ = incline(np.radians(20.0), 0.3)
+    simulation = gr.Simulation(world, 1e-3)
+    simulation.step()
+    simulation.scheme.set_rotation([[0.0, 5.0, 0.0]], t=simulation.t)
+    kinetic = world.kinetic_energy(simulation.t, world.q0, np.zeros(3))
+    assert kinetic == pytest.approx(0.5 * world.inertia_at(0.0)[0] * 25.0)
+    assert np.array_equal(simulation.scheme.angular_velocities, [[0.0, 5.0, 0.0]])
+    with pytest.raises(gr.InvalidInputError, match=r"angular_velocities must have shape \(1, 3\)"):
+        simulation.scheme.set_rotation([0.0, 5.0, 0.0])

@@ -150,9 +150,11 @@ class VelocityScheme:
         """Current orientations (N, 4), unit quaternions ``(w, x, y, z)``, or None."""
         return None if self._orientations is None else self._orientations.copy()
 
-    def set_rotation(self, angular_velocities, orientations=None) -> None:
+    def set_rotation(self, angular_velocities, orientations=None, t: float | None = None) -> None:
         """Restart the rotational state: ``angular_velocities`` (N, 3) rad/s and
-        ``orientations`` (N, 4) unit quaternions (kept when None)."""
+        ``orientations`` (N, 4) unit quaternions (kept when None). With ``t`` (s), the
+        time of that state, a rotating world also reports them in its kinetic energy
+        at ``t`` (`granular.world.SphereWorld.note_rotation`)."""
         from ..world import _unit_quaternions
         from ..validation import finite_array
 
@@ -161,6 +163,8 @@ class VelocityScheme:
         self._omega = finite_array(angular_velocities, "angular_velocities", self._omega.shape).copy()
         if orientations is not None:
             self._orientations = _unit_quaternions(orientations, self._omega.shape[0])
+        if t is not None and self._rotating:
+            self.system.note_rotation(t, self.dt, self._omega)
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
