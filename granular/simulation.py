@@ -61,7 +61,8 @@ def current_scheme_name(name: str) -> str:
 
 #: What each scheme carries from one step to the next (attributes of its object) and a
 #: restart must set back to continue bit for bit (`Simulation.warm_state`).
-_WARM_STATE = {"velocity": ("_previous_keys", "_previous_impulses", "_previous_tangential", "_previous_kick"),
+_WARM_STATE = {"velocity": ("_previous_keys", "_previous_impulses", "_previous_tangential", "_previous_kick",
+                             "_omega", "_orientations"),    # rotation: runs need not record it per frame
                "paoli-schatzman": ("_last",), "newmark": ("_last",)}
 
 
@@ -220,13 +221,18 @@ class Simulation:
         if positions.shape != tuple(shape) or velocities.shape != tuple(shape):
             raise InvalidInputError(f"frame {k} holds a state of shape {positions.shape}; the rebuilt scene's "
                                     f"is {tuple(shape)} (the scene changed since the run)")
-        self._set_rotation(trajectory, k)
         self._q, self._u = positions.reshape(-1).copy(), velocities.reshape(-1).copy()
         self.steps_taken = int(round(steps))
         self.dissipated_energy = float(trajectory.dissipated_energy[k])
         state = getattr(trajectory, "warm_state", None)     # only the last frame's state is stored
         if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
             self._set_warm_state(state)
+        else:
+            self._set_rotation(trajectory, k)
+        omega = getattr(self.scheme, "angular_velocities", None)
+        if omega is not None and getattr(self.system, "rotates", False):
+            # the world reports the kinetic energy of rotation at the time a scheme noted
+            self.system.note_rotation(self.t, self.dt, omega)
 
     def _set_rotation(self, trajectory, k: int) -> None:
         """Angular velocities and orientations of frame ``k`` for a scheme that carries them."""

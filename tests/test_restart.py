@@ -119,3 +119,18 @@ def test_run_from_a_run_without_provenance_is_refused(here, capsys, tmp_path):
     trajectory.save(tmp_path / "anonymous.h5")
     assert main(["run", "--from", str(tmp_path / "anonymous.h5"), "--duration", "0.01", "--quiet"]) == USAGE
     assert "which scene" in capsys.readouterr().err
+
+
+def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch):
+    """Friction turns the spheres: their angular velocities and orientations, which
+    the frames need not record, come back from the run file's warm state."""
+    scene = BOUNCY_SCENE.replace("restitution=0.6,", "restitution=0.6, friction=0.5, rotation=True,")
+    (tmp_path / "scenes").mkdir()
+    (tmp_path / "scenes" / "turning.py").write_text(scene)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GRANULAR_SCENES", str(tmp_path / "scenes"))
+    assert main(["run", "turning", "--quiet", "--duration", "0.032", "--out", "full.h5"]) == 0
+    assert main(["run", "turning", "--quiet", "--duration", "0.024", "--out", "half.h5"]) == 0
+    assert np.any(load_run("half.h5").warm_state["values"]["_omega"] != 0)     # the spheres turn
+    assert main(["run", "--from", "half.h5", "--duration", "0.008", "--quiet"]) == 0
+    assert_identical(load_run("full.h5"), load_run("half.h5"))
