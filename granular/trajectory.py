@@ -186,10 +186,16 @@ class Trajectory:
                     raise TrajectoryFileError(f"{path} has trajectory format version {version}; this granular "
                                               f"reads versions {list(_READABLE_VERSIONS)}")
                 trajectory = Trajectory._read(h5)
-        except TrajectoryFileError:
-            raise
-        except (OSError, KeyError, ValueError) as error:
+            _check_structure(trajectory)
+        except TrajectoryFileError as error:
+            if str(path) in str(error):
+                raise
             raise TrajectoryFileError(f"cannot read trajectory {path}: {error}") from None
+        except _READ_ERRORS as error:
+            # A damaged file fails inside h5py or numpy in many ways (OSError, KeyError,
+            # RuntimeError "can't get info", TypeError "unknown string encoding", ...).
+            detail = " ".join(str(error).split()) or type(error).__name__
+            raise TrajectoryFileError(f"cannot read trajectory {path}: {detail}") from error
         try:
             # A legacy "module:function" adapter becomes its registered name; any other
             # string naming code is refused here, before anything draws the file.
@@ -200,7 +206,7 @@ class Trajectory:
 
     @staticmethod
     def _read(h5) -> "Trajectory":
-        offsets = h5["contacts/offsets"][()]
+        offsets = _offsets(h5)
         columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS
                    if name in h5["contacts"] or name not in _OPTIONAL_CONTACT_FIELDS}
         for name in _OPTIONAL_CONTACT_FIELDS:
@@ -208,6 +214,15 @@ class Trajectory:
                 columns[name] = np.zeros((int(offsets[-1]), 0))
         widths = {name: h5[f"contacts/widths/{name}"][()] for name in _CONTACT_FIELDS
                   if f"contacts/widths/{name}" in h5}
+
+        for name, column in columns.items():
+            if column.ndim not in (1, 2) or column.shape[0] != offsets[-1]:
+                raise TrajectoryFileError(f"contacts/{name} has shape {column.shape}, expected "
+                                          f"{int(offsets[-1])} rows (contacts/offsets)")
+        for name, width in widths.items():
+            if (width.shape != (offsets.size - 1,) or columns[name].ndim != 2
+                    or np.any(width < 0) or np.any(width > columns[name].shape[1])):
+                raise TrajectoryFileError(f"contacts/widths/{name} does not fit contacts/{name}")
 
         def frame(name, k):
             rows = columns[name][offsets[k]:offsets[k + 1]]
@@ -223,6 +238,59 @@ class Trajectory:
             dissipated_energy=h5["energy/dissipated"][()], contacts=contacts,
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
             angular_velocities=omega, orientations=orientations)
+
+
+#: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
+#: `TrajectoryFileError`): OSError (HDF5 read errors, truncation), KeyError (a missing
+#: object), ValueError (JSON, shapes), RuntimeError (HDF5 metadata it cannot decode),
+#: TypeError (an attribute of an unknown type), IndexError, OverflowError and
+#: MemoryError (a size field claiming a huge array).
+_READ_ERRORS = (OSError, KeyError, ValueError, RuntimeError, TypeError, IndexError, OverflowError, MemoryError)
+
+
+def _offsets(h5) -> np.ndarray:
+    """``/contacts/offsets`` checked: integers from 0, never decreasing (F + 1,)."""
+    offsets = np.asarray(h5["contacts/offsets"][()])
+    if (offsets.ndim != 1 or offsets.size < 1 or not np.issubdtype(offsets.dtype, np.integer)
+            or offsets[0] != 0 or np.any(np.diff(offsets) < 0)):
+        raise TrajectoryFileError("contacts/offsets are not row offsets (integers from 0, never decreasing)")
+    return offsets
+
+
+def _check_structure(trajectory: "Trajectory") -> None:
+    """Raise `TrajectoryFileError` unless the arrays of a loaded trajectory agree in
+    shape (F frames) and hold numbers: what `save` writes, so anything else is a
+    damaged file. Values are not checked here: the commands refuse a NaN or inf
+    naming its frame (`granular.runs.check_run_file`)."""
+    frames = trajectory.t.shape[0] if trajectory.t.ndim == 1 else -1
+    positions = trajectory.positions
+
+    def fail(what):
+        raise TrajectoryFileError(f"{what} (damaged file?)")
+
+    if frames < 0:
+        fail(f"t has shape {trajectory.t.shape}, expected (F,)")
+    if positions.ndim not in (2, 3) or positions.shape[0] != frames:
+        fail(f"positions have shape {positions.shape} for {frames} frames")
+    if trajectory.velocities.shape != positions.shape:
+        fail(f"velocities have shape {trajectory.velocities.shape}, positions {positions.shape}")
+    per_body = positions.shape[:2]
+    expected = {"radii": per_body, "kinetic_energy": (frames,), "potential_energy": (frames,),
+                "dissipated_energy": (frames,), "angular_velocities": per_body + (3,),
+                "orientations": per_body + (4,)}
+    for name, shape in expected.items():
+        value = getattr(trajectory, name)
+        if value is not None and np.shape(value) != shape:
+            fail(f"{name} have shape {np.shape(value)}, expected {shape}")
+    if len(trajectory.contacts) != frames:
+        fail(f"{len(trajectory.contacts)} frames of contacts for {frames} frames")
+    for name in ("t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy",
+                 "dissipated_energy", "angular_velocities", "orientations"):
+        value = getattr(trajectory, name)
+        if value is not None and not np.issubdtype(np.asarray(value).dtype, np.number):
+            fail(f"{name} are not numbers (dtype {np.asarray(value).dtype})")
+    if not isinstance(trajectory.meta, dict):
+        fail(f"meta must be a JSON object, got {type(trajectory.meta).__name__}")
 
 
 def _rotation(h5) -> tuple:
