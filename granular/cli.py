@@ -52,6 +52,7 @@ import numpy as np
 from . import scenes
 from .runs import NonFiniteStateError, check_finite, concatenate, failure_reason, run_simulation  # noqa: F401
 from .runs import active as active_mask, active_counts, dissipation_text
+from .runs import ProgressBar  # noqa: F401  (tqdm; granular.cli.ProgressBar is its former home)
 from .scenes import (find_scenes, load_scene, resolve_scene, scene_description,  # noqa: F401
                      scene_directories)
 
@@ -67,65 +68,6 @@ class CommandError(Exception):
     def __init__(self, message: str, status: int = USAGE):
         super().__init__(message)
         self.status = status
-
-
-# -- progress -----------------------------------------------------------------------
-class ProgressBar:
-    """Steps done, steps per second, simulated time and active contacts, on stderr.
-
-    On a terminal the line is redrawn in place at most ``interval`` s apart; when
-    stderr is a file or a pipe a plain line is printed every ``log_interval`` s.
-    """
-
-    def __init__(self, total: int, stream=None, enabled: bool = True, interval: float = 0.1,
-                 log_interval: float = 5.0, label: str = "steps"):
-        self.total = max(int(total), 1)
-        self.stream = sys.stderr if stream is None else stream
-        self.enabled = enabled
-        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.interval = interval if self.tty else log_interval
-        self.label = label
-        self.start = time.perf_counter()
-        self.last = -math.inf
-        self.drawn = False
-
-    def update(self, done: int, t: float | None = None, contacts: int | None = None) -> None:
-        if not self.enabled:
-            return
-        now = time.perf_counter()
-        if done < self.total and now - self.last < self.interval:
-            return
-        self.last = now
-        elapsed = max(now - self.start, 1e-9)
-        rate = done / elapsed
-        fraction = min(done / self.total, 1.0)
-        width = 24
-        filled = int(round(width * fraction))
-        parts = [f"[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total} {self.label}",
-                 f"{rate:.3g} {self.label}/s"]
-        if t is not None:
-            parts.append(f"t = {t:.4g} s")
-        if contacts is not None:
-            parts.append(f"{contacts} contacts")
-        if 0 < done < self.total and rate > 0:
-            parts.append(f"ETA {_duration((self.total - done) / rate)}")
-        line = "  ".join(parts)
-        if self.tty:
-            self.stream.write("\r" + line.ljust(100)[:max(len(line), 100)])
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
-        self.drawn = True
-
-    def finish(self) -> None:
-        if self.enabled and self.tty and self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
 # -- running --------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.runs import progress
 
 RADIUS = 0.01          # m
 BOX = 0.16             # m, side of the square box
@@ -69,7 +70,7 @@ def main(duration: float = 1.0, dt: float = 1e-3, out: str = "renders/box_pour.h
         largest_impulse = max(largest_impulse, float(result.contacts.impulse.max(initial=0.0)))
 
     start = time.perf_counter()
-    trajectory = sim.run(duration=duration, record_every=20, progress=watch)
+    trajectory = sim.run(duration=duration, record_every=20, progress=progress().also(watch))  # bar on stderr
     seconds = time.perf_counter() - start
     path = trajectory.save(out)
     active = trajectory.contacts[-1].impulse > 0

@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.runs import progress
 
 RADIUS = 0.01            # m
 DENSITY = 2500.0         # kg/m^3
@@ -164,7 +165,7 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], n: 
     world = build(n)
     sim = gr.Simulation(world, dt=dt)
     start = time.perf_counter()
-    trajectory = sim.run(duration=duration, record_every=DEFAULTS["record_every"])
+    trajectory = sim.run(duration=duration, record_every=DEFAULTS["record_every"], progress=progress())  # stderr
     seconds = time.perf_counter() - start
     t, energy = trajectory.t, trajectory.kinetic_energy
     fit = fit_haff(t, energy)

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.runs import progress
 
 RADIUS = 0.004         # m
 DENSITY = 2500.0       # kg/m^3
@@ -126,7 +127,7 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
     world = build()
     sim = gr.Simulation(world, dt=dt)
     start = time.perf_counter()
-    trajectory = sim.run(duration=duration, record_every=DEFAULTS["record_every"])
+    trajectory = sim.run(duration=duration, record_every=DEFAULTS["record_every"], progress=progress())  # stderr
     seconds = time.perf_counter() - start
     out = discharged(trajectory)
     mass = float(trajectory.meta["masses"][0])

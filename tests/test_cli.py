@@ -93,7 +93,7 @@ def test_run_writes_the_trajectory_of_the_scene(workspace, run):
 def test_run_shows_progress_on_stderr(workspace):
     _, result = workspace
     last = result.stderr.strip().splitlines()[-1]
-    assert re.search(r"27/27 steps .* steps/s .* t = 0\.027 s .* \d+ contacts", last), result.stderr
+    assert re.search(r"27/27 steps .* steps/s.* t = 0\.027 s .* \d+ contacts", last), result.stderr
 
 
 def test_hdf5_round_trip_keeps_contacts(run, tmp_path):
@@ -446,3 +446,33 @@ def test_a_blow_up_fails_with_the_time_of_the_first_non_finite_step(in_workspace
     saved = gr.Trajectory.load("runs/unstable.partial.h5")
     assert 2 <= len(saved) and saved.t[-1] < 0.77
     assert np.all(np.isfinite(saved.total_energy)) and np.all(np.isfinite(saved.positions))
+
+
+# -- progress (tqdm) -------------------------------------------------------------------------
+def test_progress_bar_shows_steps_rate_time_and_contacts_and_is_quiet_when_asked():
+    import io
+
+    from granular.runs import ProgressBar
+
+    stream = io.StringIO()
+    bar = ProgressBar(40, stream=stream)
+    bar.update(40, t=0.04, contacts=5)
+    bar.finish()
+    last = stream.getvalue().replace("\r", "\n").strip().splitlines()[-1]
+    assert re.search(r"40/40 steps .* steps/s, t = 0\.04 s  5 contacts", last), stream.getvalue()
+    quiet = io.StringIO()
+    bar = ProgressBar(40, stream=quiet, enabled=False)
+    bar.update(40, t=0.04, contacts=5)
+    bar.finish()
+    assert quiet.getvalue() == ""
+
+
+def test_progress_callback_draws_a_simulation_run_and_chains_another(capsys):
+    from granular.runs import progress
+
+    seen = []
+    world = gr.SphereWorld(np.array([[0.0, 0.0, 0.01]]), 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
+    gr.Simulation(world, 1e-3).run(steps=30, progress=progress().also(lambda k, n, r: seen.append(k)))
+    err = capsys.readouterr().err.replace("\r", "\n")
+    assert seen == list(range(1, 31))
+    assert re.search(r"30/30 steps .* t = 0\.03 s  1 contacts", err), err
