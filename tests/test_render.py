@@ -242,3 +242,22 @@ def test_obstacles_level_with_the_camera_stay_visible():
     rows = np.flatnonzero(drawn.any(axis=1))
     above, below = rows[rows < rod.min()], rows[rows > rod.max()]
     assert len(rod) <= 4 and len(above) >= 8 and len(below) >= 8
+
+
+# -- colour bar and caption scale together with the frame (issue 13, item 11) ------------------
+def test_colour_bar_text_and_box_scale_with_the_frame():
+    from types import SimpleNamespace
+
+    from granular.render.pyvista_ import CAPTION_SCALE, Renderer, colorbar_layout, font_size
+
+    small, large = colorbar_layout((320, 240)), colorbar_layout((1280, 960))
+    for size, layout in (((320, 240), small), ((1280, 960), large)):
+        caption_points = CAPTION_SCALE * font_size(size)
+        assert 0.6 <= layout["font_size"] / caption_points <= 1.0       # not 10 px beside a 30 px caption
+        assert layout["reserved_width"] < 0.2                           # not a quarter of a small GIF
+        assert layout["position_x"] + layout["width"] < 1.0             # inside the frame
+    assert large["font_size"] / small["font_size"] == pytest.approx(4.0, rel=0.15)
+    assert large["reserved_width"] == pytest.approx(small["reserved_width"], rel=0.15)
+    arguments = Renderer._bar_args(SimpleNamespace(bar_layout=small), "impulse (N s)")
+    assert arguments["unconstrained_font_size"] is True                 # VTK would shrink the labels
+    assert arguments["label_font_size"] == small["font_size"] and arguments["width"] == small["width"]

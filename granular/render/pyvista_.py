@@ -53,6 +53,44 @@ CHAIN_WIDTH = 0.45
 CHAIN_THRESHOLD = 0.03
 
 
+#: Caption font size per pixel of frame height (pyvista's ``add_text`` then draws
+#: it at twice that many points, `CAPTION_SCALE`).
+FONT_PER_HEIGHT = 1.0 / 40.0
+CAPTION_SCALE = 2.0
+#: Colour-bar text size as a fraction of the caption's.
+BAR_TEXT_RATIO = 0.8
+
+
+def font_size(size) -> int:
+    """The caption's font size for a frame of ``size`` (width, height) pixels:
+    proportional to the height, so that a small GIF is a scaled-down copy."""
+    return max(5, int(round(size[1] * FONT_PER_HEIGHT)))
+
+
+def colorbar_layout(size) -> dict:
+    """Where the colour bar goes and how big its text is, from the frame ``size``.
+
+    The bar's text is `BAR_TEXT_RATIO` of the caption's (in points, the caption
+    being drawn at `CAPTION_SCALE` times its font size) and is not shrunk to fit
+    the bar's box (VTK's default: 10 px tick labels beside a 30 px caption). The box
+    is sized in that text's units (``em``, a point being about a pixel): a colour
+    strip 0.8 em wide, a 0.4 em gap, tick labels of up to five characters (``%.2g``)
+    of 0.6 em, a 0.6 em margin (the title, its unit on a second line, fits over it); so bar and caption scale together with the frame and
+    keep the same share of it (about a sixth of the width, where a fixed-size bar
+    took a quarter of a 320 x 240 GIF). Returns ``font_size`` (points of the bar's
+    text), fractions of the frame ``position_x``, ``position_y``, ``width``,
+    ``height``, ``bar_ratio`` (the strip's share of the box) and ``reserved_width``
+    (kept free of bodies).
+    """
+    width = float(size[0])
+    text = max(6, int(round(BAR_TEXT_RATIO * CAPTION_SCALE * font_size(size))))
+    em = float(text)
+    strip, gap, labels, margin = 0.8 * em, 0.4 * em, 3.0 * em, 0.6 * em
+    box = strip + gap + labels
+    return dict(font_size=text, position_x=1.0 - (box + margin) / width, width=box / width,
+                bar_ratio=strip / box, reserved_width=(box + 2.0 * margin) / width, position_y=0.08, height=0.74)
+
+
 def _prepare_environment() -> None:
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
             and not os.environ.get("WAYLAND_DISPLAY"):
@@ -115,7 +153,8 @@ class Renderer:
         if self.sphere_opacity < 1.0:
             self.plotter.enable_depth_peeling(number_of_peels=6)
         self.title = title
-        self.font_size = max(7, int(round(self.size[1] / 40)))
+        self.font_size = font_size(self.size)
+        self.bar_layout = colorbar_layout(self.size)
         self.mean_radius = mean_radius
         self.meshes = {}
         self._caption = None
@@ -129,7 +168,8 @@ class Renderer:
         self.orbit_turns = float(orbit_turns)
         self.view = self._default_view() if view is None else np.asarray(view, float) / np.linalg.norm(view)
         bar = (forces or color_label is not None) and spheres
-        self.reserved = (0.17 if bar else 0.0, 0.1)     # fractions of the width and height kept free
+        # fractions of the width (colour bar) and height (caption) kept free of bodies
+        self.reserved = (self.bar_layout["reserved_width"] if bar else 0.0, 0.1)
         angles = np.linspace(0.0, 2.0 * np.pi, 24, endpoint=False) if camera == "orbit" else [0.0]
         self.distance = max(self._fit_distance(self._rotated(self.view, a)) for a in angles)
 
@@ -224,6 +264,10 @@ class Renderer:
             return
         self.plotter.add_mesh(mesh, name=name, render=False, **style)
         self.meshes[name] = mesh
+        title = style.get("scalar_bar_args", {}).get("title")
+        if title is not None and title in self.plotter.scalar_bars.keys():
+            # the colour strip's share of the bar's box; the tick labels get the rest
+            self.plotter.scalar_bars[title].SetBarRatio(self.bar_layout["bar_ratio"])
 
     def _spheres(self, scene: FrameScene) -> None:
         shapes = scene.shapes
@@ -294,8 +338,11 @@ class Renderer:
                      scalar_bar_args=self._bar_args("impulse (N s)"))
 
     def _bar_args(self, title: str) -> dict:
-        return dict(title=title + "\n", vertical=True, position_x=0.86, position_y=0.08, height=0.74, width=0.06,
-                    title_font_size=self.font_size, label_font_size=self.font_size, color=TEXT_COLOR,
+        layout = self.bar_layout
+        # the unit on its own line: "impulse (N s)" in one line is wider than the bar
+        return dict(title=title.replace(" (", "\n(") + "\n", vertical=True, position_x=layout["position_x"], position_y=layout["position_y"],
+                    height=layout["height"], width=layout["width"], title_font_size=layout["font_size"],
+                    label_font_size=layout["font_size"], unconstrained_font_size=True, color=TEXT_COLOR,
                     fmt="%.2g", n_labels=4)
 
     def _title(self, scene: FrameScene, time_format: str) -> None:
