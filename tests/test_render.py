@@ -261,3 +261,21 @@ def test_colour_bar_text_and_box_scale_with_the_frame():
     arguments = Renderer._bar_args(SimpleNamespace(bar_layout=small), "impulse (N s)")
     assert arguments["unconstrained_font_size"] is True                 # VTK would shrink the labels
     assert arguments["label_font_size"] == small["font_size"] and arguments["width"] == small["width"]
+
+
+# -- a force picture of a frame between impacts says why it shows none (item 10) -----------------
+def test_a_force_frame_without_contacts_says_impacts_fell_between_frames():
+    import copy
+
+    run = small_pile(steps=12, record_every=3)
+    assert run.meta["record_every"] == 3
+    quiet = copy.deepcopy(run)
+    quiet.contacts[2].impulse[:] = 0.0                    # no contact in frame 2's own step
+    quiet.dissipated_energy[2:] += 0.5                    # but contacts dissipated between frames 1 and 2
+    note = frame_scene(quiet, 2, forces=True).note
+    assert "1 step in 3 recorded" in note and "dissipated 0.5 J" in note
+    assert frame_scene(quiet, 2, forces=False).note == ""            # not a force picture
+    assert frame_scene(run, len(run) - 1, forces=True).note == ""     # contacts drawn: nothing to explain
+    every_step = copy.deepcopy(quiet)
+    every_step.meta["record_every"] = 1
+    assert frame_scene(every_step, 2, forces=True).note == ""        # nothing skipped

@@ -55,6 +55,7 @@ class FrameScene:
         contacts have no drawable geometry (a `ConstrainedSystem`).
     bands : (b, 2, 3) segments of the band drawn on each sphere to show its
         orientation (`orientation_bands`), or None (no orientations recorded).
+    note : a line for the caption, or "" (`skipped_steps_note`).
     """
 
     t: float
@@ -64,6 +65,7 @@ class FrameScene:
     active_contacts: int
     multipliers: np.ndarray
     bands: np.ndarray | None = None
+    note: str = ""
 
 
 @dataclass
@@ -146,9 +148,28 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
     if orientations is not None and is_spheres(trajectory.system) and len(shapes.sphere_radii) <= MAX_BANDED:
         bands = orientation_bands(np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
                                   np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
+    active_contacts = _active_contacts(trajectory, k)
+    note = skipped_steps_note(trajectory, k) if forces and active_contacts == 0 else ""
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
-                      chains=chains, active_contacts=_active_contacts(trajectory, k),
-                      multipliers=impulses, bands=bands)
+                      chains=chains, active_contacts=active_contacts, multipliers=impulses, bands=bands, note=note)
+
+
+def skipped_steps_note(trajectory, k: int) -> str:
+    """Why a force picture of frame ``k`` may show no chain though bodies collided.
+
+    A frame holds the contacts of its own step only; with ``record_every`` K > 1 the
+    K - 1 steps before it are not stored, and a billiard break's impacts, each a
+    single step, fall between frames. The note says so, with the energy the
+    contacts dissipated since the previous frame when there was any (the trace the
+    skipped impacts leave in the file). "" when every step is recorded.
+    """
+    every = int(trajectory.meta.get("record_every", 1) or 1)
+    if every <= 1:
+        return ""
+    dissipated = float(trajectory.dissipated_energy[k] - trajectory.dissipated_energy[k - 1]) if k > 0 else 0.0
+    if dissipated > 0:
+        return f"1 step in {every} recorded: impacts between\nframes dissipated {dissipated:.2g} J"
+    return f"1 step in {every} recorded: contacts between\nframes are not shown"
 
 
 def _active_contacts(trajectory, k: int) -> int:

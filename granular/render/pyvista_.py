@@ -351,6 +351,8 @@ class Renderer:
             lines[0] = f"{self.title}   {lines[0]}"
         if self.description.get("kind") == "spheres":
             lines.append(f"{scene.active_contacts} contact{'' if scene.active_contacts == 1 else 's'}")
+            if scene.note:
+                lines.append(scene.note)
         elif 0 < scene.multipliers.size <= 4:
             values = ", ".join(f"{v:.3g}" for v in scene.multipliers)
             lines.append(f"impulse{'s' if scene.multipliers.size > 1 else ''} {values} N s")
