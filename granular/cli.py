@@ -454,8 +454,9 @@ def command_sweep(args) -> int:
 
 class SweepProgress:
     """``runs: 5/12 done, 1 failed, 2 running`` on stderr: redrawn in place on a
-    terminal, a plain line at each change otherwise. (A dozen lines of our own: tqdm
-    is not a dependency, and distributed.progress shows tasks, not failed runs.)"""
+    terminal, a plain line at each change otherwise. (A dozen lines of our own, not
+    tqdm's bar: this line counts failed and running runs, and a log of a sweep is a
+    line per change that scripts read; distributed.progress shows tasks.)"""
 
     def __init__(self, enabled: bool = True, stream=None):
         self.stream = sys.stderr if stream is None else stream

@@ -45,7 +45,7 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
     or energy (`NonFiniteStateError`), the frames of the completed chunks are
     returned with the error (and, for a `GranularError` such as a jam, those of the
     failing chunk up to its last successful step), so every frame returned is finite. ``bar``, if given,
-    has ``update(steps_done, t, active_contacts)`` (`granular.cli.ProgressBar`). Returns
+    has ``update(steps_done, t, active_contacts)`` (`ProgressBar`). Returns
     ``(trajectory, error or None)``. Errors that are not a `GranularError` (a bug)
     are returned too, unless ``debug``; ``KeyboardInterrupt`` stops the run the
     same way.
