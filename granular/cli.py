@@ -7,6 +7,7 @@
     granular sweep SCENE [--set NAME=V1,V2,... ...] [--seeds K] [--duration T] [--out DIR]
                          [--workers N | --scheduler tcp://HOST:8786] [--force]
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
+                    [--fit scene|bodies]
     granular inspect RUN.h5 [--frame K] [--top N]
     granular plot RUN.h5 energy|multipliers|contacts OUT.png
     granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT.png]
@@ -261,7 +262,7 @@ def command_render(args) -> int:
 
     output_kind(args.out)
     trajectory = _load(args.run)
-    options = dict(color_by=args.color_by, size=args.size)
+    options = dict(color_by=args.color_by, size=args.size, fit=args.fit)
     if args.force_scale is not None:
         options["force_scale"] = args.force_scale
     if Path(args.out).suffix.lower() != ".png":
@@ -658,6 +659,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="sphere colour (speed)")
     render.add_argument("--camera", choices=("fixed", "orbit"), default="fixed",
                         help="camera motion of an animation (fixed; a .png is always fixed)")
+    render.add_argument("--fit", choices=("scene", "bodies"), default="scene",
+                        help="frame the bodies and the finite walls (scene), or the bodies alone (bodies: a rod "
+                             "on a wide floor)")
     render.add_argument("--size", type=_size, default=(640, 480), metavar="WxH", help="pixels (640x480)")
     render.add_argument("--title", help="caption before the time")
     render.add_argument("--force-scale", type=_positive_float, metavar="IMPULSE",

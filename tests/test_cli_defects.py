@@ -289,3 +289,14 @@ def test_negative_round_off_prints_zero_and_force_work_names_the_contacts(here):
     assert dissipation_text(trajectory) == "dissipated 0 J"
     trajectory.dissipated_energy = np.full(len(trajectory), -1e-3)
     assert dissipation_text(trajectory) == "energy supplied by contacts (impulses working with forces) 0.001 J"
+
+
+# -- 12. a single body on a wide floor: --fit bodies, and a caption on every frame ------------------
+def test_render_fit_bodies_frames_the_bodies_not_the_walls(here, capsys):
+    assert main(["render", "runs/tiny.h5", "scene.png", "--size", "160x128"]) == 0
+    assert main(["render", "runs/tiny.h5", "bodies.png", "--size", "160x128", "--fit", "bodies"]) == 0
+    import imageio.v3 as iio
+
+    def drawn(name):     # pixels that are not the white background
+        return int((iio.imread(here / name)[..., :3].min(axis=-1) < 235).sum())
+    assert drawn("bodies.png") > 1.3 * drawn("scene.png")        # the spheres fill more of the picture

@@ -356,6 +356,8 @@ class Renderer:
         elif 0 < scene.multipliers.size <= 4:
             values = ", ".join(f"{v:.3g}" for v in scene.multipliers)
             lines.append(f"impulse{'s' if scene.multipliers.size > 1 else ''} {values} N s")
+        elif scene.multipliers.size == 0:     # the first frame too: the caption keeps its lines
+            lines.append("no contact")
         text = "\n".join(lines)
         if self._caption is None:
             # A plain text actor at a pixel position: its size does not change with its length.
