@@ -14,9 +14,13 @@ RSA of equal spheres saturates at a packing fraction (solid volume over region
 volume) of 0.38 in an unbounded space; walls lower it. Measured with the default
 2000 attempts: 0.30 fits and 0.32 fails in a box of 10 diameters a side (the
 fill stops near 0.32); a box of 20 diameters takes 0.30 (4583 spheres, 1.5 s)
-and stops near 0.32. Denser packings need a dynamic method: pack loosely here,
-then grow the spheres in a simulation (the ``growing_spheres`` scene reaches
-about 0.5) or compress the box.
+and stops near 0.32. Denser: ``fill_box(..., grow=True)`` packs the spheres
+shrunk to a fraction of 0.2 and grows them back in steps of 5 % in radius, each
+followed by `granular.remove_overlaps` (a projection, no dynamics); it reaches
+0.45-0.50 but costs much more (206 spheres to 0.50 in 4 s, 859 to 0.45 in 38 s)
+and refuses more than 0.6 at once (random close packing is 0.64). A cylinder has
+no wall of granular to project on, so it is RSA only. Beyond, grow the spheres in
+a simulation (the ``growing_spheres`` scene reaches about 0.5).
 
 Every gap of a filled region is >= 0: the placement keeps a clearance of
 ``1e-9`` of the radii (relative) so that rounding cannot make a gap negative.
@@ -61,6 +65,14 @@ _CLEARANCE = 1e-9
 _BATCH = 256
 #: Most cells of the grid of uncovered space (`_Grid`), bounding its memory (bytes).
 _MAX_CELLS = 20_000_000
+#: ``grow=True``: RSA packs the spheres shrunk to this packing fraction, then they
+#: grow by factors of ``_GROWTH`` in radius, each followed by `remove_overlaps`.
+_GROW_START = 0.2
+_GROWTH = 1.05
+#: Largest packing fraction growth is asked for (random close packing: 0.64).
+_GROW_LIMIT = 0.6
+#: Relative excess radius of the growth, above the overlap tolerance of remove_overlaps.
+_GROW_CLEARANCE = 1e-8
 _CSV_COLUMNS = ("x", "y", "z", "r", "vx", "vy", "vz", "m")
 _RUN_SUFFIXES = (".h5", ".hdf5")
 
@@ -194,7 +206,8 @@ def _axis(axis) -> np.ndarray:
 
 
 # -- filling ---------------------------------------------------------------------------
-def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000,
+             grow: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """N non-overlapping spheres inside the box ``[lower, upper]`` (module docstring: RSA).
 
     Parameters
@@ -209,6 +222,12 @@ def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000) -
         Random seed: the same seed gives the same packing.
     max_attempts : int
         Candidate positions tried per sphere before giving up.
+    grow : bool
+        Denser than RSA (module docstring): pack the spheres shrunk to a packing
+        fraction of 0.2, then grow them back, removing the overlaps after each 5 %
+        of growth with `granular.remove_overlaps`. Reaches 0.45-0.5, but its cost
+        grows fast with n and the fraction (measured: 206 spheres to 0.50 in 4 s,
+        859 spheres to 0.45 in 38 s); jammed spheres raise `InvalidInputError`.
 
     Returns
     -------
@@ -225,7 +244,7 @@ def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000) -
     if not np.all(upper > lower):
         raise InvalidInputError(f"the box needs lower < upper componentwise, got {lower.tolist()} and "
                                 f"{upper.tolist()}")
-    return _fill(_BoxRegion(lower, upper), n, radii, seed, max_attempts)
+    return _fill(_BoxRegion(lower, upper), n, radii, seed, max_attempts, grow=bool(grow))
 
 
 def fill_cylinder(n: int, centre, axis, radius: float, height: float, radii, seed=None,
@@ -250,7 +269,7 @@ def fill_cylinder(n: int, centre, axis, radius: float, height: float, radii, see
     return _fill(region, n, radii, seed, max_attempts)
 
 
-def _fill(region, n, radii, seed, max_attempts) -> tuple[np.ndarray, np.ndarray]:
+def _fill(region, n, radii, seed, max_attempts, grow: bool = False) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     radii = sphere_radii(n, radii, rng)
     max_attempts = _count(max_attempts)
@@ -258,6 +277,23 @@ def _fill(region, n, radii, seed, max_attempts) -> tuple[np.ndarray, np.ndarray]
     if biggest >= region.largest_radius():
         raise InvalidInputError(f"a sphere of radius {biggest:.6g} m does not fit in the {region.name} "
                                 f"(at most {region.largest_radius():.6g} m)")
+    if grow:
+        if packing_fraction(radii, region.volume) > _GROW_LIMIT:
+            raise InvalidInputError(f"cannot fill the box by growth: packing fraction "
+                                    f"{packing_fraction(radii, region.volume):.3g} asked, more than "
+                                    f"{_GROW_LIMIT} (random close packing is 0.64)")
+        # RSA of shrunken spheres always succeeds at this fraction; growth does the rest
+        scale = min(1.0, (_GROW_START / packing_fraction(radii, region.volume)) ** (1.0 / 3.0))
+        positions = _grow(region, _rsa(region, radii * scale, rng, max_attempts), radii, scale)
+    else:
+        positions = _rsa(region, radii, rng, max_attempts)
+    _check_clear(region, positions, radii)
+    return positions, radii
+
+
+def _rsa(region, radii, rng, max_attempts) -> np.ndarray:
+    """Positions (n, 3) of the spheres ``radii`` (n,) placed by RSA, in the order given."""
+    n = len(radii)
     order = np.argsort(-radii, kind="stable")
     placed = _place_all(region, radii[order] * (1.0 + _CLEARANCE), rng, max_attempts)
     if placed.count < n:
@@ -266,10 +302,48 @@ def _fill(region, n, radii, seed, max_attempts) -> tuple[np.ndarray, np.ndarray]
         raise InvalidInputError(f"cannot fill the {region.name}: packing fraction {fraction:.3g} asked, "
                                 f"{placed.count} of {n} spheres placed (fraction {reached:.3g}) before one "
                                 f"found no room in {max_attempts} attempts; random sequential addition "
-                                f"reaches about 0.32 (less in a small region)")
+                                f"reaches about 0.32 (less in a small region; a box can use grow=True)")
     positions = np.empty((n, 3))
     positions[order] = placed.positions
-    return positions, radii
+    return positions
+
+
+def _grow(region, positions, radii, scale: float) -> np.ndarray:
+    """Grow the spheres from ``scale * radii`` to ``radii`` by factors of ``_GROWTH``,
+    removing the overlaps after each (`granular.remove_overlaps`, box walls)."""
+    from .errors import SolverError
+    from .overlaps import remove_overlaps
+    from .walls import Box
+
+    walls = [Box(region.lower, region.upper)]
+    asked = packing_fraction(radii, region.volume)
+    while scale < 1.0:
+        scale = min(1.0, scale * _GROWTH)
+        try:
+            # slightly bigger than asked: remove_overlaps leaves overlaps up to its tolerance
+            positions = remove_overlaps(positions, radii * scale * (1.0 + _GROW_CLEARANCE), walls=walls)
+        except SolverError as error:  # JammingError included
+            reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise InvalidInputError(f"cannot fill the box by growth: packing fraction {asked:.3g} asked, the "
+                                    f"spheres jammed at {asked * scale ** 3:.3g} ({reason})") from None
+    return positions
+
+
+def _check_clear(region, positions, radii) -> None:
+    """Raise if two spheres overlap or one crosses the region's boundary: a guard
+    against a wrong packing ever being returned (it would be a bug)."""
+    from .errors import SolverError
+
+    pairs = cKDTree(positions).query_pairs(2.0 * float(radii.max()), output_type="ndarray")
+    if len(pairs):
+        i, j = pairs.T
+        gaps = np.linalg.norm(positions[i] - positions[j], axis=1) - radii[i] - radii[j]
+        if gaps.min() < 0.0:
+            k = int(np.argmin(gaps))
+            raise SolverError(f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.3g} m in the packing (a bug)")
+    outside = np.flatnonzero(region.outside(positions, radii))
+    if outside.size:
+        raise SolverError(f"sphere {outside[0]} crosses the {region.name}'s boundary in the packing (a bug)")
 
 
 def _place_all(region, radii, rng, max_attempts) -> "_Placed":

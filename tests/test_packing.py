@@ -92,6 +92,21 @@ def test_random_sequential_addition_reaches_a_packing_fraction_of_030():
     assert smallest_box_gap(positions, radii, LOWER, UPPER) >= 0.0
 
 
+def test_growth_reaches_045_without_overlap():
+    """grow=True: 185 equal spheres (fraction 0.45, beyond RSA) in a box of 6 diameters."""
+    lower, upper = np.zeros(3), np.full(3, 0.12)
+    positions, radii = fill_box(185, lower, upper, 0.01, seed=0, grow=True)
+    assert np.all(radii == 0.01) and packing_fraction(radii, 0.12 ** 3) > 0.448
+    assert smallest_pair_gap(positions, radii) >= 0.0
+    assert smallest_box_gap(positions, radii, lower, upper) >= 0.0
+    with pytest.raises(gr.InvalidInputError) as error:
+        fill_box(185, lower, upper, 0.01, seed=0)          # the same request is beyond RSA
+    assert "asked" in one_line(error)
+    with pytest.raises(gr.InvalidInputError) as error:
+        fill_box(300, lower, upper, 0.01, grow=True)      # 0.73: refused at once
+    assert "packing fraction 0.727 asked, more than 0.6" in one_line(error)
+
+
 def test_a_too_full_region_is_refused_in_one_line():
     n = int(0.5 * 0.2 ** 3 / (4 / 3 * math.pi * 0.01 ** 3))   # packing fraction 0.5
     with pytest.raises(gr.InvalidInputError) as error:
@@ -232,6 +247,10 @@ def test_pack_command_writes_a_file_of_n_spheres(tmp_path, capsys):
     assert len(read) == 120 and read.radii.min() >= 0.01 and read.radii.max() <= 0.012
     assert smallest_pair_gap(read.positions, read.radii) >= 0.0
     assert smallest_box_gap(read.positions, read.radii, LOWER, UPPER) >= 0.0
+    out = tmp_path / "dense.csv"
+    assert main(["pack", "box", "--grow", "--n", "185", "--radius", "0.01", "--lower", "0,0,0",
+                 "--upper", "0.12,0.12,0.12", "--out", str(out)]) == 0
+    assert len(read_configuration(out)) == 185 and "packing fraction 0.448" in capsys.readouterr().out
     out = tmp_path / "tube.xyz"
     status = main(["pack", "cylinder", "--n", "50", "--radius", "0.01", "--centre", "0,0,0.1", "--axis", "z",
                    "--cylinder-radius", "0.05", "--height", "0.2", "--out", str(out)])
