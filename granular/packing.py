@@ -101,7 +101,10 @@ def sphere_radii(n: int, radii, rng: np.random.Generator) -> np.ndarray:
 
 
 def _from_callable(radii: Callable, n: int, rng) -> np.ndarray:
-    first = np.asarray(radii(rng), dtype=float)
+    try:
+        first = np.asarray(radii(rng), dtype=float)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"the radius callable must return numbers: {error}") from None
     if first.shape == (n,) and n != 1:
         return first
     if first.size != 1:
@@ -128,8 +131,13 @@ def _check_radii(values: np.ndarray) -> np.ndarray:
 
 
 def _count(n) -> int:
-    if isinstance(n, bool) or not float(n).is_integer() or n < 1:
-        raise InvalidInputError(f"the number of spheres must be a positive integer, got {n!r}")
+    """``n`` as an int >= 1 (a count of spheres or attempts)."""
+    try:
+        whole = not isinstance(n, bool) and float(n).is_integer() and n >= 1
+    except (TypeError, ValueError):
+        whole = False
+    if not whole:
+        raise InvalidInputError(f"expected a positive integer (a number of spheres or attempts), got {n!r}")
     return int(n)
 
 
@@ -270,7 +278,11 @@ def fill_cylinder(n: int, centre, axis, radius: float, height: float, radii, see
 
 
 def _fill(region, n, radii, seed, max_attempts, grow: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
+    try:
+        rng = np.random.default_rng(seed)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"seed must be a non-negative integer or a numpy Generator, got {seed!r} "
+                                f"({error})") from None
     radii = sphere_radii(n, radii, rng)
     max_attempts = _count(max_attempts)
     biggest = float(radii.max())
@@ -403,7 +415,11 @@ class _Grid:
         self.shape = np.maximum(np.ceil((high - self.low) / size), 1).astype(int)
         self.size = (high - self.low) / self.shape
         self.half_diagonal = 0.5 * float(np.linalg.norm(self.size))
-        self.covered = region.outside(self.centres(np.arange(np.prod(self.shape))), smallest, self.half_diagonal)
+        cells = int(np.prod(self.shape))
+        self.covered = np.zeros(cells, dtype=bool)
+        for start in range(0, cells, 1 << 20):  # in blocks: the centres of all cells at once are big
+            block = np.arange(start, min(start + (1 << 20), cells))
+            self.covered[block] = region.outside(self.centres(block), smallest, self.half_diagonal)
 
     def centres(self, cells: np.ndarray) -> np.ndarray:
         return self.low + (np.column_stack(np.unravel_index(cells, self.shape)) + 0.5) * self.size

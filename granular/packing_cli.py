@@ -51,6 +51,16 @@ def _positive(kind):
     return parse
 
 
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
+    return value
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``pack box`` and ``pack cylinder`` to the ``granular`` command's subparsers."""
     pack = subparsers.add_parser("pack", help="fill a box or a cylinder with non-overlapping spheres (CSV/XYZ)",
@@ -85,7 +95,8 @@ def _common_options(parser) -> None:
                         help="sphere radius (m); the smallest one with --radius-max")
     parser.add_argument("--radius-max", type=_positive(float), metavar="R2",
                         help="largest radius (m): radii uniform in [R, R2]")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (0): same seed, same packing")
+    parser.add_argument("--seed", type=_non_negative_int, default=0,
+                        help="random seed (0): same seed, same packing")
     parser.add_argument("--max-attempts", type=_positive(int), default=2000, metavar="K",
                         help="candidate positions per sphere before giving up (2000)")
     parser.add_argument("--out", required=True, metavar="PACKING.csv|PACKING.xyz", help="output file")

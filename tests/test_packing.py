@@ -122,6 +122,8 @@ def test_a_too_full_region_is_refused_in_one_line():
     (lambda: fill_box(3, LOWER, UPPER, (0.02, 0.01)), "low <= high"),
     (lambda: fill_box(0, LOWER, UPPER, 0.01), "positive integer"),
     (lambda: fill_cylinder(3, LOWER, "w", 0.1, 0.1, 0.01), "axis must be"),
+    (lambda: fill_box(3, LOWER, UPPER, 0.01, seed=-1), "seed must be"),
+    (lambda: fill_box(3, LOWER, UPPER, lambda rng: "big"), "radius callable must return numbers"),
 ])
 def test_bad_fill_arguments_are_refused_in_one_line(call, words):
     with pytest.raises(gr.InvalidInputError) as error:
