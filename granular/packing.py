@@ -23,7 +23,9 @@ no wall of granular to project on, so it is RSA only. Beyond, grow the spheres i
 a simulation (the ``growing_spheres`` scene reaches about 0.5).
 
 Every gap of a filled region is >= 0: the placement keeps a clearance of
-``1e-9`` of the radii (relative) so that rounding cannot make a gap negative.
+``1e-9`` of the radii (relative; ``1e-8`` for the growth, above the tolerance of
+`remove_overlaps`) so that rounding cannot make a gap negative, and every packing
+is checked (pairs through a KD tree, and the walls) before it is returned.
 
 Configuration files (`read_configuration`, `write_configuration`), SI units
 (positions and radii in m, velocities in m/s, masses in kg):
