@@ -256,20 +256,29 @@ def _upper_triangle(matrix: sp.csc_matrix) -> sp.csc_matrix:
     return sp.csc_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
 
 
-def _principal_block(W: sp.csc_matrix, rows: np.ndarray, shift: np.ndarray, upper: bool) -> sp.csc_matrix:
-    """``W[rows][:, rows] + diag(shift)`` (or its upper triangle) of a symmetric CSC
-    matrix with sorted indices, cut out in numpy; ``rows`` sorted."""
+def _column_entries(W: sp.csc_matrix, columns: np.ndarray, rows: np.ndarray):
+    """The entries of the columns ``columns`` of a CSC matrix whose row is in ``rows``:
+    ``(row position in rows, column position in columns, value)``, gathered in numpy."""
     position = np.full(W.shape[0], -1, dtype=np.int64)
     position[rows] = np.arange(rows.size)
-    starts = W.indptr[rows]
-    lengths = W.indptr[rows + 1] - starts
-    offsets = np.zeros(rows.size + 1, dtype=np.int64)
+    starts = W.indptr[columns]
+    lengths = W.indptr[columns + 1] - starts
+    offsets = np.zeros(columns.size + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
     row = position[W.indices[gather]]
-    column = np.repeat(np.arange(rows.size), lengths)
-    keep = (row >= 0) & (row <= column) if upper else row >= 0
-    row, column, data = row[keep], column[keep], W.data[gather][keep]
+    column = np.repeat(np.arange(columns.size), lengths)
+    keep = row >= 0
+    return row[keep], column[keep], W.data[gather][keep]
+
+
+def _principal_block(W: sp.csc_matrix, rows: np.ndarray, shift: np.ndarray, upper: bool) -> sp.csc_matrix:
+    """``W[rows][:, rows] + diag(shift)`` (or its upper triangle) of a symmetric CSC
+    matrix with sorted indices, cut out in numpy; ``rows`` sorted."""
+    row, column, data = _column_entries(W, rows, rows)
+    if upper:
+        keep = row <= column
+        row, column, data = row[keep], column[keep], data[keep]
     indptr = np.zeros(rows.size + 1, dtype=np.int64)
     np.cumsum(np.bincount(column, minlength=rows.size), out=indptr[1:])
     on_diagonal = row == column
@@ -283,18 +292,9 @@ def _principal_block(W: sp.csc_matrix, rows: np.ndarray, shift: np.ndarray, uppe
 
 def _cross_block(W: sp.csc_matrix, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
     """``W[rows][:, columns]`` of a CSC matrix, dense, gathered in numpy."""
-    position = np.full(W.shape[0], -1, dtype=np.int64)
-    position[rows] = np.arange(rows.size)
-    starts = W.indptr[columns]
-    lengths = W.indptr[columns + 1] - starts
-    offsets = np.zeros(columns.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    row = position[W.indices[gather]]
-    column = np.repeat(np.arange(columns.size), lengths)
-    keep = row >= 0
+    row, column, data = _column_entries(W, columns, rows)
     out = np.zeros((rows.size, columns.size))
-    out[row[keep], column[keep]] = W.data[gather][keep]
+    out[row, column] = data
     return out
 
 

@@ -130,6 +130,8 @@ class _Frame:
     potential_energy: float
     cumulative_dissipation: float
     contacts: Contacts
+    angular_velocities: np.ndarray | None = None
+    orientations: np.ndarray | None = None
 
 
 class Simulation:
@@ -296,6 +298,7 @@ class Simulation:
         n_steps = self._count_steps(duration, steps)
         if int(record_every) != record_every or record_every < 1:
             raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
+        self._record_rotation = self._turns()
         frames = [self._current_frame()]
         last = None
         for k in range(1, n_steps + 1):
@@ -325,17 +328,29 @@ class Simulation:
             raise InvalidInputError(f"duration must be a non-negative number of seconds, got {duration}")
         return int(round(duration / self.dt))
 
+    def _turns(self) -> bool:
+        """Whether a run records angular velocities and orientations: spheres that
+        turn (friction couples their spin) or that were given a spin. Spheres that
+        never turn would store identity orientations in every frame."""
+        omega = getattr(self.scheme, "angular_velocities", None)
+        return omega is not None and (bool(getattr(self.system, "rotates", False)) or bool(np.any(omega != 0.0)))
+
     def _current_frame(self) -> _Frame:
         system, t = self.system, self.t
         radii = system.radii_at(t) if hasattr(system, "radii_at") else None
+        turning = getattr(self, "_record_rotation", False)
         return _Frame(t, self.positions, self.velocities, radii,
                       system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
-                      self.dissipated_energy, Contacts.empty(getattr(system, "normal_dimension", 3)))
+                      self.dissipated_energy, Contacts.empty(getattr(system, "normal_dimension", 3)),
+                      self.scheme.angular_velocities if turning else None,
+                      self.scheme.orientations if turning else None)
 
     def _frame(self, result: StepResult) -> _Frame:
+        turning = getattr(self, "_record_rotation", False)
         return _Frame(result.t, result.positions, result.velocities, result.radii,
                       result.kinetic_energy, result.potential_energy, self.dissipated_energy,
-                      result.contacts)
+                      result.contacts, result.angular_velocities if turning else None,
+                      result.orientations if turning else None)
 
     def _meta(self, record_every: int) -> dict:
         meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver,

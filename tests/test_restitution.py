@@ -209,15 +209,17 @@ def test_ball_stays_at_rest_for_ten_thousand_steps():
 
 
 def test_third_impact_time_converges_at_first_order():
-    """Slope of the third impact time's error over dt, dt/2, dt/4, dt/8.
+    """Slope of the third impact time's error over 2 dt, dt, dt/2, dt/4.
 
     Each impact is applied at the start of the step in which the contact closes, up
     to one step early, and the rebound starts from up to one step's travel above the
     floor: an O(h) error whose constant depends on where inside its step each
     contact closes, so the error of one drop height is not a smooth C h. Averaging
     over six drop heights spread over one step's travel at dt averages that phase
-    out (test_single_body does the same for the three schemes)."""
-    dts = DT * 2.0 ** -np.arange(4)
+    out (test_single_body does the same for the three schemes). Measured: errors
+    4.2, 2.1, 1.1 and 0.53 ms, slope 0.99 (dt/8 would add 0.28 ms and 46 s of the
+    suite's time for the same slope, 0.96 over dt..dt/8)."""
+    dts = DT * 2.0 ** -np.arange(-1, 3)
     heights = HEIGHT + V1 * DT * np.arange(6) / 6.0
     errors = np.array([np.mean([abs(impact_times(dt, 3, height)[2] - exact_impact_times(3, height=height)[2])
                                 for height in heights]) for dt in dts])

@@ -509,3 +509,28 @@ def test_a_restarted_rotational_state_is_used_and_reported():
     assert np.array_equal(simulation.scheme.angular_velocities, [[0.0, 5.0, 0.0]])
     with pytest.raises(gr.InvalidInputError, match=r"angular_velocities must have shape \(1, 3\)"):
         simulation.scheme.set_rotation([0.0, 5.0, 0.0])
+
+
+def test_simulation_run_records_spin_of_turning_spheres_and_not_of_still_ones(tmp_path):
+    """`Simulation.run` keeps the angular velocities and orientations of spheres that
+    turn: the ball launched sliding (above) is recorded rolling at the end, v = r omega
+    to round-off, its last frame is the scheme's state, and a file keeps both. Spheres
+    that never turn (frictionless, no spin) record none rather than identity
+    orientations in every frame."""
+    v0, mu, radius, h = 3.0, 0.2, 0.04, 1e-3
+    world = gr.SphereWorld([[0, 0, radius]], radius, masses=0.17, velocities=[[v0, 0, 0]],
+                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)])
+    simulation = gr.Simulation(world, h)
+    trajectory = simulation.run(steps=600, record_every=50)
+    assert trajectory.angular_velocities.shape == (len(trajectory), 1, 3)
+    assert trajectory.orientations.shape == (len(trajectory), 1, 4)
+    assert np.array_equal(trajectory.angular_velocities[0], [[0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(trajectory.angular_velocities[-1], simulation.scheme.angular_velocities)
+    np.testing.assert_array_equal(trajectory.orientations[-1], simulation.scheme.orientations)
+    assert trajectory.velocities[-1, 0, 0] == pytest.approx(radius * trajectory.angular_velocities[-1, 0, 1],
+                                                            abs=ROUNDOFF)
+    assert np.allclose(np.linalg.norm(trajectory.orientations, axis=2), 1.0, atol=1e-12)
+    loaded = gr.Trajectory.load(trajectory.save(tmp_path / "rolling.h5"))
+    np.testing.assert_array_equal(loaded.angular_velocities, trajectory.angular_velocities)
+    still = gr.SphereWorld([[0, 0, 0.2]], 0.1, masses=2.0, walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
+    assert gr.Simulation(still, 1e-3).run(steps=20).angular_velocities is None
