@@ -516,8 +516,6 @@ def plot_summary(directory, x: str, ys: list, out, dpi: int = 120) -> Path:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    from .files import atomic_path
-
     description, rows = read_summary(directory)
     curves = [(y, s) for y in ys for s in aggregate(description, rows, x, y)]
     if not curves:
@@ -536,10 +534,6 @@ def plot_summary(directory, x: str, ys: list, out, dpi: int = 120) -> Path:
     if any(label for label in axes.get_legend_handles_labels()[1]):
         axes.legend(fontsize=8)
     figure.tight_layout()
-    out = Path(out)
-    try:
-        with atomic_path(out) as temporary:
-            figure.savefig(temporary, dpi=dpi, format=out.suffix.lower().lstrip("."))
-    finally:
-        plt.close(figure)
-    return out
+    from .render.plots import save_figure
+
+    return save_figure(plt, figure, out, dpi)

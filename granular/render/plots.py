@@ -46,6 +46,13 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
     if title:
         figure.suptitle(title)
     figure.tight_layout()
+    return save_figure(plt, figure, path, dpi)
+
+
+def save_figure(plt, figure, path, dpi: int) -> Path:
+    """Write a matplotlib ``figure`` to ``path`` (format from its suffix) under a
+    temporary name, then close it. Returns the path."""
+    path = Path(path)
     try:
         with atomic_path(path) as temporary:
             figure.savefig(temporary, dpi=dpi, format=path.suffix.lower().lstrip("."))
