@@ -339,14 +339,22 @@ def command_inspect(args) -> int:
     walls = wall_names(system)
     width = max([16] + [len(_contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]),
                                            walls)) for r in range(top)])
+    # friction and rolling-resistance columns (norms of the impulses along the
+    # tangent basis) only when the frame's active contacts carry some
+    friction = np.linalg.norm(np.asarray(ordered.tangential_impulse, float).reshape(len(ordered), -1), axis=1)
+    rolling = np.linalg.norm(np.asarray(ordered.rolling_impulse, float).reshape(len(ordered), -1), axis=1)
+    extra = [(title, values) for title, values in
+             ((f"{'friction (N s)':>14}", friction), (f"{'rolling (N m s)':>15}", rolling)) if np.any(values > 0.0)]
     print()
-    print(f"{'rank':>4}  {'active contact':<{width}} {'impulse (N s)':>14} {'force (N)':>12} {'gap (m)':>12}  normal")
+    print(f"{'rank':>4}  {'active contact':<{width}} {'impulse (N s)':>14} {'force (N)':>12} "
+          + "".join(f"{title} " for title, _ in extra) + f"{'gap (m)':>12}  normal")
     for r in range(top):
         normal = np.asarray(ordered.normal[r], float).reshape(-1)
         shown = "(" + ", ".join(f"{v:.3g}" for v in normal[:6]) + (", ...)" if normal.size > 6 else ")")
         label = _contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]), walls)
+        columns = "".join(f"{values[r]:>{len(title)}.6g} " for title, values in extra)
         print(f"{r + 1:>4}  {label:<{width}} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
-              f"{ordered.gap[r]:>12.4g}  {shown}")
+              f"{columns}{ordered.gap[r]:>12.4g}  {shown}")
     if top < len(ordered):
         print(f"  ... {len(ordered) - top} more active contacts (--top N shows more)")
     return 0
