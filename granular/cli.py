@@ -38,7 +38,6 @@ as it was. Files get the usual permissions (``0666 & ~umask``).
 from __future__ import annotations
 
 import argparse
-import ast
 import math
 import os
 import re

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from .cli import _positive_float, _positive_int   # the command's own number parsers
+
 #: Output formats `write_configuration` knows.
 _SUFFIXES = (".csv", ".xyz")
 
@@ -37,18 +39,6 @@ def _axis(text: str):
     if text.lower() in ("x", "y", "z"):
         return text.lower()
     return _vector(text)
-
-
-def _positive(kind):
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-        return value
-    return parse
 
 
 def _non_negative_int(text: str) -> int:
@@ -79,9 +69,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     cylinder.add_argument("--centre", type=_vector, required=True, metavar="X,Y,Z",
                           help="midpoint of the axis (m): the cylinder spans height/2 on each side")
     cylinder.add_argument("--axis", type=_axis, default="z", metavar="x|y|z|X,Y,Z", help="axis direction (z)")
-    cylinder.add_argument("--cylinder-radius", type=_positive(float), required=True, metavar="RC",
+    cylinder.add_argument("--cylinder-radius", type=_positive_float, required=True, metavar="RC",
                           help="radius of the cylinder (m)")
-    cylinder.add_argument("--height", type=_positive(float), required=True, metavar="H",
+    cylinder.add_argument("--height", type=_positive_float, required=True, metavar="H",
                           help="full height of the cylinder (m)")
     for region in (box, cylinder):
         _common_options(region)
@@ -90,14 +80,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _common_options(parser) -> None:
-    parser.add_argument("--n", type=_positive(int), required=True, metavar="N", help="number of spheres")
-    parser.add_argument("--radius", type=_positive(float), required=True, metavar="R",
+    parser.add_argument("--n", type=_positive_int, required=True, metavar="N", help="number of spheres")
+    parser.add_argument("--radius", type=_positive_float, required=True, metavar="R",
                         help="sphere radius (m); the smallest one with --radius-max")
-    parser.add_argument("--radius-max", type=_positive(float), metavar="R2",
+    parser.add_argument("--radius-max", type=_positive_float, metavar="R2",
                         help="largest radius (m): radii uniform in [R, R2]")
     parser.add_argument("--seed", type=_non_negative_int, default=0,
                         help="random seed (0): same seed, same packing")
-    parser.add_argument("--max-attempts", type=_positive(int), default=2000, metavar="K",
+    parser.add_argument("--max-attempts", type=_positive_int, default=2000, metavar="K",
                         help="candidate positions per sphere before giving up (2000)")
     parser.add_argument("--out", required=True, metavar="PACKING.csv|PACKING.xyz", help="output file")
 

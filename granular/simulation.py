@@ -160,6 +160,7 @@ class Simulation:
         self.scheme = make_scheme(scheme, system, self.dt, solver, **options)
         self.t0, self._q, self._u = system.initial_state()
         self.steps_taken = 0
+        self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
 
     @classmethod
@@ -338,7 +339,7 @@ class Simulation:
     def _current_frame(self) -> _Frame:
         system, t = self.system, self.t
         radii = system.radii_at(t) if hasattr(system, "radii_at") else None
-        turning = getattr(self, "_record_rotation", False)
+        turning = self._record_rotation
         return _Frame(t, self.positions, self.velocities, radii,
                       system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
                       self.dissipated_energy, Contacts.empty(getattr(system, "normal_dimension", 3)),
@@ -346,7 +347,7 @@ class Simulation:
                       self.scheme.orientations if turning else None)
 
     def _frame(self, result: StepResult) -> _Frame:
-        turning = getattr(self, "_record_rotation", False)
+        turning = self._record_rotation
         return _Frame(result.t, result.positions, result.velocities, result.radii,
                       result.kinetic_energy, result.potential_energy, self.dissipated_energy,
                       result.contacts, result.angular_velocities if turning else None,

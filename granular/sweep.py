@@ -49,7 +49,6 @@ import itertools
 import json
 import math
 import os
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import granular as gr
+from _systems import exploding_spring
 
 ROW = [[0.0, 0.0, 0.5], [0.1, 0.0, 0.5], [0.2, 0.0, 0.5]]  # three spheres 0.1 m apart
 
@@ -198,11 +199,7 @@ def test_a_blow_up_raises_non_finite_error_with_the_time_and_keeps_the_last_fini
     a step until it overflows. The step where the prediction stops being finite
     raises NonFiniteError (a SolverError, so a GranularError) naming its time; the
     simulation keeps the last finite state. It used to die with a numpy ValueError."""
-    k = 1e8
-    system = gr.ConstrainedSystem([0.5], [0.0], mass=[[1.0]], force=lambda t, q, u: -k * q,
-                                  constraints=[gr.Constraint(gap=lambda t, q: 1e300 - q[0],
-                                                             gradient=lambda t, q: np.array([-1.0]))])
-    sim = gr.Simulation(system, 1e-3)
+    sim = gr.Simulation(exploding_spring(1e8), 1e-3)
     with pytest.raises(gr.NonFiniteError) as caught:
         for _ in range(1000):
             sim.step()

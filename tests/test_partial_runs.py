@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import granular as gr
+from _systems import exploding_spring
 
 
 def _row_that_jams():
@@ -37,11 +38,7 @@ def test_a_run_that_blows_up_keeps_only_finite_frames():
     """A spring of 1e8 N/m on 1 kg stepped with dt = 1e-3 s (omega dt = 10) grows about
     100-fold a step until it overflows (see test_bad_input): the NonFiniteError carries
     the finite frames before it."""
-    k = 1e8
-    system = gr.ConstrainedSystem([0.5], [0.0], mass=[[1.0]], force=lambda t, q, u: -k * q,
-                                  constraints=[gr.Constraint(gap=lambda t, q: 1e300 - q[0],
-                                                             gradient=lambda t, q: np.array([-1.0]))])
-    sim = gr.Simulation(system, 1e-3)
+    sim = gr.Simulation(exploding_spring(1e8), 1e-3)
     with pytest.raises(gr.NonFiniteError) as caught:
         sim.run(steps=1000, record_every=10)
     partial = caught.value.trajectory

@@ -8,7 +8,7 @@
 - ``dzonou-monteiro-marques`` (`dzonou_monteiro_marques.DzonouMonteiroMarquesScheme`):
   the velocity scheme (9) of Dzonou, Monteiro Marques and Paoli (*A convergence
   result for a vibro-impact problem with a general inertia operator*, 2009),
-  positions first, for `ConstrainedSystem`. Its former name ``seed000`` is a
+  positions first, for `ConstrainedSystem`. Its former scheme string is kept as a
   deprecated alias (`granular.simulation.DEPRECATED_SCHEMES`).
 - ``paoli-schatzman`` (`paoli_schatzman.PaoliSchatzmanScheme`): position-based
   scheme (1.13)-(1.17) of Paoli and Schatzman (*A numerical scheme for impact

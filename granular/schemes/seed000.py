@@ -2,8 +2,8 @@
 scheme (9) of Dzonou, Monteiro Marques and Paoli, *A convergence result for a
 vibro-impact problem with a general inertia operator*, 2009).
 
-Kept so that ``from granular.schemes.seed000 import Seed000Scheme`` still works; it
-warns once, on import. Import `DzonouMonteiroMarquesScheme` from
+Kept so that code importing this module and its former class name still works;
+it warns once, on import. Import `DzonouMonteiroMarquesScheme` from
 `granular.schemes.dzonou_monteiro_marques` instead.
 """
 import warnings
