@@ -2,7 +2,8 @@
 Monteiro Marques and Paoli (*A convergence result for a vibro-impact problem with a
 general inertia operator*, 2009) for a `ConstrainedSystem`, positions first. Named
 after the paper's first two authors, which keeps it apart from the Paoli-Schatzman
-scheme; it was called ``"seed000"`` before (still accepted, deprecated).
+scheme; its former scheme string is still accepted, with a deprecation warning
+(`granular.simulation.DEPRECATED_SCHEMES`).
 
 One step from ``(t_i, q_i, u_i)`` with step ``h`` (ibid., section 2):
 
