@@ -234,15 +234,19 @@ def test_inconsistent_arrays_are_a_file_error(tmp_path):
         gr.Trajectory.load(path)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "libhdf5 (2.0.0, h5py 3.16) spins for minutes reading a variable-length string attribute "
-    "(the JSON 'system' and 'meta') whose stored length is damaged: a hang inside the C library "
-    "that no Python signal interrupts; Trajectory.load cannot guard it without reading in a "
-    "separate process, and files could avoid it by storing fixed-length strings"))
 @pytest.mark.parametrize("flips", [
     [(2312, 0xF9)],   # the size of the 'meta' string's object in the global heap (99 -> 154)
     [(1083, 0x73)],   # the high byte of the 'meta' attribute's vlen length (99 -> 0x73000063)
 ])
-def test_a_damaged_string_length_does_not_hang_the_reader(bouncing, tmp_path, flips):
+def test_a_damaged_string_length_gives_a_file_error_or_the_known_libhdf5_hang(bouncing, tmp_path, flips):
+    """libhdf5 (2.0.0, h5py 3.16) may spin for minutes reading a variable-length string
+    attribute (the JSON 'system' and 'meta') whose stored length is damaged: a hang
+    inside the C library that no Python signal interrupts, which Trajectory.load could
+    only guard by reading in a separate process (or files by storing fixed-length
+    strings). Whether it hangs varies from run to run (it reads what lies beyond the
+    damaged length; seen both ways on the same file), so a strict xfail was flaky.
+    What must hold every time: a one-line file error, or that hang, never a crash, a
+    raw exception or a trajectory read from the damaged bytes."""
     path = write(tmp_path, _flip(bouncing, flips))
-    assert load_guarded(path, timeout=3.0)[0] == "file error"
+    outcome, detail = load_guarded(path, timeout=3.0)
+    assert outcome in ("file error", "hang"), (outcome, detail)
