@@ -119,12 +119,15 @@ def load_guarded(path: str, timeout: float = LOAD_TIMEOUT) -> tuple[str, str]:
     child.start()
     sender.close()
     try:
-        if receiver.poll(timeout):
+        answered = receiver.poll(timeout)
+        child.join(0.5)
+        # A child that answers just after the timeout has still answered: read the pipe
+        # again once it has exited, so a slow load is never mistaken for a crash.
+        if answered or not child.is_alive() and receiver.poll(0):
             try:
                 return receiver.recv()
             except EOFError:
                 pass
-        child.join(0.5)
         if child.is_alive():
             return "hang", f"Trajectory.load still running after {timeout} s"
         return "crash", f"the loading process died with exit code {child.exitcode}"
