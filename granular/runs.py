@@ -89,25 +89,10 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
 
 
 def concatenate(parts: list):
-    """Join consecutive trajectories of one simulation (each part starts where the last ended)."""
+    """Join consecutive trajectories of one simulation: `Trajectory.concatenate`."""
     from .trajectory import Trajectory
 
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    rest = [(p, slice(1, None)) for p in parts[1:]]
-
-    def join(name):
-        return np.concatenate([getattr(first, name)] + [getattr(p, name)[s] for p, s in rest])
-
-    contacts = list(first.contacts)
-    for p, s in rest:
-        contacts += list(p.contacts[s])
-    return Trajectory(t=join("t"), positions=join("positions"), velocities=join("velocities"),
-                      radii=None if first.radii is None else join("radii"),
-                      kinetic_energy=join("kinetic_energy"), potential_energy=join("potential_energy"),
-                      dissipated_energy=join("dissipated_energy"), contacts=contacts,
-                      system=parts[-1].system, meta=parts[-1].meta)
+    return Trajectory.concatenate(parts)
 
 
 def failure_reason(error: BaseException) -> str:

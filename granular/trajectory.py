@@ -119,6 +119,42 @@ class Trajectory:
             system=system, meta=meta,
             angular_velocities=optional("angular_velocities"), orientations=optional("orientations"))
 
+    @classmethod
+    def concatenate(cls, parts: list) -> "Trajectory":
+        """Join consecutive trajectories of one simulation into one.
+
+        Each part after the first must start where the previous one ended (a restart
+        from its last frame, or the next chunk of a run): its first frame repeats that
+        state and is dropped. The last part's ``system`` and ``meta`` are kept. A field
+        that some part did not record (``angular_velocities``, ``orientations``,
+        ``radii``) is None in the result, never filled in.
+        """
+        parts = list(parts)
+        if not parts:
+            raise ValueError("Trajectory.concatenate needs at least one trajectory")
+        for previous, part in zip(parts, parts[1:]):
+            if len(previous) == 0 or len(part) == 0 or part.t[0] != previous.t[-1]:
+                raise ValueError("Trajectory.concatenate: each part must start at the time the "
+                                 f"previous one ends (t = {previous.t[-1:]} then {part.t[:1]})")
+        if len(parts) == 1:
+            return parts[0]
+
+        def join(name):
+            values = [getattr(p, name) for p in parts]
+            if any(v is None for v in values):
+                return None
+            return np.concatenate([values[0]] + [v[1:] for v in values[1:]])
+
+        contacts = list(parts[0].contacts)
+        for part in parts[1:]:
+            contacts += list(part.contacts[1:])
+        return cls(t=join("t"), positions=join("positions"), velocities=join("velocities"),
+                   radii=join("radii"), kinetic_energy=join("kinetic_energy"),
+                   potential_energy=join("potential_energy"),
+                   dissipated_energy=join("dissipated_energy"), contacts=contacts,
+                   system=parts[-1].system, meta=parts[-1].meta,
+                   angular_velocities=join("angular_velocities"), orientations=join("orientations"))
+
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
         """Write the trajectory to ``path`` (HDF5). The file is written under a

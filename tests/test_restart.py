@@ -133,4 +133,15 @@ def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch):
     assert main(["run", "turning", "--quiet", "--duration", "0.024", "--out", "half.h5"]) == 0
     assert np.any(load_run("half.h5").warm_state["values"]["_omega"] != 0)     # the spheres turn
     assert main(["run", "--from", "half.h5", "--duration", "0.008", "--quiet"]) == 0
-    assert_identical(load_run("full.h5"), load_run("half.h5"))
+    full, continued = load_run("full.h5"), load_run("half.h5")
+    assert_identical(full, continued)
+    # the recorded spin survives the join (Trajectory.concatenate once dropped it)
+    assert full.angular_velocities is not None and np.any(full.angular_velocities != 0)
+    for name in ("angular_velocities", "orientations"):
+        assert np.array_equal(getattr(full, name), getattr(continued, name)), name
+
+
+def test_concatenate_refuses_parts_that_do_not_meet(here):
+    half, full = load_run("half.h5"), load_run("full.h5")
+    with pytest.raises(ValueError, match="must start at the time the previous one ends"):
+        gr.Trajectory.concatenate([full, half])
