@@ -4,7 +4,7 @@
 step for a non-finite state or energy (`NonFiniteStateError`, a blow-up) and, when a
 step raises, returns the frames computed before it with the error, so that
 ``granular run`` can save them to ``RUN.partial.h5`` and a sweep can record the
-failure and go on. `concatenate` joins the chunks into one `Trajectory`.
+failure and go on. `Trajectory.concatenate` joins the chunks into one trajectory.
 """
 from __future__ import annotations
 
@@ -51,6 +51,7 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
     same way.
     """
     from .errors import GranularError
+    from .trajectory import Trajectory
 
     chunk = max(1, chunk_steps // record_every) * record_every
     parts, done, error = [], 0, None
@@ -82,14 +83,14 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
             break
     if not parts:
         return None, error
-    trajectory = concatenate(parts)
+    trajectory = Trajectory.concatenate(parts)
     if error is None:      # its last frame is the simulation's state: what a restart continues
         trajectory.warm_state = simulation.warm_state()
     return trajectory, error
 
 
 def concatenate(parts: list):
-    """Join consecutive trajectories of one simulation: `Trajectory.concatenate`."""
+    """Former name of `Trajectory.concatenate` (tests/test_restart.py still calls it)."""
     from .trajectory import Trajectory
 
     return Trajectory.concatenate(parts)
@@ -109,7 +110,7 @@ def failure_reason(error: BaseException) -> str:
 def check_run_file(trajectory, path) -> None:
     """Refuse a loaded run file that cannot be drawn or read honestly.
 
-    Every command that reads a run file calls this (`granular.cli._load`), so a
+    Every command that reads a run file calls this (`granular.cli.common.load_run_file`), so a
     damaged file is refused the same way everywhere (`TrajectoryFileError`, exit
     status 3) instead of giving a blank picture or a table of NaN: a sphere run
     must have its radii, one row per frame and sphere, and every position,

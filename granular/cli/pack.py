@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .cli import _positive_float, _positive_int   # the command's own number parsers
+from .arguments import add_command, positive_float, positive_int
 
 #: Output formats `write_configuration` knows.
 _SUFFIXES = (".csv", ".xyz")
@@ -53,10 +53,11 @@ def _non_negative_int(text: str) -> int:
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``pack box`` and ``pack cylinder`` to the ``granular`` command's subparsers."""
-    pack = subparsers.add_parser("pack", help="fill a box or a cylinder with non-overlapping spheres (CSV/XYZ)",
-                                 description="Random sequential addition of N spheres, biggest first; writes "
-                                             "x,y,z,r (m) to a .csv or .xyz file. It reaches a packing "
-                                             "fraction of about 0.3 (box --grow: 0.45-0.5).")
+    pack = add_command(subparsers, "pack", command_pack,
+                       help="fill a box or a cylinder with non-overlapping spheres (CSV/XYZ)",
+                       description="Random sequential addition of N spheres, biggest first; writes x,y,z,r (m) "
+                                   "to a .csv or .xyz file. It reaches a packing fraction of about 0.3 (box "
+                                   "--grow: 0.45-0.5).")
     regions = pack.add_subparsers(dest="region", metavar="REGION", parser_class=type(pack))
     regions.required = True
     box = regions.add_parser("box", help="an axis-aligned box [lower, upper]")
@@ -69,25 +70,24 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     cylinder.add_argument("--centre", type=_vector, required=True, metavar="X,Y,Z",
                           help="midpoint of the axis (m): the cylinder spans height/2 on each side")
     cylinder.add_argument("--axis", type=_axis, default="z", metavar="x|y|z|X,Y,Z", help="axis direction (z)")
-    cylinder.add_argument("--cylinder-radius", type=_positive_float, required=True, metavar="RC",
+    cylinder.add_argument("--cylinder-radius", type=positive_float, required=True, metavar="RC",
                           help="radius of the cylinder (m)")
-    cylinder.add_argument("--height", type=_positive_float, required=True, metavar="H",
+    cylinder.add_argument("--height", type=positive_float, required=True, metavar="H",
                           help="full height of the cylinder (m)")
     for region in (box, cylinder):
         _common_options(region)
-    pack.set_defaults(handler=command_pack)
     return pack
 
 
 def _common_options(parser) -> None:
-    parser.add_argument("--n", type=_positive_int, required=True, metavar="N", help="number of spheres")
-    parser.add_argument("--radius", type=_positive_float, required=True, metavar="R",
+    parser.add_argument("--n", type=positive_int, required=True, metavar="N", help="number of spheres")
+    parser.add_argument("--radius", type=positive_float, required=True, metavar="R",
                         help="sphere radius (m); the smallest one with --radius-max")
-    parser.add_argument("--radius-max", type=_positive_float, metavar="R2",
+    parser.add_argument("--radius-max", type=positive_float, metavar="R2",
                         help="largest radius (m): radii uniform in [R, R2]")
     parser.add_argument("--seed", type=_non_negative_int, default=0,
                         help="random seed (0): same seed, same packing")
-    parser.add_argument("--max-attempts", type=_positive_int, default=2000, metavar="K",
+    parser.add_argument("--max-attempts", type=positive_int, default=2000, metavar="K",
                         help="candidate positions per sphere before giving up (2000)")
     parser.add_argument("--out", required=True, metavar="PACKING.csv|PACKING.xyz", help="output file")
 
@@ -96,10 +96,8 @@ def command_pack(args) -> int:
     """Fill the region, write the file, print one line; returns the exit status (0)."""
     from pathlib import Path
 
-    # InvalidInputError, not cli.CommandError: under 'python -m granular.cli' the
-    # module running is __main__, whose CommandError is another class
-    from .errors import InvalidInputError
-    from .packing import fill_box, fill_cylinder, packing_fraction, write_configuration
+    from ..errors import InvalidInputError
+    from ..packing import fill_box, fill_cylinder, packing_fraction, write_configuration
 
     out = Path(args.out)
     if out.suffix.lower() not in _SUFFIXES:

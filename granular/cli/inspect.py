@@ -1,0 +1,104 @@
+"""``granular inspect RUN.h5``: a run's summary, one frame's totals and energies, and
+its active contacts sorted by impulse, largest first."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..runs import active, dissipation_text
+from .arguments import add_command, positive_int
+from .common import frame_index, load_run_file
+
+
+def add_parser(commands) -> None:
+    parser = add_command(commands, "inspect", command_inspect,
+                         help="table of the contacts of a frame, largest multiplier first",
+                         description="Print a run's summary, one frame's totals and energies, and its "
+                                     "contacts sorted by impulse (N s), largest first.")
+    parser.add_argument("run", metavar="RUN.h5")
+    parser.add_argument("--frame", type=int, metavar="K", help="frame (default the last; negative from the end)")
+    parser.add_argument("--top", type=positive_int, default=10, metavar="N", help="contacts shown (10)")
+
+
+def command_inspect(args) -> int:
+    trajectory = load_run_file(args.run)
+    k = frame_index(trajectory, args.frame)
+    system, meta = trajectory.system, trajectory.meta
+    dt = float(meta.get("dt", float("nan")))
+    n = trajectory.positions.shape[1] if trajectory.positions.ndim == 3 else trajectory.positions.shape[-1]
+    bodies = f"{n} spheres" if system.get("kind") == "spheres" else f"{system.get('kind', 'system')}, {n} coordinates"
+    print(f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "
+          f"to {trajectory.t[-1]:.6g} s (dt = {dt:g} s, recorded every {meta.get('record_every', '?')} steps, "
+          f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})")
+    contacts = trajectory.contacts[k]
+    impulse = np.asarray(contacts.impulse, float)
+    mask = active(trajectory, k)          # solver noise (below the tolerance) is no contact
+    print(f"frame {k} at t = {trajectory.t[k]:.6g} s: {len(contacts)} constraints considered, "
+          f"{int(mask.sum())} active")
+    print(f"  impulses: total {impulse.sum():.6g} N s, largest {impulse.max(initial=0.0):.6g} N s "
+          f"(mean forces over the step: total {impulse.sum() / dt:.6g} N)")
+    kinetic, potential = _plain(trajectory.kinetic_energy[k]), _plain(trajectory.potential_energy[k])
+    print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
+          f"{dissipation_text(trajectory, k, digits=6, since=' since the start')}")
+    if not mask.any():
+        print("  no active contacts in this frame")
+        return 0
+    # the table lists the active contacts (positive impulse), not every constraint
+    # row the step considered: "... 1052 more" counted rows that carry nothing
+    ordered = contacts.take(np.flatnonzero(mask)).sorted_by_impulse()
+    top = min(args.top, len(ordered))
+    walls = wall_names(system)
+    labels = [_contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]), walls)
+              for r in range(top)]
+    width = max([16] + [len(label) for label in labels])
+    # friction and rolling-resistance columns (norms of the impulses along the
+    # tangent basis) only when the frame's active contacts carry some
+    friction = np.linalg.norm(np.asarray(ordered.tangential_impulse, float).reshape(len(ordered), -1), axis=1)
+    rolling = np.linalg.norm(np.asarray(ordered.rolling_impulse, float).reshape(len(ordered), -1), axis=1)
+    extra = [(title, values) for title, values in
+             ((f"{'friction (N s)':>14}", friction), (f"{'rolling (N m s)':>15}", rolling)) if np.any(values > 0.0)]
+    print()
+    print(f"{'rank':>4}  {'active contact':<{width}} {'impulse (N s)':>14} {'force (N)':>12} "
+          + "".join(f"{title} " for title, _ in extra) + f"{'gap (m)':>12}  normal")
+    for r in range(top):
+        normal = np.asarray(ordered.normal[r], float).reshape(-1)
+        shown = "(" + ", ".join(f"{v:.3g}" for v in normal[:6]) + (", ...)" if normal.size > 6 else ")")
+        columns = "".join(f"{values[r]:>{len(title)}.6g} " for title, values in extra)
+        print(f"{r + 1:>4}  {labels[r]:<{width}} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
+              f"{columns}{ordered.gap[r]:>12.4g}  {shown}")
+    if top < len(ordered):
+        print(f"  ... {len(ordered) - top} more active contacts (--top N shows more)")
+    return 0
+
+
+def wall_names(system: dict) -> list[str]:
+    """A name for each plane a sphere run's contacts index (``Contacts.wall``), in the
+    world's order (`SphereWorld.planes`: each wall's planes; a `Box` gives per axis its
+    lower face, then its upper one unless it is the open top): "floor" for a plane
+    facing +z, a box's faces by side ("box x-min", ...), else the index and normal."""
+    names, axes = [], "xyz"
+    for wall in system.get("walls", []) or []:
+        if wall.get("type") == "box":
+            for axis in range(3):
+                names.append("floor" if axis == 2 else f"box {axes[axis]}-min")
+                if not (wall.get("open_top") and axis == 2):
+                    names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
+        elif wall.get("type") == "plane":
+            normal = np.asarray(wall.get("normal", (np.nan,) * 3), float)
+            shown = ", ".join(f"{_plain(v):.3g}" for v in normal)
+            names.append("floor" if np.allclose(normal, (0, 0, 1)) else f"plane {len(names)} (normal {shown})")
+        else:
+            names.append(f"wall {len(names)}")
+    return names
+
+
+def _contact_label(system: dict, i: int, j: int, wall: int, walls: list[str]) -> str:
+    if system.get("kind") != "spheres":
+        return f"constraint {i}"
+    if wall >= 0:
+        return f"{i} - {walls[wall] if wall < len(walls) else f'wall {wall}'}"
+    return f"{i} - {j}"
+
+
+def _plain(value) -> float:
+    """``value`` as a float with -0.0 made 0.0, so that tables never print "-0"."""
+    return float(value) + 0.0

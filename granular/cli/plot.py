@@ -1,0 +1,93 @@
+"""``granular plot``: a run's figures against time, a sweep's figure against a parameter.
+
+    granular plot RUN.h5 energy|multipliers|contacts OUT.png
+    granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT.png]
+
+Each kind is an entry of `PLOTS`: its handler and the sentence of ``--help`` that
+describes it. A new figure of a run is drawn in `granular.render.plots` and named
+here in one line, ``"kind": PlotKind(plot_run, "kind: what it shows")``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .arguments import add_command
+from .common import USAGE, CommandError, check_figure_suffix, load_run_file
+
+
+@dataclass(frozen=True)
+class PlotKind:
+    """A kind of ``granular plot``: ``handler(args) -> exit status`` and its help."""
+    handler: Callable
+    help: str
+
+
+def plot_run(args) -> int:
+    """A figure of one run file against time (`granular.render.plots.plot`)."""
+    from ..render.plots import FIGURE_SUFFIXES, plot
+
+    if args.x or args.y:
+        raise CommandError("--x and --y belong to 'granular plot SWEEP_DIR summary'", USAGE)
+    if args.out is None:
+        raise CommandError(f"give the figure to write: granular plot {args.run} {args.kind} OUT.png", USAGE)
+    check_figure_suffix(args.out, FIGURE_SUFFIXES)
+    trajectory = load_run_file(args.run)
+    plot(trajectory, args.kind, args.out, title=Path(args.run).stem)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def plot_sweep(args) -> int:
+    """``granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT]``: prints the
+    mean and spread of each point, then draws them (`granular.sweep.plot_summary`)."""
+    from .. import sweep
+    from ..render.plots import FIGURE_SUFFIXES
+
+    if not args.x or not args.y:
+        raise CommandError("a summary plot needs --x PARAMETER and --y FIGURE", USAGE)
+    directory = Path(args.run)
+    if not directory.is_dir():
+        raise CommandError(f"{directory} is not a sweep directory (granular plot SWEEP_DIR summary ...)", USAGE)
+    out = Path(args.out) if args.out else directory / f"summary_{'_'.join(args.y)}_vs_{args.x}.png"
+    check_figure_suffix(out, FIGURE_SUFFIXES)
+    description, rows = sweep.read_summary(directory)
+    for y in args.y:
+        for series in sweep.aggregate(description, rows, args.x, y):
+            group = ", ".join(f"{k}={v}" for k, v in series.group.items())
+            print(f"{y}{' (' + group + ')' if group else ''} against {args.x}:")
+            for x, mean, std, count in zip(series.x, series.mean, series.std, series.count):
+                print(f"  {args.x} = {x:<8g} {y} = {mean:.4g} +- {std:.2g} ({count} runs)")
+    sweep.plot_summary(directory, args.x, args.y, out)
+    print(f"wrote {out}")
+    return 0
+
+
+#: The kinds of ``granular plot``, in the order ``--help`` lists them.
+PLOTS = {
+    "energy": PlotKind(plot_run, "energy: kinetic, potential, total, dissipated"),
+    "multipliers": PlotKind(plot_run, "multipliers: histogram and per-frame largest/sum"),
+    "contacts": PlotKind(plot_run, "contacts: count per frame"),
+    "summary": PlotKind(plot_sweep, "summary (of a sweep directory): --y FIGURE against --x PARAMETER, the mean "
+                                    "over seeds with their standard deviation as error bars, a curve per value "
+                                    "of the other varying parameters"),
+}
+
+
+def add_parser(commands) -> None:
+    parser = add_command(commands, "plot", command_plot,
+                         help="a run's energy, multipliers or contacts against time; a sweep's figure against "
+                              "a parameter (matplotlib)",
+                         description="; ".join(kind.help for kind in PLOTS.values()) + ".")
+    parser.add_argument("run", metavar="RUN.h5|SWEEP_DIR")
+    parser.add_argument("kind", choices=tuple(PLOTS))
+    parser.add_argument("out", metavar="OUT.png", nargs="?",
+                        help="figure (.png, .svg or .pdf); for summary, default SWEEP_DIR/summary_Y_vs_X.png")
+    parser.add_argument("--x", metavar="PARAMETER", help="summary: the parameter on the x axis")
+    parser.add_argument("--y", metavar="FIGURE", action="append",
+                        help="summary: a figure of the scene's summary (or wall_time); repeatable")
+
+
+def command_plot(args) -> int:
+    return PLOTS[args.kind].handler(args)
