@@ -80,12 +80,16 @@ def find_scenes() -> dict[str, Path]:
     """Scene name -> file, first directory wins."""
     scenes: dict[str, Path] = {}
     for directory in scene_directories():
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.py")):
-            if not path.name.startswith("_"):
-                scenes.setdefault(path.stem, path)
+        for name, path in scenes_in(directory).items():
+            scenes.setdefault(name, path)
     return scenes
+
+
+def scenes_in(directory: Path) -> dict[str, Path]:
+    """Scene name -> file of one directory, by name; ``_*.py`` files are helpers, not scenes."""
+    if not directory.is_dir():
+        return {}
+    return {path.stem: path for path in sorted(directory.glob("*.py")) if not path.name.startswith("_")}
 
 
 def scene_description(path: Path) -> str:

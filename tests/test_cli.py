@@ -21,7 +21,7 @@ import pytest
 import granular as gr
 from granular.cli import FILE_ERROR, FAILURE, USAGE, main
 
-REPOSITORY = Path(__file__).resolve().parent.parent
+from _scenes import repository_scenes
 TINY_SCENE = '''\
 """Tiny: eight spheres settle on the floor of a box (a test scene)."""
 import numpy as np
@@ -384,10 +384,6 @@ def test_two_spheres_scene_matches_newtons_law_through_the_command(tmp_path):
     assert result.returncode == 0, result.stderr
     after = gr.Trajectory.load(tmp_path / "headon.h5").velocities[-1][:, 0]
     np.testing.assert_allclose(after, [-1.025, 0.175], atol=1e-6)     # m1 = 1, m2 = 3 kg, e = 0.8
-
-
-def repository_scenes() -> list[str]:
-    return sorted(path.stem for path in (REPOSITORY / "scenes").glob("*.py") if not path.name.startswith("_"))
 
 
 #: Scenes whose total energy may rise from frame to frame, and why. Work is done on the

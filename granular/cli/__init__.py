@@ -27,14 +27,15 @@ scenes.
 
 Exit status: 0 success; 1 the simulation or a scene failed, including a step whose
 state or energies are not finite (a blow-up; the message gives its time), or a run
-of a sweep failed (its summary is still written); 2 a
-usage error (bad option, unknown scene, frame out of range, unsupported
-extension); 3 a missing or unreadable run file, or an output that cannot be
-written; 130 interrupted; 141 the reader of the output went away (``granular scenes |
-head -1``: the command stops quietly, like a Unix tool killed by SIGPIPE). Errors are one line on stderr; ``--debug`` (before the
-command) shows the traceback instead. A run that fails or is interrupted saves the
-frames before it to ``RUN.partial.h5`` (named in the message) and leaves ``RUN.h5``
-as it was. Files get the usual permissions (``0666 & ~umask``).
+of a sweep failed (its summary is still written); 2 a usage error (bad option,
+unknown scene, frame out of range, unsupported extension); 3 a missing or
+unreadable run file, or an output that cannot be written; 130 interrupted; 141 the
+reader of the output went away (``granular scenes | head -1``: the command stops
+quietly, like a Unix tool killed by SIGPIPE). Errors are one line on stderr;
+``--debug`` (before the command) shows the traceback instead. A run that fails or
+is interrupted saves the frames before it to ``RUN.partial.h5`` (named in the
+message) and leaves ``RUN.h5`` as it was. Files get the usual permissions
+(``0666 & ~umask``).
 
 One module a job: `granular.cli.dispatch` (the parser, `main`, errors to exit
 statuses), `common` (the statuses, `CommandError`, reading a run file),

@@ -48,22 +48,22 @@ def positive_duration(text: str) -> float:
 
 
 def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
+    return checked_number(text, int, lambda value: value >= 1, "a positive integer")
 
 
 def positive_float(text: str) -> float:
+    return checked_number(text, float, lambda value: math.isfinite(value) and value > 0, "a positive number")
+
+
+def checked_number(text: str, convert, accept, expected: str):
+    """``convert(text)`` if it converts and ``accept`` takes it, else argparse's refusal
+    "expected <expected>, got '<text>'" (one line under `Parser`)."""
     try:
-        value = float(text)
+        value = convert(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+    if not accept(value):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
     return value
 
 

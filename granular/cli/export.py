@@ -7,15 +7,15 @@ from ..runs import ProgressBar
 from .arguments import add_command, add_quiet, positive_int
 from .common import USAGE, CommandError, load_run_file
 
+#: The line of 'granular --help', and the text of 'granular export --help'.
+HELP = "export a run for ParaView (--vtk: .vtp per frame + .pvd)"
+DESCRIPTION = """Write DIR/STEM.pvd and one .vtp per frame and part: spheres with radius, velocity; contacts with
+impulse, force, gap. STEM is the run file's name. Exporting again to DIR replaces the series: the
+STEM_*.vtp files the new .pvd does not list are removed; other files in DIR are left alone."""
+
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "export", command_export,
-                         help="export a run for ParaView (--vtk: .vtp per frame + .pvd)",
-                         description="Write DIR/STEM.pvd and one .vtp per frame and part: spheres with "
-                                     "radius, velocity; contacts with impulse, force, gap. STEM is the "
-                                     "run file's name. Exporting again to DIR replaces the series: the "
-                                     "STEM_*.vtp files the new .pvd does not list are removed; other "
-                                     "files in DIR are left alone.")
+    parser = add_command(commands, "export", command_export, HELP, DESCRIPTION)
     parser.add_argument("run", metavar="RUN.h5")
     parser.add_argument("directory", metavar="DIR")
     parser.add_argument("--vtk", action="store_true", help="VTK XML PolyData series (the only format)")

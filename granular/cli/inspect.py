@@ -8,12 +8,14 @@ from ..runs import active, dissipation_text
 from .arguments import add_command, positive_int
 from .common import frame_index, load_run_file
 
+#: The line of 'granular --help', and the text of 'granular inspect --help'.
+HELP = "table of the contacts of a frame, largest multiplier first"
+DESCRIPTION = """Print a run's summary, one frame's totals and energies, and its contacts sorted by impulse (N s),
+largest first."""
+
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "inspect", command_inspect,
-                         help="table of the contacts of a frame, largest multiplier first",
-                         description="Print a run's summary, one frame's totals and energies, and its "
-                                     "contacts sorted by impulse (N s), largest first.")
+    parser = add_command(commands, "inspect", command_inspect, HELP, DESCRIPTION)
     parser.add_argument("run", metavar="RUN.h5")
     parser.add_argument("--frame", type=int, metavar="K", help="frame (default the last; negative from the end)")
     parser.add_argument("--top", type=positive_int, default=10, metavar="N", help="contacts shown (10)")

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .arguments import add_command, positive_float, positive_int
+from .arguments import add_command, checked_number, positive_float, positive_int
 
 #: Output formats `write_configuration` knows.
 _SUFFIXES = (".csv", ".xyz")
@@ -42,22 +42,17 @@ def _axis(text: str):
 
 
 def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {text!r}")
-    return value
+    return checked_number(text, int, lambda value: value >= 0, "a non-negative integer")
+
+#: The line of 'granular --help', and the text of 'granular pack --help'.
+HELP = "fill a box or a cylinder with non-overlapping spheres (CSV/XYZ)"
+DESCRIPTION = """Random sequential addition of N spheres, biggest first; writes x,y,z,r (m) to a .csv or .xyz file.
+It reaches a packing fraction of about 0.3 (box --grow: 0.45-0.5)."""
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """Add ``pack box`` and ``pack cylinder`` to the ``granular`` command's subparsers."""
-    pack = add_command(subparsers, "pack", command_pack,
-                       help="fill a box or a cylinder with non-overlapping spheres (CSV/XYZ)",
-                       description="Random sequential addition of N spheres, biggest first; writes x,y,z,r (m) "
-                                   "to a .csv or .xyz file. It reaches a packing fraction of about 0.3 (box "
-                                   "--grow: 0.45-0.5).")
+    pack = add_command(subparsers, "pack", command_pack, HELP, DESCRIPTION)
     regions = pack.add_subparsers(dest="region", metavar="REGION", parser_class=type(pack))
     regions.required = True
     box = regions.add_parser("box", help="an axis-aligned box [lower, upper]")

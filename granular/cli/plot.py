@@ -64,6 +64,9 @@ def plot_sweep(args) -> int:
     return 0
 
 
+#: The line of 'granular --help'; 'granular plot --help' describes each kind of `PLOTS`.
+HELP = "a run's energy, multipliers or contacts against time; a sweep's figure against a parameter (matplotlib)"
+
 #: The kinds of ``granular plot``, in the order ``--help`` lists them.
 PLOTS = {
     "energy": PlotKind(plot_run, "energy: kinetic, potential, total, dissipated"),
@@ -76,10 +79,7 @@ PLOTS = {
 
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "plot", command_plot,
-                         help="a run's energy, multipliers or contacts against time; a sweep's figure against "
-                              "a parameter (matplotlib)",
-                         description="; ".join(kind.help for kind in PLOTS.values()) + ".")
+    parser = add_command(commands, "plot", command_plot, HELP, "; ".join(kind.help for kind in PLOTS.values()) + ".")
     parser.add_argument("run", metavar="RUN.h5|SWEEP_DIR")
     parser.add_argument("kind", choices=tuple(PLOTS))
     parser.add_argument("out", metavar="OUT.png", nargs="?",

@@ -9,11 +9,14 @@ from ..runs import ProgressBar
 from .arguments import add_command, add_quiet, positive_float, positive_int, size
 from .common import USAGE, CommandError, frame_index, load_run_file
 
+#: The line of 'granular --help', and the text of 'granular render --help'.
+HELP = "render a run to MP4, GIF or PNG"
+DESCRIPTION = """Render a saved run. One picture per recorded frame; --every thins them; --fps only sets the playback
+speed."""
+
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "render", command_render, help="render a run to MP4, GIF or PNG",
-                         description="Render a saved run. One picture per recorded frame; --every thins "
-                                     "them; --fps only sets the playback speed.")
+    parser = add_command(commands, "render", command_render, HELP, DESCRIPTION)
     parser.add_argument("run", metavar="RUN.h5")
     parser.add_argument("out", metavar="OUT", help="output file: .mp4, .gif or .png")
     parser.add_argument("--forces", action="store_true", help="overlay the force network (impulses)")

@@ -19,11 +19,14 @@ from .arguments import add_command, add_quiet, add_run_settings, add_scene_argum
 from .common import FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError, check_run_suffix, load_run_file
 from .render import render_run
 
+#: The line of 'granular --help', and the text of 'granular run --help'.
+HELP = "run a scene and save the trajectory (HDF5)"
+DESCRIPTION = """Run a scene's build() with Simulation.run and save the trajectory. Defaults come from the scene's
+DEFAULTS."""
+
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "run", command_run, help="run a scene and save the trajectory (HDF5)",
-                         description="Run a scene's build() with Simulation.run and save the trajectory. "
-                                     "Defaults come from the scene's DEFAULTS.")
+    parser = add_command(commands, "run", command_run, HELP, DESCRIPTION)
     add_scene_argument(parser, nargs="?")
     parser.add_argument("--from", dest="restart", metavar="RUN.h5",
                         help="continue this run from its last frame for --duration more seconds (its scene is "

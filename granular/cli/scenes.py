@@ -5,13 +5,15 @@ from .. import scenes
 from .arguments import add_command
 from .common import USAGE, CommandError
 
+#: The line of 'granular --help', and the text of 'granular scenes --help'.
+HELP = "list the scenes, or describe one and its parameters"
+DESCRIPTION = """List the scenes found in the scenes directories (GRANULAR_SCENES, ./scenes, the repository's
+scenes/); with a NAME, print that scene's parameters (default, type, help with units) and run
+settings."""
+
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "scenes", command_scenes,
-                         help="list the scenes, or describe one and its parameters",
-                         description="List the scenes found in the scenes directories (GRANULAR_SCENES, "
-                                     "./scenes, the repository's scenes/); with a NAME, print that scene's "
-                                     "parameters (default, type, help with units) and run settings.")
+    parser = add_command(commands, "scenes", command_scenes, HELP, DESCRIPTION)
     parser.add_argument("scene", metavar="NAME", nargs="?", help="a scene to describe")
 
 

@@ -9,17 +9,17 @@ from pathlib import Path
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_int
 from .common import FAILURE, USAGE, CommandError
 
+#: The line of 'granular --help', and the text of 'granular sweep --help'.
+HELP = "run a scene over a grid of parameters and seeds on Dask"
+DESCRIPTION = """Run the product of the --set values (NAME=V1,V2,...; one value is fixed) and of --seeds on a Dask
+cluster: a local one with a worker process per core, or --scheduler's. Each run is a run file in
+OUT; OUT/summary.csv (and summary.parquet with pyarrow) has a row per run: parameters, the scene's
+summary figures, status, wall_time (s), file. Runs already in OUT are skipped unless --force. Exit
+status 1 if a run failed (the summary is still written)."""
+
 
 def add_parser(commands) -> None:
-    parser = add_command(commands, "sweep", command_sweep,
-                         help="run a scene over a grid of parameters and seeds on Dask",
-                         description="Run the product of the --set values (NAME=V1,V2,...; one value is "
-                                     "fixed) and of --seeds on a Dask cluster: a local one with a worker "
-                                     "process per core, or --scheduler's. Each run is a run file in OUT; "
-                                     "OUT/summary.csv (and summary.parquet with pyarrow) has a row per "
-                                     "run: parameters, the scene's summary figures, status, wall_time (s), "
-                                     "file. Runs already in OUT are skipped unless --force. Exit status 1 "
-                                     "if a run failed (the summary is still written).")
+    parser = add_command(commands, "sweep", command_sweep, HELP, DESCRIPTION)
     add_scene_argument(parser)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2,...",
                         help="values of a scene parameter (repeatable; 'granular scenes SCENE' lists them)")
