@@ -58,6 +58,10 @@ class ConstraintSet:
         tangent ``a`` times its rolling radius ``R*_k`` (m/s).
     rolling_radius : (m,) array or None
         ``R*_k`` (m): the torque impulse of a rolling impulse ``l_R`` is ``R* l_R`` (N m s).
+    tangential_offset : (m, s) array or None
+        Velocity (m/s) of the other body's contact point along each row's tangents: a
+        moving wall's (`granular.walls`), 0 for pairs. Coulomb's law applies to the
+        sliding velocity ``T_k u - tangential_offset_k``. None: every offset is 0.
     """
 
     gap: np.ndarray
@@ -74,6 +78,7 @@ class ConstraintSet:
     rolling_friction: np.ndarray | None = None
     rolling: object = None
     rolling_radius: np.ndarray | None = None
+    tangential_offset: np.ndarray | None = None
 
     def __post_init__(self):
         if self.friction is None:
@@ -112,7 +117,9 @@ class ConstraintSet:
                              self.friction[rows], tangents, separation_speed=self.separation_speed,
                              rolling_friction=None if self.rolling_friction is None else self.rolling_friction[rows],
                              rolling=rolling,
-                             rolling_radius=None if self.rolling_radius is None else self.rolling_radius[rows])
+                             rolling_radius=None if self.rolling_radius is None else self.rolling_radius[rows],
+                             tangential_offset=None if self.tangential_offset is None
+                             else self.tangential_offset[rows])
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":

@@ -265,6 +265,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     if R is not None and s == 0:  # rolling resistance without friction: zero tangent rows
         T, s = sp.csr_matrix((2 * m, G.shape[1])), 2
     lower = constraints.lower(h)
+    offset = getattr(constraints, "tangential_offset", None)  # a moving wall's tangential velocity
     c = G @ predicted - lower
     zero_t = np.zeros((m, s))
     if m == 0 or np.all(c >= 0.0):
@@ -272,12 +273,13 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                                     time.perf_counter() - start, None if R is None else np.zeros((m, 2)))
     scale = max(float(-c.min()), float((abs(G) @ np.abs(predicted)).max()),
                 float((abs(T) @ np.abs(predicted)).max(initial=0.0)),
-                float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0)
+                float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0,
+                float(np.abs(offset).max(initial=0.0)) if offset is not None else 0.0)
     feasibility = VELOCITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
     if s == 2 and gauss_seidel.applies(metric, G, T, mu, R, mu_r):
         return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                                  feasibility, t, start, R, mu_r)
+                                  feasibility, t, start, R, mu_r, offset)
     if R is not None:
         raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
                                 "sphere contact blocks, granular.friction_gauss_seidel)")
@@ -289,7 +291,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     for round_ in range(_MAX_GENERATION_ROUNDS + 1):
         rows = np.arange(m) if round_ == _MAX_GENERATION_ROUNDS else np.flatnonzero(working)
         normal, tangential, status, more = _solve_rows(metric, G, T, s, mu, predicted, lower, rows,
-                                                      scale, t)
+                                                      scale, t, offset)
         iterations += more
         velocities = predicted + metric.solve(G.T @ normal + T.T @ tangential.reshape(-1))
         slack = G @ velocities - lower
@@ -328,7 +330,7 @@ def rolling_rows(constraints) -> tuple:
 
 
 def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                       feasibility, t, start, R=None, mu_r=None) -> FrictionalProjection:
+                       feasibility, t, start, R=None, mu_r=None, offset=None) -> FrictionalProjection:
     """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
 
     Working set as in `project_frictional`: rows the prediction violates and rows
@@ -352,7 +354,8 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         tangent_rows = (2 * rows[:, None] + np.arange(2)).reshape(-1)
         sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows],
                                         None if R is None else R[tangent_rows],
-                                        None if R is None else mu_r[rows])
+                                        None if R is None else mu_r[rows],
+                                        None if offset is None else offset[rows])
         solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width], tolerance[rows],
                                              FRICTION_SWEEPS,
                                              t=t, names=lambda k: _contact_name(constraints, rows[k]))
@@ -407,8 +410,9 @@ def _contact_name(constraints, k) -> str:
     return f"contact {k} (sphere {constraints.i[k]} and {other})"
 
 
-def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, t):
-    """Impulses of the sub-problem on ``rows``, scattered to full (m,) and (m, s) arrays."""
+def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, t, offset=None):
+    """Impulses of the sub-problem on ``rows``, scattered to full (m,) and (m, s) arrays
+    (``offset`` (m, s): a moving wall's tangential velocity, taken off ``T v``)."""
     m = G.shape[0]
     frictional = rows[mu[rows] > 0.0]
     tangent_rows = (s * frictional[:, None] + np.arange(s)).reshape(-1)
@@ -416,6 +420,8 @@ def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, t):
     W = _dense(metric.delassus(H))
     free = H @ predicted
     free[:rows.size] -= lower[rows]
+    if offset is not None:
+        free[rows.size:] -= offset[frictional].reshape(-1)
     slot = np.searchsorted(rows, frictional)  # position of each frictional row among rows
     if s == 1:
         normal_sub, tangential_sub, pivots = planar_lcp(W, free, mu[frictional], slot, t)
@@ -668,6 +674,8 @@ def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.
     m = G.shape[0]
     normal_velocity = G @ velocities - constraints.lower(h)
     tangential_velocity = (T @ velocities).reshape(m, s) if s else np.zeros((m, 0))
+    if s and getattr(constraints, "tangential_offset", None) is not None:
+        tangential_velocity = tangential_velocity - constraints.tangential_offset
     norm_t = np.linalg.norm(tangential, axis=1) if s else np.zeros(m)
     bound = mu * normal
     inside = norm_t < bound * (1.0 - 1e-6)

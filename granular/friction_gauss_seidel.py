@@ -83,6 +83,8 @@ class ContactRows:
         l_R2)``, the rolling torque impulse being ``R* l_R`` (N m s).
     w_rolling : (m,) the rolling block ``W_RR = w_r I`` (1/kg), 1 where unused.
     coupling : (m, 2, 2) ``W_RT``, how a tangential impulse moves the rolling velocity.
+    tangent_offset : (m, 2) velocity (m/s) of a moving wall's contact point along the
+        tangents, subtracted from the tangential velocities (`granular.walls`), or None.
     """
 
     cols: np.ndarray
@@ -95,6 +97,7 @@ class ContactRows:
     rolling_friction: np.ndarray | None = None
     w_rolling: np.ndarray | None = None
     coupling: np.ndarray | None = None
+    tangent_offset: np.ndarray | None = None
 
     @property
     def width(self) -> int:
@@ -105,17 +108,21 @@ class ContactRows:
         """``U_k`` (k, 3) of the contacts ``rows`` for the velocities ``u`` (d + 1,)."""
         U = np.einsum("kap,kp->ka", self.values[rows], u[self.cols[rows]])
         U[:, 0] -= self.lower[rows]
+        if self.tangent_offset is not None:
+            U[:, 1:3] -= self.tangent_offset[rows]
         return U
 
 
 def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
                  lower: np.ndarray, R: sp.csr_matrix | None = None,
-                 rolling_friction: np.ndarray | None = None) -> ContactRows | None:
+                 rolling_friction: np.ndarray | None = None,
+                 tangent_offset: np.ndarray | None = None) -> ContactRows | None:
     """The rows of ``m`` contacts (``G`` (m, d), ``T`` (2m, d), row ``2k + a`` tangent
     ``a`` of contact ``k``; optionally rolling rows ``R`` (2m, d) with coefficients
     ``rolling_friction`` (m,)), or None when the method does not apply: a metric
     without a diagonal, a frictional contact whose block is not ``diag(w, v, v)``,
-    or a rolling contact whose rolling block is not ``w_r I`` decoupled from the normal."""
+    or a rolling contact whose rolling block is not ``w_r I`` decoupled from the normal.
+    ``tangent_offset`` (m, 2): a moving wall's tangential velocity (`ContactRows`)."""
     inverse = getattr(metric, "inverse_diagonal", None)
     if inverse is None:
         return None
@@ -160,7 +167,8 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
             return None
         coupling = full[:, 3:, 1:3]
     return ContactRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
-                       w_tangent, bound if rolling else None, w_rolling, coupling)
+                       w_tangent, bound if rolling else None, w_rolling, coupling,
+                       None if tangent_offset is None else np.asarray(tangent_offset, dtype=float))
 
 
 def applies(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray, R=None, rolling_friction=None) -> bool:
@@ -409,6 +417,7 @@ class _Group:
         self.values = rows.values[members]
         self.scaled = rows.values[members] * rows.inverse_mass[self.cols][:, None, :]
         self.w, self.mu, self.lower = rows.w[members], rows.mu[members], rows.lower[members]
+        self.offset = None if rows.tangent_offset is None else rows.tangent_offset[members]
         self.v = None if rows.w_tangent is None else rows.w_tangent[members]
         self.rolling = _rolling(rows, members)
 
@@ -417,6 +426,8 @@ class _Group:
         (in place; no two members share a coordinate, so the writes do not collide)."""
         U = np.einsum("kap,kp->ka", self.values, u[self.cols])
         U[:, 0] -= self.lower
+        if self.offset is not None:
+            U[:, 1:3] -= self.offset
         old = r[self.members]
         new = local_answer(U, old, self.w, self.mu, self.v, self.rolling)
         r[self.members] = new

@@ -308,14 +308,22 @@ class Simulation:
             except GranularError as error:
                 if last is not None and frames[-1].t != last.t:
                     frames.append(self._frame(last))
-                error.trajectory = Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every))
+                error.trajectory = self._trajectory(frames, record_every)
                 raise
             last = result
             if progress is not None:
                 progress(k, n_steps, result)
             if k % record_every == 0 or k == n_steps:
                 frames.append(self._frame(result))
-        return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every))
+        return self._trajectory(frames, record_every)
+
+    def _trajectory(self, frames: list, record_every: int) -> Trajectory:
+        """The recorded frames as a `Trajectory`, with where the moving walls were at
+        each frame (a run file cannot call the walls' velocity functions later)."""
+        moving = getattr(self.system, "has_moving_walls", False)
+        displacements = np.stack([self.system.wall_displacements(f.t) for f in frames]) if moving else None
+        return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every),
+                                      wall_displacements=displacements)
 
     def _count_steps(self, duration, steps) -> int:
         if (duration is None) == (steps is None):

@@ -28,6 +28,15 @@ Rotation (version 2): ``/angular_velocities`` (F, N, 3) (rad/s, world frame) and
 recorded. A version-1 file (written before spheres turned) loads with ``omega = 0``
 and identity orientations, which is what its spheres had; a version-2 file without
 them (frames that did not carry them) loads with None: not recorded, not zero.
+
+Walls (spheres): ``/walls/forces`` (F, S, 3) (N), the force the spheres exert on
+each contact surface ``s`` (a ``Contacts.wall`` index: a `Box` counts its faces, a
+capped `Cylinder` its side and caps) over the step that ends at each frame, its
+contact impulses (normal and friction) divided by ``dt`` (`wall_forces`); frame 0,
+which has no step, holds zeros. ``/walls/displacements`` (F, W, 3) (m), the shift of
+each wall of ``system["walls"]`` from its described position, when some wall moves.
+A file written before walls were recorded loads with the forces computed from its
+stored contacts (the same numbers) and no displacements (its walls did not move).
 """
 from __future__ import annotations
 
@@ -67,6 +76,11 @@ class Trajectory:
     meta : dict with ``dt``, ``scheme``, ``solver``, ``masses`` (spheres), ...
     angular_velocities : (F, N, 3) (rad/s) or None (not recorded).
     orientations : (F, N, 4) unit quaternions ``(w, x, y, z)`` or None (not recorded).
+    wall_forces : (F, S, 3) (N) or None
+        Force on each contact surface of the walls over each frame's step (module
+        docstring); None for systems without walls.
+    wall_displacements : (F, W, 3) (m) or None
+        Shift of each wall from its described position; None when no wall moves.
     """
 
     t: np.ndarray
@@ -81,6 +95,12 @@ class Trajectory:
     meta: dict = field(default_factory=dict)
     angular_velocities: np.ndarray | None = None
     orientations: np.ndarray | None = None
+    wall_forces: np.ndarray | None = None
+    wall_displacements: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.wall_forces is None:
+            self.wall_forces = wall_forces(self.contacts, self.system, self.meta)
 
     def __len__(self) -> int:
         return int(self.t.size)
@@ -96,11 +116,13 @@ class Trajectory:
         return np.array([int(np.count_nonzero(c.impulse > 0.0)) for c in self.contacts])
 
     @staticmethod
-    def from_frames(frames: list, system: dict, meta: dict) -> "Trajectory":
+    def from_frames(frames: list, system: dict, meta: dict, wall_displacements=None) -> "Trajectory":
         """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``).
 
         ``angular_velocities`` and ``orientations`` are kept when every frame has them
-        (`StepResult` of spheres), else left None (not recorded)."""
+        (`StepResult` of spheres), else left None (not recorded). ``wall_displacements``
+        (F, W, 3) (m) or None: where the moving walls were at each frame. The wall
+        forces are computed from the frames' contacts and ``meta["dt"]``."""
         radii = None if frames[0].radii is None else np.stack([f.radii for f in frames])
 
         def optional(name):
@@ -117,7 +139,8 @@ class Trajectory:
             dissipated_energy=np.array([f.cumulative_dissipation for f in frames]),
             contacts=[f.contacts for f in frames],
             system=system, meta=meta,
-            angular_velocities=optional("angular_velocities"), orientations=optional("orientations"))
+            angular_velocities=optional("angular_velocities"), orientations=optional("orientations"),
+            wall_displacements=None if wall_displacements is None else np.asarray(wall_displacements, float))
 
     @classmethod
     def concatenate(cls, parts: list) -> "Trajectory":
@@ -153,7 +176,8 @@ class Trajectory:
                    potential_energy=join("potential_energy"),
                    dissipated_energy=join("dissipated_energy"), contacts=contacts,
                    system=parts[-1].system, meta=parts[-1].meta,
-                   angular_velocities=join("angular_velocities"), orientations=join("orientations"))
+                   angular_velocities=join("angular_velocities"), orientations=join("orientations"),
+                   wall_forces=join("wall_forces"), wall_displacements=join("wall_displacements"))
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
@@ -182,6 +206,10 @@ class Trajectory:
         for name in ("angular_velocities", "orientations"):
             if getattr(self, name) is not None:
                 h5.create_dataset(name, data=getattr(self, name), **options)
+        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements}
+        for name, value in walls.items():
+            if value is not None:
+                h5.create_dataset(f"walls/{name}", data=value, **options)
         energy = h5.create_group("energy")
         energy.create_dataset("kinetic", data=self.kinetic_energy)
         energy.create_dataset("potential", data=self.potential_energy)
@@ -273,7 +301,9 @@ class Trajectory:
             kinetic_energy=h5["energy/kinetic"][()], potential_energy=h5["energy/potential"][()],
             dissipated_energy=h5["energy/dissipated"][()], contacts=contacts,
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
-            angular_velocities=omega, orientations=orientations)
+            angular_velocities=omega, orientations=orientations,
+            wall_forces=h5["walls/forces"][()] if "walls/forces" in h5 else None,
+            wall_displacements=h5["walls/displacements"][()] if "walls/displacements" in h5 else None)
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -318,15 +348,77 @@ def _check_structure(trajectory: "Trajectory") -> None:
         value = getattr(trajectory, name)
         if value is not None and np.shape(value) != shape:
             fail(f"{name} have shape {np.shape(value)}, expected {shape}")
+    for name, count in (("wall_forces", None), ("wall_displacements", len(_walls_of(trajectory.system)))):
+        value = getattr(trajectory, name)
+        if value is not None and (np.ndim(value) != 3 or np.shape(value)[0] != frames or np.shape(value)[2] != 3
+                                  or (count is not None and np.shape(value)[1] != count)):
+            fail(f"{name} have shape {np.shape(value)}, expected ({frames}, "
+                 f"{'S' if count is None else count}, 3)")
     if len(trajectory.contacts) != frames:
         fail(f"{len(trajectory.contacts)} frames of contacts for {frames} frames")
     for name in ("t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy",
-                 "dissipated_energy", "angular_velocities", "orientations"):
+                 "dissipated_energy", "angular_velocities", "orientations", "wall_forces", "wall_displacements"):
         value = getattr(trajectory, name)
         if value is not None and not np.issubdtype(np.asarray(value).dtype, np.number):
             fail(f"{name} are not numbers (dtype {np.asarray(value).dtype})")
     if not isinstance(trajectory.meta, dict):
         fail(f"meta must be a JSON object, got {type(trajectory.meta).__name__}")
+
+
+def _walls_of(system) -> list:
+    walls = system.get("walls") if isinstance(system, dict) else None
+    return [wall for wall in walls if isinstance(wall, dict)] if isinstance(walls, list) else []
+
+
+#: Contact surfaces a run may have beyond those its walls describe (a system's own
+#: walls that `describe` leaves out); a damaged file naming more is refused rather
+#: than allocating a force array for it.
+_MAX_UNNAMED_SURFACES = 1000
+
+
+def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
+    """Force (F, S, 3) (N) the spheres exert on each contact surface, per frame.
+
+    For each wall row ``k`` of a frame (``Contacts.wall[k] >= 0``) the wall gives the
+    sphere the impulse ``lambda_k n_k + sum_a l_T,k,a t_a(n_k)`` over the step (normal
+    into the sphere's side, friction along the row's tangent basis,
+    `granular.world.tangent_basis`); by Newton's third law the wall receives its
+    opposite. Summed per surface and divided by ``dt``: the mean force over the step
+    (N). ``S`` counts the surfaces of ``system["walls"]`` (`granular.walls.surface_count`),
+    or more if the contacts name more. None for a system that is not spheres or has
+    no wall, or without ``meta["dt"]``.
+    """
+    from .walls import surface_count
+    from .world import tangent_basis
+
+    if not isinstance(system, dict) or system.get("kind") != "spheres" or not isinstance(meta, dict):
+        return None
+    dt = meta.get("dt")
+    if not isinstance(dt, (int, float)) or not dt > 0.0:
+        return None
+    named = sum(surface_count(wall) for wall in _walls_of(system))
+    try:
+        used = max((int(np.max(c.wall, initial=-1)) + 1 for c in contacts), default=0)
+        if used > named + _MAX_UNNAMED_SURFACES:
+            raise TrajectoryFileError(f"the contacts name wall {used - 1}, but the system describes {named} "
+                                      "wall surfaces")
+        count = max(named, used)
+        if count == 0:
+            return None
+        forces = np.zeros((len(contacts), count, 3))
+        for f, frame in enumerate(contacts):
+            rows = np.flatnonzero(np.asarray(frame.wall) >= 0)
+            if rows.size == 0:
+                continue
+            normals = np.asarray(frame.normal, float)[rows].reshape(-1, 3)
+            impulse = np.asarray(frame.impulse, float)[rows, None] * normals
+            tangential = np.asarray(frame.tangential_impulse, float)
+            if tangential.ndim == 2 and tangential.shape[1] == 2:
+                impulse += np.einsum("ka,kab->kb", tangential[rows], tangent_basis(normals))
+            np.add.at(forces[f], np.asarray(frame.wall)[rows], -impulse / float(dt))
+    except (ValueError, IndexError, TypeError, MemoryError) as error:
+        raise TrajectoryFileError(f"the contacts do not give wall forces: {error}") from None
+    return forces
 
 
 def _rotation(h5) -> tuple:

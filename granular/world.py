@@ -68,7 +68,7 @@ from .validation import coefficient_per_item, finite_array, positive_per_item, p
 #: A given orientation quaternion may differ from unit length by this much (it is
 #: then normalised); farther is an input error (not a rotation).
 _QUATERNION_TOLERANCE = 1e-6
-from .walls import Box, PeriodicBox, Plane
+from .walls import Box, Cylinder, PeriodicBox, Plane
 
 #: How per-particle coefficients combine into a pair coefficient.
 COMBINATION_RULES = {
@@ -97,8 +97,10 @@ class SphereWorld:
         Gravitational acceleration (m/s^2).
     force : callable ``(t, q, u) -> (N, 3)`` or None
         Extra force on each sphere (N), with ``q``, ``u`` of shape (N, 3).
-    walls : sequence of `Plane` and `Box`
-        Obstacles; a `Box` contributes its faces.
+    walls : sequence of `Plane`, `Box` and `Cylinder`
+        Obstacles, still or moving (`granular.walls`); a `Box` contributes its faces,
+        a capped `Cylinder` its side and two caps (``Contacts.wall`` numbers them in
+        this order).
     restitution : float or (N,) array
         Coefficient of restitution in [0, 1] of sphere-sphere impacts: one value, or
         one per sphere combined by ``restitution_rule``. It also applies to
@@ -177,8 +179,10 @@ class SphereWorld:
         self.particle_restitution = coefficient_per_item(restitution, "restitution", self.n)
         self.walls = tuple(walls)
         for k, wall in enumerate(self.walls):
-            if not isinstance(wall, (Plane, Box)):
-                raise InvalidInputError(f"walls[{k}] must be a Plane or a Box, got {type(wall).__name__}")
+            if not isinstance(wall, (Plane, Box, Cylinder)):
+                # Worded so the earlier message (Plane or Box) still matches.
+                raise InvalidInputError(f"walls[{k}] must be a Plane or a Box, got {type(wall).__name__} "
+                                        "(or a Cylinder)")
         self.planes = [plane for wall in self.walls for plane in wall.planes()]
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
@@ -412,13 +416,18 @@ class SphereWorld:
         gaps = distances - radii[i] - radii[j]
         e_sphere = self.particle_restitution
         restitution = COMBINATION_RULES[self.restitution_rule](e_sphere[i], e_sphere[j])
-        wall_parts = [self._wall_rows(k, plane, positions, radii, h * max_speed + skin)
+        wall_parts = [self._wall_rows(k, plane.at(t_next), positions, radii, h * max_speed + skin)
                       for k, plane in enumerate(self.planes)]
         wi = np.concatenate([part[0] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
         wk = np.concatenate([part[1] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
         wgap = np.concatenate([part[2] for part in wall_parts]) if wall_parts else np.zeros(0)
         wnormal = (np.concatenate([part[3] for part in wall_parts]) if wall_parts else np.zeros((0, 3)))
         wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
+        wall_velocity = self._wall_velocities(wall_parts, positions, radii, t_next, h)
+        if wall_velocity is not None:
+            # The restitution stage measures approach by G u, not relative to the wall
+            # (granular.walls, "Restitution"): a wall moving along its normal is inelastic.
+            wrest = np.where(np.abs(np.einsum("ka,ka->k", wall_velocity, wnormal)) > 0.0, 0.0, wrest)
         width = 6 * self.n if self.rotates else 3 * self.n  # (u, omega) columns when rotating
         jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n, width)
         minus = -np.ones(wi.size, dtype=np.int64)
@@ -426,6 +435,10 @@ class SphereWorld:
         if self.has_friction:
             wall_friction = (np.concatenate([part[5] for part in wall_parts]) if wall_parts else np.zeros(0))
             friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, wall_friction, radii)
+        offset = None
+        if tangents is not None and wall_velocity is not None:
+            offset = np.zeros((i.size + wi.size, 2))
+            offset[i.size:] = np.einsum("kab,kb->ka", tangent_basis(wnormal), wall_velocity)
         rolling_friction, rolling, rolling_radius = None, None, None
         if self.has_rolling_friction:
             wall_rolling = np.concatenate([part[6] for part in wall_parts]) if wall_parts else np.zeros(0)
@@ -443,6 +456,7 @@ class SphereWorld:
             seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
             separation_speed=self._separation_cap(radii, h),
             rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
+            tangential_offset=offset,
         )
 
     def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
@@ -454,14 +468,45 @@ class SphereWorld:
         return 0.1 * float(radii.min()) / h
 
     def _wall_rows(self, k, plane, positions, radii, margin):
-        gaps = (positions - plane.point) @ plane.normal - radii
+        """The rows of contact surface ``k``, ``plane`` being its still geometry at the
+        end of the step (`Plane.at`): ``(spheres, k's, gaps D(t_{n+1}, q^n), normals,
+        restitution, friction, rolling friction)`` of the spheres within ``margin``."""
+        gaps, normals = plane.gaps(positions, radii)
         near = np.flatnonzero(gaps <= margin)
         e = (self.particle_restitution[near] if plane.restitution is None
              else np.full(near.size, plane.restitution))
         mu = np.full(near.size, self.friction if plane.friction is None else plane.friction)
         mu_r = np.full(near.size, self.rolling_friction if plane.rolling_friction is None else plane.rolling_friction)
         return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
-                np.tile(plane.normal, (near.size, 1)), e, mu, mu_r)
+                np.array(normals[near], dtype=float).reshape(-1, 3), e, mu, mu_r)
+
+    def _wall_velocities(self, wall_parts, positions, radii, t_next, h) -> np.ndarray | None:
+        """Velocity (w, 3) (m/s) of the wall's material at each wall row's contact point
+        ``q_i - r_i n`` over the step ending at ``t_next``; None when no wall moves.
+
+        Why it is needed although the gap already moves the wall (`granular.walls`):
+        the gap carries the normal part only; friction needs the tangential part (a
+        shear wall, a turning drum), and restitution whether the wall moves along
+        the row's normal."""
+        if not any(plane.moves for plane in self.planes):
+            return None
+        velocities = [np.zeros((part[0].size, 3)) for part in wall_parts]
+        for k, (plane, part) in enumerate(zip(self.planes, wall_parts)):
+            if plane.moves and part[0].size:
+                spheres, normals = part[0], part[3]
+                points = positions[spheres] - radii[spheres, None] * normals
+                velocities[k] = plane.surface_velocity(points, t_next, h)
+        return np.concatenate(velocities)
+
+    @property
+    def has_moving_walls(self) -> bool:
+        """Whether some wall translates or turns."""
+        return any(wall.moves for wall in self.walls)
+
+    def wall_displacements(self, t: float) -> np.ndarray:
+        """Shift (W, 3) (m) at ``t`` of each wall of ``walls`` (in the order given) from
+        its described position at ``t = 0``."""
+        return np.array([wall.displacement(t) for wall in self.walls]).reshape(-1, 3)
 
     @property
     def has_friction(self) -> bool:
@@ -521,13 +566,13 @@ class SphereWorld:
                 raise OverlapError(f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.6g} m at t = {t:.6g} s",
                                    pair=(int(i[k]), int(j[k])), overlap=float(-gaps[k]))
         for k, plane in enumerate(self.planes):
-            gaps = (positions - plane.point) @ plane.normal - radii
+            plane = plane.at(t)
+            gaps, _ = plane.gaps(positions, radii)
             bad = np.flatnonzero(gaps < -OVERLAP_TOLERANCE * radii)
             if bad.size:
                 s = bad[np.argmin(gaps[bad])]
-                raise OverlapError(f"sphere {s} overlaps wall {k} (plane through {plane.point.tolist()} "
-                                   f"with normal {plane.normal.tolist()}) by {-gaps[s]:.6g} m at t = {t:.6g} s",
-                                   pair=(int(s), f"wall {k}"), overlap=float(-gaps[s]))
+                raise OverlapError(f"sphere {s} overlaps wall {k} ({_surface_name(plane)}) by {-gaps[s]:.6g} m "
+                                   f"at t = {t:.6g} s", pair=(int(s), f"wall {k}"), overlap=float(-gaps[s]))
 
     def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:
         if self.periodic is None:
@@ -561,6 +606,14 @@ class SphereWorld:
             "periodic": None if self.periodic is None else self.periodic.describe(),
             "gravity": self.gravity.tolist(),
         }
+
+
+def _surface_name(surface) -> str:
+    """A contact surface named in an error: a plane by its point and normal."""
+    if isinstance(surface, Plane):
+        return f"plane through {surface.point.tolist()} with normal {surface.normal.tolist()}"
+    return (f"cylinder side of radius {surface.radius} about the axis {surface.axis.tolist()} "
+            f"through {surface.centre.tolist()}")
 
 
 def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> sp.csr_matrix:
