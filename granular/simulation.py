@@ -6,6 +6,13 @@
 
 Time is ``t_n = t_0 + n dt`` (no accumulated round-off). The scheme works on flat
 arrays; results are shaped like the system's state.
+
+The scheme's state is a value (``scheme.state``: positions, velocities and what the
+scheme carries, such as the previous position of a two-step scheme or the warm
+start of the contact solver); a step is ``state, result = scheme.advance(state,
+t_n)``, and the new state is kept only when the step succeeded with a finite result.
+Schemes are looked up in `granular.schemes.registry`, which says what each needs
+of a system (`granular.protocols`).
 """
 from __future__ import annotations
 
@@ -18,35 +25,23 @@ import numpy as np
 
 from .constraints import Contacts
 from .errors import GranularError, InvalidInputError, NonFiniteError
+from .protocols import CoordinateSystem, searches_neighbours
 from .results import StepResult
+from .schemes import registry
 from .trajectory import Trajectory
 from .validation import positive_scalar
 
-SCHEMES = ("velocity", "dzonou-monteiro-marques", "paoli-schatzman", "newmark")
+SCHEMES = tuple(registry.SCHEMES)
 #: Former scheme names, still accepted with a DeprecationWarning: old name -> name.
 DEPRECATED_SCHEMES = {"seed000": "dzonou-monteiro-marques"}
 SOLVERS = ("osqp", "cvxpy")
 
 
 def make_scheme(name: str, system, dt: float, solver: str, **options):
-    """The scheme object named ``name`` for ``system`` (a deprecated name warns)."""
-    name = current_scheme_name(name)
-    if name != "velocity" and getattr(system, "has_friction", False):
-        raise InvalidInputError(f"scheme {name!r} has no Coulomb friction; use scheme='velocity' "
-                                "(granular.friction) or set every friction coefficient to 0")
-    if name == "velocity":
-        from .schemes.velocity import VelocityScheme
-        return VelocityScheme(system, dt, solver=solver, **options)
-    if name == "dzonou-monteiro-marques":
-        from .schemes.dzonou_monteiro_marques import DzonouMonteiroMarquesScheme
-        return DzonouMonteiroMarquesScheme(system, dt, solver=solver, **options)
-    if name == "paoli-schatzman":
-        from .schemes.paoli_schatzman import PaoliSchatzmanScheme
-        return PaoliSchatzmanScheme(system, dt, solver=solver, **options)
-    if name == "newmark":
-        from .schemes.newmark import NewmarkScheme
-        return NewmarkScheme(system, dt, solver=solver, **options)
-    raise InvalidInputError(f"scheme must be one of {SCHEMES}, got {name!r}")
+    """The scheme object named ``name`` for ``system`` (a deprecated name warns); the
+    scheme refuses a system it cannot integrate (`registry.refuse_unless_supported`)."""
+    entry = registry.entry(current_scheme_name(name))
+    return entry.scheme_class()(system, dt, solver=solver, **options)
 
 
 def current_scheme_name(name: str) -> str:
@@ -57,13 +52,6 @@ def current_scheme_name(name: str) -> str:
                       DeprecationWarning, stacklevel=4)
         return DEPRECATED_SCHEMES[name]
     return name
-
-
-#: What each scheme carries from one step to the next (attributes of its object) and a
-#: restart must set back to continue bit for bit (`Simulation.warm_state`).
-_WARM_STATE = {"velocity": ("_previous_keys", "_previous_impulses", "_previous_tangential", "_previous_kick",
-                             "_omega", "_orientations"),    # rotation: runs need not record it per frame
-               "paoli-schatzman": ("_last",), "newmark": ("_last",)}
 
 
 def _copied(value):
@@ -79,28 +67,14 @@ class UnknownOptionError(InvalidInputError, TypeError):
     Also a `TypeError`, what Python raises for an unexpected keyword argument."""
 
 
-#: The class of each scheme, as ``(module, class)`` under ``granular.schemes``: read
-#: for its keywords before it is built (`scheme_keywords`).
-_SCHEME_CLASSES = {"velocity": ("velocity", "VelocityScheme"),
-                   "dzonou-monteiro-marques": ("dzonou_monteiro_marques", "DzonouMonteiroMarquesScheme"),
-                   "paoli-schatzman": ("paoli_schatzman", "PaoliSchatzmanScheme"),
-                   "newmark": ("newmark", "NewmarkScheme")}
-
-
 def scheme_keywords(scheme) -> list[str]:
     """The keywords `Simulation` takes with scheme ``scheme``: its own and the scheme's
     options (an unknown scheme: its own only; `make_scheme` then names the schemes)."""
-    import importlib
-    import inspect
-
     own = ["dt", "solver", "scheme"]
     name = DEPRECATED_SCHEMES.get(scheme, scheme) if isinstance(scheme, str) else scheme
-    if name not in _SCHEME_CLASSES:
+    if name not in registry.SCHEMES:
         return own
-    module, cls = _SCHEME_CLASSES[name]
-    init = getattr(importlib.import_module(f"granular.schemes.{module}"), cls).__init__
-    options = [p for p in inspect.signature(init).parameters if p not in ("self", "system", "dt", "solver")]
-    return own + options
+    return own + registry.SCHEMES[name].options()
 
 
 def check_options(scheme, options: dict) -> None:
@@ -158,7 +132,8 @@ class Simulation:
         self.system = system
         self.solver = solver
         self.scheme = make_scheme(scheme, system, self.dt, solver, **options)
-        self.t0, self._q, self._u = system.initial_state()
+        self.t0 = float(system.initial_state()[0])
+        self._spheres = searches_neighbours(system)
         self.steps_taken = 0
         self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
@@ -202,16 +177,16 @@ class Simulation:
         """What the scheme carries from one step to the next beyond ``(t, q, u)``, for a
         restart (`granular.runs.save_run` stores it; `from_trajectory` sets it back).
 
-        ``{"t": time, "scheme": name, "values": {attribute: value}}``, values being
-        arrays, tuples of arrays and floats, or None (copies). See `_WARM_STATE`."""
-        names = _WARM_STATE.get(self.scheme.name, ())
+        ``{"t": time, "scheme": name, "values": {name: value}}``, values being
+        arrays, tuples of arrays and floats, or None (copies): the scheme's
+        ``warm_values`` of its state (e.g. `granular.schemes.maury.MauryState`)."""
+        values = self.scheme.warm_values(self.scheme.state)
         return {"t": self.t, "scheme": self.scheme.name,
-                "values": {name: _copied(getattr(self.scheme, name, None)) for name in names}}
+                "values": {name: _copied(value) for name, value in values.items()}}
 
     def _set_warm_state(self, state: dict) -> None:
-        for name, value in state["values"].items():
-            if name in _WARM_STATE.get(self.scheme.name, ()):
-                setattr(self.scheme, name, _copied(value))
+        values = {name: _copied(value) for name, value in state["values"].items()}
+        self.scheme.state = self.scheme.restored(self.scheme.state, values)
 
     def _continue_from(self, trajectory, k: int) -> None:
         """Set the state of frame ``k`` of ``trajectory`` (`from_trajectory`)."""
@@ -224,30 +199,35 @@ class Simulation:
         if positions.shape != tuple(shape) or velocities.shape != tuple(shape):
             raise InvalidInputError(f"frame {k} holds a state of shape {positions.shape}; the rebuilt scene's "
                                     f"is {tuple(shape)} (the scene changed since the run)")
-        self._q, self._u = positions.reshape(-1).copy(), velocities.reshape(-1).copy()
         self.steps_taken = int(round(steps))
+        # a fresh start of the scheme at the frame (nothing carried), then what it carried there
+        self.scheme.state = self.scheme.init(self.t, positions.reshape(-1), velocities.reshape(-1))
         self.dissipated_energy = float(trajectory.dissipated_energy[k])
         state = getattr(trajectory, "warm_state", None)     # only the last frame's state is stored
         if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
             self._set_warm_state(state)
         else:
             self._set_rotation(trajectory, k)
-        omega = getattr(self.scheme, "angular_velocities", None)
-        if omega is not None and getattr(self.system, "rotates", False):
+        omega = self._angular_velocities()
+        if omega is not None and self.system.rotates:
             # the world reports the kinetic energy of rotation at the time a scheme noted
             self.system.note_rotation(self.t, self.dt, omega)
+
+    def _angular_velocities(self):
+        """The spheres' angular velocities the scheme carries (N, 3), or None."""
+        return self.scheme.state.omega if self._spheres else None
 
     def _set_rotation(self, trajectory, k: int) -> None:
         """Angular velocities and orientations of frame ``k`` for a scheme that carries them."""
         scheme = self.scheme
-        if getattr(scheme, "angular_velocities", None) is None:
+        if self._angular_velocities() is None:
             return
         omega, orientations = trajectory.angular_velocities, trajectory.orientations
         if omega is not None and orientations is not None:
             scheme.set_rotation(omega[k], orientations[k])
             return
         # a run without them: fine only if nothing turns (the scheme's initial rotation stays exact)
-        if getattr(self.system, "rotates", False) or np.any(scheme.angular_velocities != 0):
+        if self.system.rotates or np.any(self._angular_velocities() != 0):
             raise InvalidInputError("this run did not record angular velocities and orientations, so its "
                                     "turning spheres cannot be continued")
 
@@ -255,6 +235,14 @@ class Simulation:
     def t(self) -> float:
         """Current time (s)."""
         return self.t0 + self.steps_taken * self.dt
+
+    @property
+    def _q(self) -> np.ndarray:
+        return self.scheme.state.q
+
+    @property
+    def _u(self) -> np.ndarray:
+        return self.scheme.state.u
 
     @property
     def positions(self) -> np.ndarray:
@@ -270,13 +258,12 @@ class Simulation:
         Raises `NonFiniteError` (a `SolverError`) naming the time when the step
         produces a state that is not finite (a numerical blow-up)."""
         with np.errstate(over="ignore", invalid="ignore"):
-            result = self.scheme.step(self.t, self._q, self._u)
+            state, result = self.scheme.advance(self.scheme.state, self.t)
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))):
             t = self.t + self.dt
             raise NonFiniteError(f"the state is not finite at t = {t:.6g} s: a numerical blow-up "
                                  f"(reduce the time step dt = {self.dt:.6g} s)", t=t, status="non_finite")
-        self._q = result.positions.reshape(-1).copy()
-        self._u = result.velocities.reshape(-1).copy()
+        self.scheme.state = state
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
         return replace(result, t=self.t)
@@ -289,18 +276,31 @@ class Simulation:
         one are recorded with their contacts.
 
         progress : callable ``(step_index, n_steps, result)`` or None
-            Called after every step (the command-line progress bar uses it).
+            Called after every step (the command-line progress bar uses it); on the
+            fast path below, after every recorded step.
 
         When a step raises a `GranularError` (a jam, a solver failure, a blow-up), the
         error is raised with ``error.trajectory``: the frames recorded before it,
         ending with the last step that succeeded, whose state is the simulation's
         (a run can be saved, inspected or continued from there).
+
+        Fast path: the Newmark scheme on a system with a harmonic load and bounds or
+        a penalty on one coordinate (the beam of Dumont and Paoli, 2006) jumps over
+        the steps between recorded frames by blocks of affine maps
+        (`granular.schemes.newmark.NewmarkScheme.run_fast`) and recomputes the
+        recorded steps: the same frames as stepping to round-off, and ``meta``
+        gains ``"violation"``, the contact coordinate's largest bound violation over
+        every step (m).
         """
         n_steps = self._count_steps(duration, steps)
         if int(record_every) != record_every or record_every < 1:
             raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
         self._record_rotation = self._turns()
         frames = [self._current_frame()]
+        if n_steps and self._has_fast_path():
+            fast = self._run_fast(frames, n_steps, record_every, progress)
+            if fast is not None:
+                return fast
         last = None
         for k in range(1, n_steps + 1):
             try:
@@ -325,6 +325,31 @@ class Simulation:
         return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every),
                                       wall_displacements=displacements)
 
+    def _has_fast_path(self) -> bool:
+        from .schemes.newmark import NewmarkScheme
+
+        return isinstance(self.scheme, NewmarkScheme) and self.scheme.has_fast_path()
+
+    def _run_fast(self, frames: list, n_steps: int, record_every: int, progress) -> Trajectory | None:
+        """`run` by `NewmarkScheme.run_fast`; None (nothing changed) if a step was not
+        finite, so that stepping reports where."""
+        recorded = [k for k in range(1, n_steps + 1) if k % record_every == 0 or k == n_steps]
+        outcome = self.scheme.run_fast(self.scheme.state, self.t0, self.steps_taken, recorded)
+        if outcome is None:
+            return None
+        records, state, violation = outcome
+        start, dissipated = self.steps_taken, self.dissipated_energy
+        for k, result, lost in records:
+            self.steps_taken, self.dissipated_energy = start + k, dissipated + lost
+            result = replace(result, t=self.t)
+            if progress is not None:
+                progress(k, n_steps, result)
+            frames.append(self._frame(result))
+        self.scheme.state = state
+        trajectory = self._trajectory(frames, record_every)
+        trajectory.meta["violation"] = violation
+        return trajectory
+
     def _count_steps(self, duration, steps) -> int:
         if (duration is None) == (steps is None):
             raise InvalidInputError("give exactly one of duration (s) or steps")
@@ -341,18 +366,22 @@ class Simulation:
         """Whether a run records angular velocities and orientations: spheres that
         turn (friction couples their spin) or that were given a spin. Spheres that
         never turn would store identity orientations in every frame."""
-        omega = getattr(self.scheme, "angular_velocities", None)
-        return omega is not None and (bool(getattr(self.system, "rotates", False)) or bool(np.any(omega != 0.0)))
+        omega = self._angular_velocities()
+        return omega is not None and (bool(self.system.rotates) or bool(np.any(omega != 0.0)))
 
     def _current_frame(self) -> _Frame:
         system, t = self.system, self.t
-        radii = system.radii_at(t) if hasattr(system, "radii_at") else None
+        radii = system.radii_at(t) if self._spheres else None
         turning = self._record_rotation
         return _Frame(t, self.positions, self.velocities, radii,
                       system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
-                      self.dissipated_energy, Contacts.empty(getattr(system, "normal_dimension", 3)),
+                      self.dissipated_energy, Contacts.empty(self._normal_dimension()),
                       self.scheme.angular_velocities if turning else None,
                       self.scheme.orientations if turning else None)
+
+    def _normal_dimension(self) -> int:
+        """Columns of a contact normal: the coordinates of a `ConstrainedSystem`, 3 for spheres."""
+        return self.system.normal_dimension if isinstance(self.system, CoordinateSystem) else 3
 
     def _frame(self, result: StepResult) -> _Frame:
         turning = self._record_rotation
@@ -364,7 +393,6 @@ class Simulation:
     def _meta(self, record_every: int) -> dict:
         meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver,
                 "record_every": int(record_every)}
-        masses_at = getattr(self.system, "masses_at", None)
-        if masses_at is not None:
-            meta["masses"] = np.asarray(masses_at(self.t)).tolist()
+        if self._spheres:
+            meta["masses"] = np.asarray(self.system.masses_at(self.t)).tolist()
         return meta

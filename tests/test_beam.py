@@ -1,4 +1,6 @@
-"""The beam between obstacles (seed 001) and the Newmark projection scheme (P_h beta).
+"""The beam between obstacles of Dumont and Paoli (*Vibrations of a beam between
+obstacles. Convergence of a fully discretized approximation*, 2006) and their Newmark
+projection scheme (P_h beta).
 
 Physical properties first: the finite elements against exact integrals and the
 Euler-Bernoulli frequencies, conservation of the discrete energy, feasibility,
@@ -19,8 +21,8 @@ from granular.errors import InvalidInputError
 from granular.schemes.newmark import NewmarkScheme, discrete_energy, simulate_tip
 from granular.systems.beam import Beam
 
-GAP = 0.1             # m, the seed's obstacles at +-g
-FIRST_CONTACT = 0.0878  # s, first time the tip reaches g in the seed's example (measured, every dt)
+GAP = 0.1             # m, the paper's obstacles at +-g
+FIRST_CONTACT = 0.0878  # s, first time the tip reaches g in the paper's example (measured, every dt)
 
 
 def quadratic_shape(beam: Beam) -> np.ndarray:
@@ -137,7 +139,7 @@ def test_projection_scheme_never_violates_the_obstacles():
         assert impulse.min() >= 0.0
         assert impulse[0] == 0.0 or x == -GAP
         assert impulse[1] == 0.0 or x == GAP
-    for dt in (5e-5, 5e-6, 1e-6):  # the seed's three runs, whole interval
+    for dt in (5e-5, 5e-6, 1e-6):  # the paper's three runs, whole interval
         assert simulate_tip(beam, dt, 2.0, beta=0.5).violation == 0.0
 
 
@@ -175,7 +177,7 @@ def test_lemma_and_osqp_projection_agree_on_the_same_steps():
 
 
 def test_penalty_violates_where_the_projection_does_not():
-    """The seed's comparison (section 4): normal compliance 1/eps = 1e8 lets the tip
+    """The paper's comparison (section 4): normal compliance 1/eps = 1e8 lets the tip
     into the obstacle during the first contact period (measured 5e-5 m); more
     stiffness, less violation."""
     beam = Beam()
@@ -203,7 +205,7 @@ def test_velocity_scheme_runs_on_the_beam():
 # -- convergence ---------------------------------------------------------------------------
 
 def test_tip_histories_agree_up_to_the_first_contact_period():
-    """The seed's observation (section 4) for beta = 1/2, dt in {5e-5, 5e-6, 1e-6}.
+    """The paper's observation (section 4) for beta = 1/2, dt in {5e-5, 5e-6, 1e-6}.
 
     Up to t = 0.2 s, through the first contact period, the coarse histories differ
     from the dt = 1e-6 one by at most 5.6e-3 m (measured for both; the tip leaves the
@@ -219,7 +221,7 @@ def test_tip_histories_agree_up_to_the_first_contact_period():
 
 
 def test_free_flight_before_the_first_contact_converges_at_first_order():
-    """The seed's start q^1 = q^0 + dt v^0 and its load averaged over [t_n, t_{n+1}]
+    """The paper's start q^1 = q^0 + dt v^0 and its load averaged over [t_n, t_{n+1}]
     (half a step ahead of the centred scheme) make the scheme first order even in
     free flight: measured errors 12.6-13.1 dt for dt <= 2e-5 (9 dt at 5e-5, not yet
     asymptotic), against dt = 5e-7."""

@@ -201,8 +201,9 @@ _IMPACT_CASES = [(scheme, seed, e) for scheme in SCHEMES for seed in range(4) fo
 @pytest.mark.parametrize("scheme, seed, restitution", _IMPACT_CASES)
 def test_impact_law_in_the_kinetic_metric(scheme, seed, restitution):
     """One impact: the M-orthogonal tangential part of u is kept, the normal part
-    becomes -e times itself (seed 000 (3), seed 004 (1.6)), and 1/2 u^T M u never
-    rises; the energy lost is (1 - e^2) (n.u)^2 / (2 n M^-1 n)."""
+    becomes -e times itself (Dzonou, Monteiro Marques and Paoli, 2009, (3); Paoli and
+    Schatzman, 1999, (1.6)), and 1/2 u^T M u never rises; the energy lost is
+    (1 - e^2) (n.u)^2 / (2 n M^-1 n)."""
     dt, d = 1e-3, 4
     system, M, G, u0 = _random_impact(seed, d, restitution, dt)
     sim = gr.Simulation(system, dt, scheme=scheme)
@@ -298,7 +299,7 @@ def test_initial_state_outside_the_admissible_set_is_rejected():
 
 
 def test_inadmissible_velocity_at_contact_is_rejected():
-    """Seed 004 (1.7): at g = 0 the initial velocity must not point out of K."""
+    """Paoli and Schatzman (1999), (1.7): at g = 0 the initial velocity must not point out of K."""
     with pytest.raises(gr.InvalidInputError, match=r"\(1.7\)"):
         gr.ConstrainedSystem([0.0, 0.0], [-1.0, 0.0], mass=np.eye(2), constraints=_floor())
     # Leaving the contact or sliding along it is admissible.

@@ -31,7 +31,7 @@ Restitution: with one active constraint the step uses its coefficient ``e_k``
 exactly. When several active constraints have different coefficients, the step
 uses the smallest of them: scheme (9) has a single ``e``, and Moreau's law with
 mixed coefficients can create kinetic energy in a cluster of simultaneous impacts
-(see `granular.schemes.velocity`); the smallest coefficient never does.
+(see `granular.schemes.maury`); the smallest coefficient never does.
 
 Multipliers. With ``v = u_i + h/(1+e) M^{-1} f`` the projection gives
 ``M (proj(v) - v) = G^T mu``, ``mu >= 0``. Writing the prediction
@@ -51,13 +51,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-import scipy.sparse as sp
 
-from ..constraints import Contacts
-from ..errors import ConvergenceError, InvalidInputError, JammingError
-from ..projection import project
-from ..results import SolverStats
-from .velocity import make_result
+from ..errors import ConvergenceError, InvalidInputError
+from ..results import SolverStats, StepResult
+from .common import (SchemeState, check_constrained_system, constraint_contacts, gap_rates,  # noqa: F401
+                     initial_state, make_result, metric_projection, restitution_coefficients)
+from .registry import refuse_unless_supported
 
 
 class DzonouMonteiroMarquesScheme:
@@ -82,7 +81,7 @@ class DzonouMonteiroMarquesScheme:
 
     def __init__(self, system, dt: float, solver: str = "osqp", force_update: str = "explicit",
                  fixed_point_tolerance: float = 1e-10, fixed_point_iterations: int = 50):
-        check_constrained_system(system, self.name)
+        refuse_unless_supported(self.name, system, dt)
         if force_update not in ("explicit", "implicit"):
             raise InvalidInputError(f"force_update must be 'explicit' or 'implicit', got {force_update!r}")
         if not fixed_point_tolerance > 0.0:
@@ -96,10 +95,29 @@ class DzonouMonteiroMarquesScheme:
         self.fixed_point_tolerance = float(fixed_point_tolerance)
         self.fixed_point_iterations = int(fixed_point_iterations)
         self.restitution = restitution_coefficients(system)
+        self.state = self.init(*system.initial_state())
 
-    def step(self, t: float, q: np.ndarray, u: np.ndarray):
+    # -- the state: (t, q, u) and nothing else -----------------------------------------
+    def init(self, t: float, q: np.ndarray, u: np.ndarray) -> SchemeState:
+        return SchemeState(*initial_state(t, q, u))
+
+    def warm_values(self, state: SchemeState) -> dict:
+        return {}
+
+    def restored(self, state: SchemeState, values: dict) -> SchemeState:
+        return state
+
+    def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
         """Advance ``(t, q, u)`` by one step; returns a `StepResult` at ``t + h``."""
+        self.state, result = self.advance(SchemeState(t, q, u))
+        return result
+
+    def advance(self, state: SchemeState, t: float | None = None) -> tuple[SchemeState, StepResult]:
+        """One step from ``state`` (at time ``t``, ``state.t`` by default):
+        ``(the state at t + h, the StepResult)``."""
         system, h = self.system, self.dt
+        t = state.t if t is None else t
+        q, u = state.q, state.u
         start = time.perf_counter()
         t_next = t + h
         q_next = q + h * u
@@ -119,8 +137,9 @@ class DzonouMonteiroMarquesScheme:
         dissipated = -0.5 * float((rows.T @ impulses) @ (velocity + predicted))
         contacts = constraint_contacts(gaps, rows, impulses)
         timing = {"solve": stats[2], "total": time.perf_counter() - start}
-        return make_result(system, t_next, q_next, velocity, predicted, contacts, dissipated,
-                           SolverStats(stats[0], stats[1], 0.0, timing))
+        result = make_result(system, t_next, q_next, velocity, predicted, contacts, dissipated,
+                             SolverStats(stats[0], stats[1], 0.0, timing))
+        return SchemeState(t_next, q_next.copy(), velocity.copy()), result
 
     def _update(self, metric, u, force, G, lower, e, t_next):
         """``u_{i+1}`` of (9) for a given force.
@@ -157,65 +176,3 @@ class DzonouMonteiroMarquesScheme:
             f"{self.name} implicit force update did not converge in {self.fixed_point_iterations} iterations "
             f"at t = {t_next:.6g} s (last change {change:.3g}, kinetic norm, scale {scale:.3g})",
             t=t_next, status="fixed_point")
-
-
-# -- helpers shared with the Paoli-Schatzman scheme ----------------------------------------
-
-def check_constrained_system(system, scheme: str) -> None:
-    """Raise `InvalidInputError` unless ``system`` offers the `ConstrainedSystem` protocol."""
-    needed = ("gaps", "gradients", "metric", "force", "constraint_list")
-    missing = [name for name in needed if not hasattr(system, name)]
-    if missing:
-        raise InvalidInputError(f"scheme {scheme!r} needs a ConstrainedSystem; {type(system).__name__} "
-                                f"lacks {', '.join(missing)}")
-
-
-def restitution_coefficients(system) -> np.ndarray:
-    """Coefficient of each constraint (m,): its own, or the system's default."""
-    return np.array([system.restitution if c.restitution is None else c.restitution
-                     for c in system.constraint_list], dtype=float)
-
-
-def gap_rates(system, t: float, q: np.ndarray, rows: np.ndarray, h: float) -> np.ndarray:
-    """``dg_k/dt`` at fixed ``q`` for the constraints ``rows``, by central differences.
-
-    The time step is ``1e-3 h``: small against any motion the scheme resolves, large
-    enough that round-off stays near ``1e-13 |g| / h``. A time-independent ``g``
-    gives exactly 0 (the two evaluations coincide).
-    """
-    delta = 1e-3 * h
-    constraints = system.constraint_list
-    return np.array([(constraints[k].value(t + delta, q) - constraints[k].value(t - delta, q)) / (2.0 * delta)
-                     for k in rows], dtype=float)
-
-
-def metric_projection(metric, G: np.ndarray, v: np.ndarray, lower: np.ndarray, solver: str, t: float):
-    """Project ``v`` (d,) onto ``{x : G x >= lower}`` in the metric ``M``.
-
-    One row: closed form ``mu = max(0, (lower - G v) / (G M^-1 G^T))``, exact and
-    free of solver noise. Several rows: `granular.projection.project`.
-    Returns ``(x, mu, status, iterations, seconds)`` with ``M (x - v) = G^T mu``.
-    """
-    start = time.perf_counter()
-    if G.shape[0] == 1:
-        row = G[0]
-        direction = metric.solve(row)
-        weight = float(row @ direction)
-        deficit = float(lower[0] - row @ v)
-        if deficit <= 0.0:
-            return v.copy(), np.zeros(1), "unconstrained", 0, time.perf_counter() - start
-        if not weight > 0.0:
-            raise JammingError(f"constraint gradient vanishes at t = {t:.6g} s while the constraint is "
-                               f"violated: no admissible velocity", t=t, status="infeasible")
-        mu = deficit / weight
-        return v + mu * direction, np.array([mu]), "closed_form", 0, time.perf_counter() - start
-    result = project(metric, sp.csr_matrix(G), v, lower, solver=solver, t=t)
-    return result.velocities, result.impulses, result.status, result.iterations, result.seconds
-
-
-def constraint_contacts(gaps: np.ndarray, rows: np.ndarray, impulses: np.ndarray) -> Contacts:
-    """One contact record per constraint: ``i`` the constraint index, ``j = wall = -1``."""
-    index = np.arange(gaps.size, dtype=np.int64)
-    minus = -np.ones(gaps.size, dtype=np.int64)
-    return Contacts(index, minus, minus, np.asarray(gaps, dtype=float), np.asarray(rows, dtype=float),
-                    np.asarray(impulses, dtype=float))

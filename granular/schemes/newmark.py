@@ -10,7 +10,8 @@ mass ``M`` and stiffness ``S``, (d, d); load ``F`` (d,)), positions ``q^n`` at
         + d psi_K(q^{n+1})  contains  G^n = beta F^{n+1} + (1 - 2 beta) F^n + beta F^{n-1},
 
 with ``F^n`` the mean of ``F`` over ``[t_n, t_{n+1}]`` (the paper's definition;
-`system.mean_load(t0, t1)` when the system has it, Simpson's rule otherwise).
+`system.mean_load(t0, t1)`: exact for the beam, Simpson's rule for a
+`ConstrainedSystem` built with ``stiffness=`` and ``load=``).
 So ``q^{n+1}`` is the projection onto ``K`` of the unconstrained update ``q'`` in
 the metric of ``A = M + dt^2 beta S`` (eq. 21), where
 
@@ -19,7 +20,8 @@ the metric of ``A = M + dt^2 beta S`` (eq. 21), where
 (algebraically the paper's ``A^{-1} F^n``, written as an increment to keep the
 round-off of ``dt^2``-small changes low). ``A`` is factorised once.
 
-Projection, ``projection=`` :
+Projection, ``projection=`` (``"auto"``, the default: ``"lemma"`` when the system
+declares ``coordinate_bounds``, else ``"qp"``):
 
 - ``"lemma"`` (Lemma 4.1): for ``K = {lower <= q_i <= upper}`` on one coordinate
   ``i`` (the system's ``coordinate_bounds = (i, lower, upper)``, as `Beam` has),
@@ -46,19 +48,26 @@ the implicit Newmark scheme itself.
 
 Start (Dumont and Paoli, 2006, section 2): from ``(q, u)`` the first step returns
 ``q^1 = P_K(q + dt u)`` (``u^1 = u^0 + dt v^0``; forces enter from the next step).
-The scheme keeps ``q^{n-1}`` and starts again this way whenever the ``(t, q)`` it is
-given is not the state it returned last.
+The scheme's state (`TwoStepState`) carries ``q^{n-1}``; a state without it
+(`init`) starts this way. `step(t, q, u)`, for callers that keep ``(t, q, u)``
+themselves, continues the state it returned last when given its ``(t, q)`` back
+and starts again from any other.
 
 Energy (proof of Propositions 3.1, 3.3): without constraints and loads
 `discrete_energy` is conserved exactly for every beta (the familiar
 ``|V|_M^2/2 + qbar^T S qbar / 2`` with ``qbar`` the midpoint when beta = 1/4); with
 the constraints and no load it never rises.
+
+Fast path: `Simulation.run` of a system with a harmonic load and bounds or a
+penalty on one coordinate (the beam) goes through `run_fast`, which jumps over
+blocks of steps with powers of the scheme's affine maps and returns the same
+`Trajectory`, up to round-off, as stepping.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -68,10 +77,11 @@ from ..constraints import ConstraintSet, Contacts
 from ..errors import InvalidInputError
 from ..metric import DenseMetric
 from ..projection import project
-from ..results import SolverStats
-from .velocity import make_result
+from ..results import SolverStats, StepResult
+from .common import TwoStepState, initial_state, make_result
+from .registry import refuse_unless_supported
 
-PROJECTIONS = ("lemma", "qp")
+PROJECTIONS = ("auto", "lemma", "qp")
 
 
 def check_newmark_system(system, dt: float, beta: float):
@@ -80,20 +90,15 @@ def check_newmark_system(system, dt: float, beta: float):
         raise InvalidInputError(f"beta must lie in [0, 1/2] (Dumont and Paoli, 2006, section 2), got {beta}")
     if not (np.isfinite(dt) and dt > 0.0):
         raise InvalidInputError(f"dt must be a positive finite number, got {dt}")
-    if not getattr(system, "constant_metric", False) or not hasattr(system, "metric"):
-        raise InvalidInputError(f"the Newmark scheme needs a ConstrainedSystem with a constant mass matrix, "
-                                f"got {type(system).__name__}")
-    stiffness = getattr(system, "stiffness", None)
-    if stiffness is None or not callable(getattr(system, "load", None)):
-        raise InvalidInputError(f"the Newmark scheme needs a linear system exposing `stiffness` (d, d) and "
-                                f"`load(t)` (d,); {type(system).__name__} does not")
+    refuse_unless_supported("newmark", system, dt)    # a linear system (granular.protocols)
     d = system.dimension
-    S = np.asarray(stiffness, dtype=float)
+    S = np.asarray(system.stiffness, dtype=float)
     if S.shape != (d, d) or not np.all(np.isfinite(S)):
         raise InvalidInputError(f"stiffness must be a finite ({d}, {d}) matrix, got shape {S.shape}")
-    if getattr(system, "penalty", None) is not None and system.constraint_list:
+    if system.penalty is not None and system.constraint_list:
         raise InvalidInputError("a penalised system must have no constraints (the penalty replaces them)")
-    return system.metric(system.t0, system.q0).matrix(), S
+    t0, q0, _ = system.initial_state()
+    return system.metric(t0, q0).matrix(), S
 
 
 class _Operators:
@@ -106,8 +111,7 @@ class _Operators:
         self.A = self.M + self.dt**2 * self.beta * self.S
         self.metric = DenseMetric(self.A, "A = M + dt^2 beta S")
         self.factor = scipy.linalg.cho_factor(self.A)
-        penalty = getattr(system, "penalty", None)
-        bounds = getattr(system, "coordinate_bounds", None)
+        penalty, bounds = system.penalty, system.coordinate_bounds
         self.penalty = penalty
         self.index, self.lower, self.upper = (None, -np.inf, np.inf)
         if penalty is not None:
@@ -171,26 +175,58 @@ class NewmarkScheme:
     beta : float
         Newmark parameter in [0, 1/2]; 1/2 is unconditionally stable with
         constraints (Proposition 3.3), 1/4 the trapezoidal rule.
-    projection : {"lemma", "qp"}
-        Lemma 4.1 (needs ``system.coordinate_bounds``) or the generic projection.
+    projection : {"auto", "lemma", "qp"}
+        Lemma 4.1 (needs ``system.coordinate_bounds``), the generic projection, or
+        (``"auto"``) the first when the system declares its bounds, else the second.
     """
 
     name = "newmark"
 
-    def __init__(self, system, dt: float, solver: str = "osqp", beta: float = 0.25, projection: str = "lemma"):
+    def __init__(self, system, dt: float, solver: str = "osqp", beta: float = 0.25, projection: str = "auto"):
         if projection not in PROJECTIONS:
             raise InvalidInputError(f"projection must be one of {PROJECTIONS}, got {projection!r}")
         self.system, self.dt, self.solver, self.beta = system, float(dt), solver, float(beta)
-        self.projection = projection
         self.ops = _Operators(system, dt, beta)
+        if projection == "auto":
+            projection = "lemma" if system.coordinate_bounds is not None else "qp"
+        self.projection = projection
         if projection == "lemma" and system.constraint_list:
             self._check_lemma()
-        self._mean_load = getattr(system, "mean_load", None) or self._simpson_load
-        self._last = None  # (t, q^n, q^{n-1}) after the last step
+        self._mean_load = system.mean_load
+        self._maps = None        # the fast path's affine maps and powers, a cache (block_history)
+        self.state = self.init(*system.initial_state())
+
+    # -- the state -------------------------------------------------------------------
+    def init(self, t: float, q: np.ndarray, u: np.ndarray) -> TwoStepState:
+        """The state at ``(t, q, u)`` without ``q^{n-1}``: the next step is the start."""
+        return TwoStepState(*initial_state(t, q, u))
+
+    def resume(self, t: float, q: np.ndarray, u: np.ndarray) -> TwoStepState:
+        """The current state if ``(t, q)`` is its own (to a millionth of a step in
+        time, bit for bit in ``q``), else a fresh start at ``(t, q, u)``."""
+        state = self.state
+        if state.previous is not None and abs(state.t - t) <= 1e-6 * self.dt and np.array_equal(state.q, q):
+            return state
+        return self.init(t, q, u)
+
+    def warm_values(self, state: TwoStepState) -> dict:
+        """``{"_last": (t, q^n, q^{n-1})}`` (the run-file form), or {} at a start."""
+        return {} if state.previous is None else {"_last": (state.t, state.q, state.previous)}
+
+    def restored(self, state: TwoStepState, values: dict) -> TwoStepState:
+        """``state`` with the ``q^{n-1}`` of a run file's restart group, if that group
+        was saved at this very state (else ``state``, which starts afresh)."""
+        last = values.get("_last")
+        if last is None:
+            return state
+        t, q, previous = last
+        if abs(t - state.t) <= 1e-6 * self.dt and np.array_equal(q, state.q):
+            return replace(state, previous=np.array(previous, dtype=float))
+        return state
 
     def _check_lemma(self):
         system, ops = self.system, self.ops
-        if getattr(system, "coordinate_bounds", None) is None:
+        if system.coordinate_bounds is None:
             raise InvalidInputError("projection='lemma' (Lemma 4.1) needs constraints lower <= q_i <= upper on "
                                     "one coordinate, declared as `coordinate_bounds = (i, lower, upper)`; "
                                     f"{type(system).__name__} has none: use projection='qp'")
@@ -202,23 +238,26 @@ class NewmarkScheme:
                 raise InvalidInputError(f"constraint {k} is not a bound on coordinate {ops.index} (gradient "
                                         f"{np.array2string(row, precision=3)}): use projection='qp'")
 
-    def _simpson_load(self, t0: float, t1: float) -> np.ndarray:
-        load = self.system.load
-        return (load(t0) + 4.0 * load(0.5 * (t0 + t1)) + load(t1)) / 6.0
-
     # -- the step --------------------------------------------------------------------
-    def step(self, t: float, q: np.ndarray, u: np.ndarray):
-        """Advance from ``(t, q, u)`` to ``t + dt``; returns a `StepResult` whose
-        velocity is ``(q^{n+1} - q^n) / dt``."""
+    def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
+        """Advance from ``(t, q, u)`` (`resume`) to ``t + dt``; returns a `StepResult`
+        whose velocity is ``(q^{n+1} - q^n) / dt``."""
+        self.state, result = self.advance(self.resume(t, q, u), t)
+        return result
+
+    def advance(self, state: TwoStepState, t: float | None = None) -> tuple[TwoStepState, StepResult]:
+        """One step from ``state`` (at time ``t``, ``state.t`` by default):
+        ``(the state at t + dt carrying q^n, the StepResult)``."""
         start = time.perf_counter()
-        # Times are compared to a fraction of dt: callers form t_0 + n dt, we t + dt.
-        if (self._last is not None and abs(self._last[0] - t) <= 1e-6 * self.dt
-                and np.array_equal(self._last[1], q)):
-            update = self.update(t, self._last[2], q)
+        t = state.t if t is None else t
+        q = state.q
+        if state.previous is not None:
+            update = self.update(t, state.previous, q)
         else:
-            update = self.start(t, q, u)
-        self._last = (t + self.dt, update.positions.copy(), np.array(q, dtype=float))
-        return self._result(t + self.dt, q, update, time.perf_counter() - start)
+            update = self.start(t, q, state.u)
+        result = self._result(t + self.dt, q, update, time.perf_counter() - start)
+        return TwoStepState(t + self.dt, update.positions.copy(), result.velocities.copy(),
+                            np.array(q, dtype=float)), result
 
     def start(self, t: float, q: np.ndarray, u: np.ndarray) -> NewmarkUpdate:
         """The first step of Dumont and Paoli (2006), ``q^1 = P_K(q^0 + dt v^0)`` (metric A)."""
@@ -288,6 +327,83 @@ class NewmarkScheme:
                            Contacts.from_constraints(update.constraints, update.impulses), dissipated, stats)
 
 
+    # -- the fast path (simulate_tip, Simulation.run) -------------------------------------
+    def has_fast_path(self) -> bool:
+        """Whether `run_fast` applies: a harmonic load and Lemma 4.1's bounds, or a
+        penalty, on one coordinate (the beam)."""
+        by_lemma = self.projection == "lemma" or not self.system.constraint_list
+        return (self.ops.index is not None and self.system.harmonic_load() is not None
+                and (self.ops.penalty is not None or by_lemma))
+
+    def block_history(self, q: np.ndarray, q_before: np.ndarray, t_origin: float, first: int, steps: int,
+                      max_block: int = 256, wanted=()) -> BlockHistory:
+        """``steps`` steps by blocks of affine maps (`simulate_tip`) from ``q`` at step
+        ``first`` after ``t_origin`` (time ``t_origin + first dt``) and ``q_before`` one
+        step earlier; the states ``z`` at the sorted local steps ``wanted`` too."""
+        ops, i, d = self.ops, self.ops.index, self.system.dimension
+        p_sin, p_cos, omega = self.system.harmonic_load()
+        if self._maps is None or self._maps[0] != max_block:   # computed once: ~0.1 s of matrix powers
+            self._maps = (max_block, _affine_maps(ops, p_sin, p_cos, omega, max_block))
+        maps = self._maps[1]
+        force = ops.penalty.force if ops.penalty is not None else (lambda x: 0.0)
+        z = np.concatenate([q, q_before, [0.0, 0.0, force(q[i]), force(q_before[i]), 1.0]])
+        tips, unconstrained = np.empty(steps + 1), np.empty(steps + 1)
+        tips[0] = unconstrained[0] = q[i]
+        with np.errstate(over="ignore", invalid="ignore"):
+            states = _run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, self.dt, omega, 2 * d,
+                                 wanted)
+        return BlockHistory(tips, unconstrained, states)
+
+    def run_fast(self, state: TwoStepState, t_origin: float, first: int, recorded) -> tuple | None:
+        """Steps ``1 .. recorded[-1]`` from ``state`` (at step ``first`` after
+        ``t_origin``) by blocks, the steps of the sorted ``recorded`` by `advance`.
+
+        Each recorded step is recomputed from the block's state before it, and the
+        blocks go on from the state it returns: a run continued from a recorded
+        frame (`Simulation.from_trajectory`) then repeats the uninterrupted run bit
+        for bit. Returns ``(records, state, violation)``: a list of ``(k, result,
+        dissipated through step k)`` (J; a block step's projection loss from its
+        tip alone, `_tip_losses`), the state after the last step, and the largest
+        bound violation of the contact coordinate over every step (m); None if a
+        step was not finite (the caller then steps, and reports where)."""
+        dt, d = self.dt, self.system.dimension
+        i = self.ops.index
+        records, lost, done, tips = [], 0.0, 0, []
+        if state.previous is None:       # the start formula is not one of the affine maps
+            state, result = self.advance(state, t_origin + first * dt)
+            lost, done = result.dissipated_energy, 1
+            records += [(1, result, lost)] if 1 in recorded else []
+            tips.append(result.positions[i:i + 1])
+        for k in (k for k in recorded if k > done):
+            q, q_before = state.q, state.previous
+            if k - 1 > done:             # block steps done+1 .. k-1, then step k by `advance`
+                history = self.block_history(q, q_before, t_origin, first + done, k - 1 - done, wanted=[k - 1 - done])
+                z = history.states[k - 1 - done]
+                if not (np.all(np.isfinite(history.tips)) and np.all(np.isfinite(z))):
+                    return None
+                lost += float(np.sum(self._tip_losses(history)))
+                tips.append(history.tips)
+                q, q_before = z[:d].copy(), z[d:2 * d].copy()
+            t = t_origin + (first + k - 1) * dt
+            state, result = self.advance(TwoStepState(t, q, (q - q_before) / dt, q_before), t)
+            if not (np.all(np.isfinite(result.positions)) and np.isfinite(result.kinetic_energy)):
+                return None
+            lost += result.dissipated_energy
+            records.append((k, result, lost))
+            tips.append(result.positions[i:i + 1])
+            done = k
+        return records, state, _violation(self.ops, np.concatenate(tips))
+
+    def _tip_losses(self, history: BlockHistory) -> np.ndarray:
+        """The projection loss of each block step (J): ``-(x - x') / (2 c dt) (V_i + V'_i)``
+        with ``V_i = (x - x_n) / dt``, ``V'_i = (x' - x_n) / dt`` (`_result`); none
+        under a penalty, whose step is not a projection."""
+        if self.ops.penalty is not None:
+            return np.zeros(history.tips.size - 1)
+        x, x_free, x_now = history.tips[1:], history.unconstrained[1:], history.tips[:-1]
+        dt = self.dt
+        return -0.5 * (x - x_free) / (self.ops.c * dt) * ((x - x_now) + (x_free - x_now)) / dt
+
 def discrete_energy(mass: np.ndarray, stiffness: np.ndarray, q: np.ndarray, q_next: np.ndarray,
                     dt: float, beta: float) -> float:
     """The energy of Propositions 3.1/3.3 (halved), between ``t_n`` and ``t_{n+1}``:
@@ -326,7 +442,10 @@ _FREE, _UPPER, _LOWER = 0, 1, 2
 def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_every: int = 1,
                  max_block: int = 256) -> TipRun:
     """Run scheme (P_h beta) (Lemma 4.1 or the implicit penalty) for ``duration``
-    seconds and return the tip history, much faster than stepping `NewmarkScheme`.
+    seconds and return the tip history of every step (``record_every``-th), much
+    faster than stepping `NewmarkScheme`: the paper's figures and violations need
+    every step's tip, which a `Trajectory` of millions of frames would not hold
+    (`Simulation.run` takes the same fast path and records whole frames).
 
     The system must be linear with a harmonic load (``system.harmonic_load()`` gives
     ``(P_sin, P_cos, w)``, ``F(t) = P_sin sin(w t) + P_cos cos(w t)``) and bounds or a
@@ -346,9 +465,7 @@ def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_e
     """
     start = time.perf_counter()
     scheme = NewmarkScheme(system, dt, beta=beta)
-    ops = scheme.ops
-    harmonic = getattr(system, "harmonic_load", None)
-    if harmonic is None or ops.index is None:
+    if not scheme.has_fast_path():
         raise InvalidInputError(f"simulate_tip needs `harmonic_load()` and bounds or a penalty on one "
                                 f"coordinate; {type(system).__name__} lacks them: step NewmarkScheme instead")
     if int(record_every) != record_every or record_every < 1:
@@ -358,18 +475,30 @@ def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_e
         raise InvalidInputError(f"duration must cover at least one step of {dt} s, got {duration}")
     t0, q0, u0 = system.initial_state()
     q1 = scheme.start(t0, q0, u0).positions
-    p_sin, p_cos, omega = harmonic()
-    maps = _affine_maps(ops, p_sin, p_cos, omega, max_block)
-    i, d = ops.index, system.dimension
-    force = ops.penalty.force if ops.penalty is not None else (lambda x: 0.0)
-    z = np.concatenate([q1, q0, [0.0, 0.0, force(q1[i]), force(q0[i]), 1.0]])
-    tips = np.empty(n_steps + 1)
-    tips[0], tips[1] = q0[i], q1[i]
-    with np.errstate(over="ignore", invalid="ignore"):
-        _run_blocks(z, tips, maps, ops, t0, dt, omega, 2 * d)
-    violation = float(max(np.max(tips - ops.upper), np.max(ops.lower - tips), 0.0))
+    history = scheme.block_history(q1, q0, t0, 1, n_steps - 1, max_block)
+    tips = np.concatenate([[q0[scheme.ops.index]], history.tips])
     times = t0 + dt * np.arange(0, n_steps + 1, int(record_every))
-    return TipRun(times, tips[::int(record_every)].copy(), violation, time.perf_counter() - start)
+    return TipRun(times, tips[::int(record_every)].copy(), _violation(scheme.ops, tips),
+                  time.perf_counter() - start)
+
+
+def _violation(ops, tips: np.ndarray) -> float:
+    """Largest ``max(x - upper, lower - x, 0)`` over a tip history (m)."""
+    return float(max(np.max(tips - ops.upper), np.max(ops.lower - tips), 0.0))
+
+
+class BlockHistory(NamedTuple):
+    """What `NewmarkScheme.block_history` returns for local steps ``0 .. m``.
+
+    tips : (m + 1,) the contact coordinate ``x`` after each step (``tips[0]`` now).
+    unconstrained : (m + 1,) its unconstrained value ``x'`` in each step (``[0]``: now).
+    states : {local step: ``z``} at the steps asked for (``z[:d] = q``, ``z[d:2d]`` the
+        positions one step before).
+    """
+
+    tips: np.ndarray
+    unconstrained: np.ndarray
+    states: dict
 
 
 def _affine_maps(ops: _Operators, p_sin, p_cos, omega: float, max_block: int) -> dict:
@@ -427,15 +556,20 @@ def _powers(T: np.ndarray, r: np.ndarray, max_block: int, alpha: float, bound: f
             "alpha": alpha, "bound": bound}
 
 
-def _run_blocks(z, tips, maps, ops, t0, dt, omega, phase_index, min_block: int = 8):
-    """Fill ``tips[2:]`` by blocks of affine steps (see `simulate_tip`)."""
+def _run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, phase_index, wanted=(),
+                min_block: int = 8) -> dict:
+    """Fill ``tips[1:]`` and ``unconstrained[1:]`` by blocks of affine steps from ``z``
+    at local step 0, i.e. step ``first`` after ``t_origin`` (see `simulate_tip`); return
+    ``{local step: z}`` for the sorted local steps ``wanted``."""
     n_steps = tips.size - 1
     r, upper, lower = maps["r"], ops.upper, ops.lower
     max_block = maps[_FREE]["rows"].shape[0]
-    n, block = 1, min_block
+    wanted = np.asarray(wanted, dtype=np.int64)
+    states = {}
+    n, block = 0, min_block
     while n < n_steps:
         k = min(block, n_steps - n)
-        t = t0 + n * dt
+        t = t_origin + (first + n) * dt
         z[phase_index], z[phase_index + 1] = math.sin(omega * t), math.cos(omega * t)
         x0 = r @ z
         mode = _UPPER if x0 > upper else _LOWER if x0 < lower else _FREE
@@ -448,12 +582,18 @@ def _run_blocks(z, tips, maps, ops, t0, dt, omega, phase_index, min_block: int =
             leaves = predicted <= upper if mode == _UPPER else predicted >= lower
         j = int(leaves.argmax())
         j = j if leaves[j] else k
+        unconstrained[n + 1:n + 1 + j] = predicted[:j]
         if mode == _FREE:
             tips[n + 1:n + 1 + j] = predicted[:j]
         elif m["alpha"] == 0.0:
             tips[n + 1:n + 1 + j] = m["bound"]
         else:
             tips[n + 1:n + 1 + j] = m["alpha"] * predicted[:j] + (1.0 - m["alpha"]) * m["bound"]
+        for w in wanted[np.searchsorted(wanted, n):np.searchsorted(wanted, n + j)]:
+            states[int(w)] = m["powers"][w - n] @ z
         z = m["powers"][j] @ z
         n += j
         block = min(2 * block, max_block) if j == k else min_block
+    for w in wanted[np.searchsorted(wanted, n):]:
+        states[int(w)] = z.copy()
+    return states

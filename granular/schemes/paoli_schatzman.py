@@ -30,8 +30,10 @@ First step (1.14): ``U^1 = q_0 + h u_0 + h z(h)``. We take the Taylor point
 second-order start) and otherwise one step of (1.16) from the fictitious
 ``U^{-1} = q_0 - h u_0``, which applies the impact law to an impact inside the
 first step and leaves a body resting on a constraint exactly at rest (``z = O(h)``
-either way). The scheme keeps ``U^{m-1}`` and starts again this way whenever the
-``(t, q, u)`` it is given is not the state it returned last.
+either way). The scheme's state (`TwoStepState`) carries ``U^{m-1}``; a state
+without it (`init`) starts this way. `step(t, q, u)`, for callers that keep
+``(t, q, u)`` themselves, continues the state it returned last when given it back
+and starts again from any other.
 
 Reported velocity: ``V^m = (U^{m+1} - U^m) / h`` ((1.28) of Paoli and Schatzman, 1999), at the end
 of the step together with ``U^{m+1}``. Then (1.29) multiplied by ``M(U^m)`` is the
@@ -63,11 +65,13 @@ import time
 
 import numpy as np
 
+from dataclasses import replace
+
 from ..errors import ConvergenceError, InvalidInputError
-from ..results import SolverStats
-from .dzonou_monteiro_marques import (check_constrained_system, constraint_contacts, metric_projection,
-                                      restitution_coefficients)
-from .velocity import make_result
+from ..results import SolverStats, StepResult
+from .common import (TwoStepState, constraint_contacts, initial_state, make_result, metric_projection,
+                     restitution_coefficients)
+from .registry import refuse_unless_supported
 
 #: Round-off allowance of the linearisation stop test, in units of ``|Z|_M``.
 _ROUNDOFF = 64.0 * np.finfo(float).eps
@@ -94,7 +98,7 @@ class PaoliSchatzmanScheme:
 
     def __init__(self, system, dt: float, solver: str = "osqp", max_iterations: int = 50,
                  tolerance: float = 1e-10):
-        check_constrained_system(system, self.name)
+        refuse_unless_supported(self.name, system, dt)
         if int(max_iterations) != max_iterations or max_iterations < 1:
             raise InvalidInputError(f"max_iterations must be a positive integer, got {max_iterations}")
         if not tolerance > 0.0:
@@ -105,14 +109,50 @@ class PaoliSchatzmanScheme:
         self.max_iterations = int(max_iterations)
         self.tolerance = float(tolerance)
         self.restitution = restitution_coefficients(system)
-        self._last = None  # (t, U^{m+1}, V^m, U^m) of the state returned last
+        self.state = self.init(*system.initial_state())
 
-    def step(self, t: float, q: np.ndarray, u: np.ndarray):
-        """Advance ``(t, q, u)`` by one step; returns a `StepResult` at ``t + h``."""
+    # -- the state -------------------------------------------------------------------
+    def init(self, t: float, q: np.ndarray, u: np.ndarray) -> TwoStepState:
+        """The state at ``(t, q, u)`` without ``U^{m-1}``: the next step is (1.14)."""
+        return TwoStepState(*initial_state(t, q, u))
+
+    def resume(self, t: float, q: np.ndarray, u: np.ndarray) -> TwoStepState:
+        """The current state if ``(t, q, u)`` is it (to a millionth of a step in
+        time, bit for bit in ``q`` and ``u``), else a fresh start there."""
+        state = self.state
+        if abs(t - state.t) <= 1e-9 * self.dt and np.array_equal(q, state.q) and np.array_equal(u, state.u):
+            return state
+        return self.init(t, q, u)
+
+    def warm_values(self, state: TwoStepState) -> dict:
+        """``{"_last": (t, U^m, V^{m-1}, U^{m-1})}`` (the run-file form), or {} at a start."""
+        return {} if state.previous is None else {"_last": (state.t, state.q, state.u, state.previous)}
+
+    def restored(self, state: TwoStepState, values: dict) -> TwoStepState:
+        """``state`` with the ``U^{m-1}`` of a run file's restart group, if that group
+        was saved at this very state (else ``state``, which starts with (1.14))."""
+        last = values.get("_last")
+        if last is None:
+            return state
+        t, q, u, previous = last
+        if abs(t - state.t) <= 1e-9 * self.dt and np.array_equal(q, state.q) and np.array_equal(u, state.u):
+            return replace(state, previous=np.array(previous, dtype=float))
+        return state
+
+    # -- the step --------------------------------------------------------------------
+    def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
+        """Advance ``(t, q, u)`` by one step (`resume`); returns a `StepResult` at ``t + h``."""
+        self.state, result = self.advance(self.resume(t, q, u), t)
+        return result
+
+    def advance(self, state: TwoStepState, t: float | None = None) -> tuple[TwoStepState, StepResult]:
+        """One step from ``state`` (at time ``t``, ``state.t`` by default):
+        ``(the state at t + h carrying U^m, the StepResult)``."""
         start = time.perf_counter()
+        t = state.t if t is None else t
+        q, u, previous = state.q, state.u, state.previous
         metric = self.system.metric(t, q)
         acceleration = metric.solve(self.system.force(t, q, u))  # F^m
-        previous = self._remembered(t, q, u)
         if previous is None:
             outcome = self._first_step(metric, t, q, u, acceleration)
         else:
@@ -120,22 +160,13 @@ class PaoliSchatzmanScheme:
         q_next, mu, e, gaps, rows, predicted, stats = outcome
         h = self.dt
         velocity = (q_next - q) / h
-        self._last = (t + h, q_next.copy(), velocity.copy(), q.copy())
         impulses = (1.0 + e) * mu / h
         dissipated = -0.5 * float((rows.T @ impulses) @ (velocity + predicted))
         timing = {"solve": stats[2], "total": time.perf_counter() - start}
-        return make_result(self.system, t + h, q_next, velocity, predicted,
-                           constraint_contacts(gaps, rows, impulses), dissipated,
-                           SolverStats(stats[0], stats[1], 0.0, timing))
-
-    def _remembered(self, t, q, u):
-        """``U^{m-1}`` if ``(t, q, u)`` is the state returned last, else None."""
-        if self._last is None:
-            return None
-        t_last, q_last, u_last, previous = self._last
-        if abs(t - t_last) > 1e-9 * self.dt or not (np.array_equal(q, q_last) and np.array_equal(u, u_last)):
-            return None
-        return previous
+        result = make_result(self.system, t + h, q_next, velocity, predicted,
+                             constraint_contacts(gaps, rows, impulses), dissipated,
+                             SolverStats(stats[0], stats[1], 0.0, timing))
+        return TwoStepState(t + h, q_next.copy(), velocity.copy(), np.array(q, dtype=float)), result
 
     def _first_step(self, metric, t, q, u, acceleration):
         """(1.14): the Taylor point if admissible, else (1.16) from ``U^{-1} = q - h u``."""

@@ -225,7 +225,7 @@ class Beam(ConstrainedSystem):
         self.element_length = self.length / self.elements
         self.nodes = self.element_length * np.arange(1, self.elements + 1)
         rho_s, h = self.linear_density, self.element_length
-        self.stiffness = rho_s * assemble(element_stiffness(h, self.k2), self.elements)
+        stiffness = rho_s * assemble(element_stiffness(h, self.k2), self.elements)
         mass = rho_s * assemble(element_mass(h), self.elements)
         # F(t) = load_amplitude sin(w t): support inertia -h phi'' and -k^2 h'''' phi.
         w = self.support_frequency
@@ -237,7 +237,7 @@ class Beam(ConstrainedSystem):
         self.coordinate_bounds = None if self.penalty else (self.tip, self.lower, self.upper)
         q0 = np.zeros(2 * self.elements) if q0 is None else q0
         u0 = self.rest_velocity() if u0 is None else u0
-        super().__init__(q0, u0, mass=mass, force=self._force, constraints=self._constraints(),
+        super().__init__(q0, u0, mass=mass, stiffness=stiffness, load=self.load, constraints=self._constraints(),
                          potential=self._potential, drawing=self._drawing())
         self._template = super().constraints(self.t0, self.q0, 1.0) if self.constraint_list else None
 
@@ -271,7 +271,8 @@ class Beam(ConstrainedSystem):
         return q
 
     # -- the ConstrainedSystem pieces --------------------------------------------------
-    def _force(self, t, q, u):
+    def force(self, t, q, u):
+        """``F(t) - S q``, plus the penalty's tip force on a penalised beam."""
         force = self.load(t) - self.stiffness @ q
         if self.penalty is not None:
             force[self.tip] += self.penalty.force(q[self.tip])

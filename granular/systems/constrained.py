@@ -11,6 +11,20 @@ if your model is written in ``p``.
 
 Admissible means ``g_k(t, q) >= 0`` (the convention of the whole package). Dzonou,
 Monteiro Marques and Paoli (2009) write ``g <= 0``: pass ``-g`` here.
+
+Linear systems. A finite-element model ``M q'' + S q = F(t)`` with obstacles is a
+`ConstrainedSystem` built with ``stiffness=S`` and ``load=F`` instead of ``force``:
+
+    bar = ConstrainedSystem(q0, u0, mass=M, stiffness=S, load=lambda t: F,
+                            constraints=[Constraint(gap=lambda t, q: gap - q[-1],
+                                                    gradient=lambda t, q: -e_tip)])
+    Simulation(bar, dt, scheme="newmark", beta=0.25)
+
+Its force is ``F(t) - S q`` and, unless ``potential`` is given, its potential
+energy ``q^T S q / 2``; it offers `granular.protocols.LinearSystem`, which the
+Newmark scheme of Dumont and Paoli (2006) needs, and the explicit schemes refuse
+it at a step beyond their stability limit ``2 / w_max``
+(`granular.schemes.registry`).
 """
 from __future__ import annotations
 
@@ -109,11 +123,26 @@ class ConstrainedSystem:
         How a renderer draws the system (``{"kind": ...}``, see `granular.render`).
     t0 : float
         Initial time.
+    stiffness : (d, d) array or None
+        ``S`` of a linear system ``M q'' + S q = F(t)`` (module docstring): symmetric,
+        with a constant ``mass``, and ``force`` left None.
+    load : callable ``t -> (d,)`` or None
+        ``F(t)`` of a linear system (None: no load); only with ``stiffness``.
+
+    Attributes ``coordinate_bounds`` and ``penalty`` (None here) and the methods
+    ``load``, ``mean_load`` and ``harmonic_load`` complete
+    `granular.protocols.LinearSystem`; `granular.systems.beam.Beam` refines them.
     """
+
+    #: ``(i, lower, upper)`` when the constraints are exactly ``lower <= q_i <= upper``
+    #: (the Newmark scheme then projects by Lemma 4.1 of Dumont and Paoli, 2006).
+    coordinate_bounds = None
+    #: Normal compliance replacing the constraints (`granular.systems.beam.TipPenalty`).
+    penalty = None
 
     def __init__(self, q0, u0, mass, force: Callable | None = None, constraints=(),
                  restitution: float = 0.0, potential: Callable | None = None,
-                 drawing: dict | None = None, t0: float = 0.0):
+                 drawing: dict | None = None, t0: float = 0.0, stiffness=None, load: Callable | None = None):
         q0 = finite_array(q0, "q0")
         if q0.ndim != 1 or q0.size < 1:
             raise InvalidInputError(f"q0 must be a vector (d,), got shape {q0.shape}")
@@ -131,6 +160,7 @@ class ConstrainedSystem:
         if force is not None and not callable(force):
             raise InvalidInputError("force must be a callable (t, q, u) -> (d,) or None")
         self.force_callable = force
+        self.stiffness, self._load = self._linear_part(stiffness, load, force)
         self.constraint_list = tuple(constraints)
         for k, constraint in enumerate(self.constraint_list):
             if not isinstance(constraint, Constraint):
@@ -138,6 +168,8 @@ class ConstrainedSystem:
         if not 0.0 <= restitution <= 1.0:
             raise InvalidInputError(f"restitution must lie in [0, 1], got {restitution}")
         self.restitution = float(restitution)
+        if potential is None and self.stiffness is not None:
+            potential = self._elastic_energy
         self.potential = potential
         self.drawing = dict(drawing) if drawing else {"kind": "coordinates"}
         self.normal_dimension = self.d
@@ -166,15 +198,60 @@ class ConstrainedSystem:
         return DenseMetric(matrix, f"mass matrix at q = {np.array2string(q, precision=4)}")
 
     def force(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
+        if self.stiffness is not None:
+            return self._finite_force(t, self.load(t) - self.stiffness @ q)
         if self.force_callable is None:
             return np.zeros(self.d)
         value = np.asarray(self.force_callable(t, q, u), dtype=float)
         if value.shape != (self.d,):
             raise InvalidInputError(f"force returned shape {value.shape} at t = {t:.6g}, expected ({self.d},)")
+        return self._finite_force(t, value)
+
+    @staticmethod
+    def _finite_force(t: float, value: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(value)):
             raise NonFiniteError(f"force returned a non-finite value at t = {t:.6g} s: a numerical blow-up "
                                  "(reduce the time step) or a force singular there", t=t, status="non_finite")
         return value
+
+    # -- the linear part (granular.protocols.LinearSystem) ----------------------------
+    def load(self, t: float) -> np.ndarray:
+        """``F(t)`` (d,) of a linear system; zero without a load."""
+        if self._load is None:
+            return np.zeros(self.d)
+        value = np.asarray(self._load(t), dtype=float)
+        if value.shape != (self.d,) or not np.all(np.isfinite(value)):
+            raise InvalidInputError(f"load({t:.6g}) must be a finite vector ({self.d},), got shape {value.shape}")
+        return value
+
+    def mean_load(self, t0: float, t1: float) -> np.ndarray:
+        """The mean of ``F`` over ``[t0, t1]`` by Simpson's rule (exact for a load
+        quadratic in time; a subclass with a closed form overrides it)."""
+        return (self.load(t0) + 4.0 * self.load(0.5 * (t0 + t1)) + self.load(t1)) / 6.0
+
+    def harmonic_load(self):
+        """``(P_sin, P_cos, w)`` when ``F(t) = P_sin sin(w t) + P_cos cos(w t)``, else None."""
+        return None
+
+    def _linear_part(self, stiffness, load, force):
+        """``(S, F)`` checked, or ``(None, None)`` for a system given by its force."""
+        if stiffness is None:
+            if load is not None:
+                raise InvalidInputError("load= needs stiffness= (a linear system M q'' + S q = F(t))")
+            return None, None
+        if force is not None:
+            raise InvalidInputError("give either force= or stiffness= and load=, not both")
+        if not self.constant_metric:
+            raise InvalidInputError("a linear system (stiffness=) needs a constant mass matrix")
+        S = finite_array(stiffness, "stiffness", (self.d, self.d))
+        if not np.allclose(S, S.T, rtol=1e-12, atol=0.0):
+            raise InvalidInputError("stiffness must be a symmetric matrix")
+        if load is not None and not callable(load):
+            raise InvalidInputError("load must be a callable t -> (d,) or None")
+        return S, load
+
+    def _elastic_energy(self, t: float, q: np.ndarray) -> float:
+        return 0.5 * float(q @ (self.stiffness @ q))
 
     def gaps(self, t: float, q: np.ndarray) -> np.ndarray:
         """``g_k(t, q)`` for every constraint (m,)."""

@@ -1,0 +1,528 @@
+"""Maury's velocity projection with a restitution law (Bernicot and Lefebvre-Lepot,
+*Existence results for non-smooth second order differential inclusions, convergence
+result for a numerical scheme and application to the modelling of inelastic
+collisions*, 2010).
+
+One step from ``(t_n, q^n, u^n)`` with step ``h``:
+
+1. Predict ``v = u^n + h M^{-1} f`` (``f`` at ``(t_n, q^n, u^n)``, or at
+   ``u^{n+1}`` by a fixed point when ``force_update="implicit"``).
+2. Build the constraints at ``(t_{n+1}, q^n)``: gaps ``D`` and Jacobian ``G``.
+3. Restitution stage (only rows with ``e_k > 0``). The impacting rows ``I`` are
+   those predicted to close within the step (``D_k + h G_k v < 0``) whose normal
+   velocity before the step approaches faster than the force alone can change it in
+   one step (``a_k = G_k u^n < -h |G_k M^{-1} f|``), plus what the sustained
+   (non-impact) contacts of the previous step changed it by (``|G_k| |M^{-1} G^T
+   lambda_prev|``, the force increment a body in a pile receives through its
+   supports): a slower approach cannot be told from a resting contact at this step
+   size and is treated inelastically (the bounce threshold of game engines, here
+   derived, not tuned). Impact impulses do not raise the threshold, so a body struck
+   in one step bounces off the next body in the following step. On them apply
+   Moreau's impact law to ``u^n`` in the mass metric (Dzonou, Monteiro Marques and
+   Paoli, *A convergence result for a vibro-impact problem with a general inertia
+   operator*, 2009, eq. 3; Paoli and Schatzman, *A numerical scheme for impact
+   problems*, 1999, eq. 1.6):
+   ``w = P_C u^n`` with ``C = {G_I u >= 0}`` and multipliers ``mu``, then
+   ``u* = w + M^{-1} G_I^T (e mu)``, i.e. ``u* = P_C u^n - e P_N u^n`` for a common
+   ``e``. Tangential components are kept, normal ones reversed and scaled by e.
+4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
+   ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
+   rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
+
+Why this discrete law (and the traps it avoids):
+
+- With every ``e_k = 0`` the set ``I`` is empty and the step *is* Maury's scheme.
+- The bounce uses the velocity before the step, so the restitution does not depend
+  on where inside the step the contact closes; the impact is applied up to one
+  step's travel before contact, a first-order (O(h)) position and timing error.
+- The rebound is exactly ``-e`` times the approach (``G_k u^{n+1} = -e G_k u^n`` for a
+  lone impact): over the impact step the contact also takes the normal part of the
+  force impulse ``h f``, as an impulsive reaction does. Letting the force act on
+  top of the rebound instead (``G_k u^{n+1} = -e a_k + h G_k M^{-1} f``) loses
+  ``g h`` of rebound speed a bounce: 4.4% of the energy of an e = 1 ball over ten
+  bounces at h = 1e-3, and the ball comes to rest early. With the rebound kept, an
+  elastic ball retraces each flight backwards (the explicit free flight is
+  time-reversible) and returns to its apex to solver tolerance.
+- A contact closed by the previous step (``D = 0``, ``a = -D_prev/h`` with
+  ``D_prev < g h^2``) approaches slower than the force increment ``g h``: it is not
+  an impact, so the ball settles instead of hopping and comes exactly to rest.
+- Energy: ``|u*|_M <= |u^n|_M`` (Moreau's decomposition) and, without forces,
+  Maury's projection never raises the kinetic energy (0 is admissible): E never
+  rises. With a force ``f`` the explicit free flight loses ``1/2 h^2 |f|^2_{M^-1}``
+  a step and an impact step returns up to ``h |lambda_k G_k M^{-1} f|`` (the force
+  impulse the contact took), so an elastic ball's energy swings by
+  ``1/2 m g h V`` about its initial value instead of drifting. With per-contact
+  coefficients Moreau's law can create energy in a cluster of simultaneous
+  impacts (``mu^T E W E mu > mu^T W mu``); such a cluster then uses its smallest
+  coefficient.
+- Positions stay feasible: the last stage is Maury's constraint.
+
+The total multiplier is ``lambda = (1 + e) mu + lambda_K`` and the discrete momentum
+balance ``M (u^{n+1} - v) = G^T lambda`` holds.
+
+Rotation (`granular.world`). The scheme carries each sphere's angular velocity
+``omega`` (N, 3) (rad/s) and orientation (N, 4) (unit quaternions), because the
+state the `Simulation` hands it is ``(q, u)`` of the centres. For a world that
+`rotates` (frictional), the steps above run on the generalised velocity ``(u,
+omega)`` (6N,) in the metric ``diag(m .., J ..)``: the prediction is ``(u^n + h
+M^{-1} f, omega^n)`` (no torque but the contacts'), normal rows have no
+rotational part (restitution stages leave ``omega`` alone) and the frictional
+projection's tangential rows turn the spheres. Otherwise ``omega`` is constant.
+Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
+h`` about ``omega^{n+1}`` (`granular.world.rotate_quaternions`), as ``q^{n+1} = q^n +
+h u^{n+1}``. The rotational state advances only with a step whose results are
+finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
+
+from ..constraints import Contacts
+from ..errors import ConvergenceError, InvalidInputError, JammingError
+from ..friction import project_frictional, tangential_jacobian
+from .. import active_set
+from ..projection import project
+from ..protocols import CoordinateSystem, searches_neighbours
+from ..results import SolverStats, StepResult
+from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
+from .common import initial_state, make_result
+from .registry import refuse_unless_supported
+
+#: Rounds of growing the impacting set when an impact drives a body into another.
+_MAX_IMPACT_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class MauryState:
+    """What the velocity scheme carries from one step to the next, as a value.
+
+    t : time (s); q, u : positions and velocities (flat, the centres' part);
+    previous_keys, previous_impulses : the sorted contact keys of the previous step
+        and Maury's impulses on them (N s), the next projection's warm start;
+    previous_tangential : their friction impulses (m, s) or None;
+    previous_kick : ``M^{-1} G^T lambda`` of the previous step's sustained contacts
+        (m/s), which raises the next impact threshold (module docstring), or None;
+    omega, orientations : angular velocities (N, 3) and unit quaternions (N, 4) of
+        spheres, or None for a system without rotation.
+    """
+
+    t: float
+    q: np.ndarray
+    u: np.ndarray
+    previous_keys: np.ndarray
+    previous_impulses: np.ndarray
+    previous_tangential: np.ndarray | None = None
+    previous_kick: np.ndarray | None = None
+    omega: np.ndarray | None = None
+    orientations: np.ndarray | None = None
+
+    #: Field -> name in a run file's restart group (`granular.runs.save_run`); the
+    #: names are those of the attributes that held them before, so old files load.
+    WARM_NAMES = {"previous_keys": "_previous_keys", "previous_impulses": "_previous_impulses",
+                  "previous_tangential": "_previous_tangential", "previous_kick": "_previous_kick",
+                  "omega": "_omega", "orientations": "_orientations"}
+
+    def warm_values(self) -> dict:
+        """The carried values beyond ``(t, q, u)``, by their run-file names."""
+        return {stored: getattr(self, field) for field, stored in self.WARM_NAMES.items()}
+
+    def with_warm_values(self, values: dict) -> "MauryState":
+        """This state with the carried values of ``values`` (run-file names) set."""
+        known = {field: values[stored] for field, stored in self.WARM_NAMES.items() if stored in values}
+        return replace(self, **known)
+
+
+class VelocityScheme:
+    """The default scheme: velocity projection with restitution (module docstring).
+
+    Parameters
+    ----------
+    system : SphereWorld or ConstrainedSystem
+    dt : float
+        Time step (s).
+    solver : {"osqp", "cvxpy"}
+    force_update : {"explicit", "implicit"}
+        ``explicit`` evaluates the force at ``u^n``; ``implicit`` at ``u^{n+1}`` by a
+        fixed point (Dzonou, Monteiro Marques and Paoli, 2009, section 2), stopped when successive iterates differ by
+        less than ``fixed_point_tolerance`` (relative, kinetic norm) or raising
+        `ConvergenceError` after ``fixed_point_iterations``.
+    warm_start : bool
+        Start OSQP from the previous step's multipliers of the contacts that persist.
+    absorb_force_at_impact : bool
+        Keep each bounced row's rebound ``G_k u*`` in Maury's stage (default, module
+        docstring); ``False`` lets the force act on top of it (for comparison only:
+        it loses ``h |G_k M^{-1} f|`` of rebound speed a bounce).
+    """
+
+    name = "velocity"
+
+    def __init__(self, system, dt: float, solver: str = "osqp", force_update: str = "explicit",
+                 fixed_point_tolerance: float = 1e-10, fixed_point_iterations: int = 50,
+                 warm_start: bool = True, absorb_force_at_impact: bool = True):
+        refuse_unless_supported(self.name, system, dt)
+        if force_update not in ("explicit", "implicit"):
+            raise InvalidInputError(f"force_update must be 'explicit' or 'implicit', got {force_update!r}")
+        self.system = system
+        self.dt = dt
+        self.solver = solver
+        self.force_update = force_update
+        self.fixed_point_tolerance = fixed_point_tolerance
+        self.fixed_point_iterations = fixed_point_iterations
+        self.warm_start = warm_start
+        self.absorb_force_at_impact = absorb_force_at_impact
+        # What the system offers, decided once (granular.protocols): spheres found by
+        # a neighbour search carry radii, speeds and a rotational state.
+        self._spheres = searches_neighbours(system)
+        self._rotating = self._spheres and bool(system.rotates)
+        self._moving_metric = isinstance(system, CoordinateSystem) and not system.constant_metric
+        self._n = system.n if self._spheres else 0   # the contact keys' body count
+        # The contact solver's factor: a cache kept across steps, not state (rebuilding
+        # it changes no result, so a restart need not store it).
+        self._workspace = active_set.Workspace()
+        self.state = self.init(*system.initial_state())
+
+    # -- the state -------------------------------------------------------------------
+    def init(self, t: float, q: np.ndarray, u: np.ndarray) -> MauryState:
+        """The state at ``(t, q, u)`` with nothing carried: no warm start, no kick,
+        the system's initial rotation."""
+        omega, orientations = self.system.initial_rotation() if self._spheres else (None, None)
+        return MauryState(*initial_state(t, q, u), np.zeros(0, dtype=np.int64), np.zeros(0),
+                          omega=omega, orientations=orientations)
+
+    def resume(self, t: float, q: np.ndarray, u: np.ndarray) -> MauryState:
+        """The current state moved to ``(t, q, u)``: what is carried stays (`step`)."""
+        return replace(self.state, t=float(t), q=np.asarray(q, dtype=float), u=np.asarray(u, dtype=float))
+
+    def warm_values(self, state: MauryState) -> dict:
+        """What ``state`` carries beyond ``(t, q, u)``, by run-file name (`MauryState`)."""
+        return state.warm_values()
+
+    def restored(self, state: MauryState, values: dict) -> MauryState:
+        """``state`` with the carried values of a run file's restart group set."""
+        return state.with_warm_values(values)
+
+    # -- the rotational state -----------------------------------------------------------
+    @property
+    def angular_velocities(self):
+        """Current angular velocities (N, 3) (rad/s), or None for a system without rotation."""
+        return None if self.state.omega is None else self.state.omega.copy()
+
+    @property
+    def orientations(self):
+        """Current orientations (N, 4), unit quaternions ``(w, x, y, z)``, or None."""
+        return None if self.state.orientations is None else self.state.orientations.copy()
+
+    def set_rotation(self, angular_velocities, orientations=None, t: float | None = None) -> None:
+        """Restart the rotational state: ``angular_velocities`` (N, 3) rad/s and
+        ``orientations`` (N, 4) unit quaternions (kept when None). With ``t`` (s), the
+        time of that state, a rotating world also reports them in its kinetic energy
+        at ``t`` (`granular.world.SphereWorld.note_rotation`)."""
+        from ..world import _unit_quaternions
+        from ..validation import finite_array
+
+        state = self.state
+        if state.omega is None:
+            raise InvalidInputError("this system has no rotational state")
+        omega = finite_array(angular_velocities, "angular_velocities", state.omega.shape).copy()
+        orientations = state.orientations if orientations is None else _unit_quaternions(orientations, omega.shape[0])
+        self.state = replace(state, omega=omega, orientations=orientations)
+        if t is not None and self._rotating:
+            self.system.note_rotation(t, self.dt, omega)
+
+    # -- the step --------------------------------------------------------------------
+    def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
+        """Advance ``(t, q, u)`` by one step with what the scheme carries (`resume`),
+        keep the new state and return the `StepResult` (for callers that hold the
+        state themselves as ``(t, q, u)``; `Simulation` calls `advance`)."""
+        self.state, result = self.advance(self.resume(t, q, u), t)
+        return result
+
+    def advance(self, state: MauryState, t: float | None = None) -> tuple[MauryState, StepResult]:
+        """One step from ``state``: ``(the state at t + dt, the StepResult)``.
+
+        ``t`` (s) is the state's time as the caller counts it (`Simulation` passes
+        ``t_0 + n dt``, free of accumulated round-off); ``state.t`` by default. The
+        scheme object is not changed (but for its solver's factor cache)."""
+        system, h = self.system, self.dt
+        t = state.t if t is None else t
+        q, u = state.q, state.u
+        t_next = t + h
+        start = time.perf_counter()
+        if self._rotating:  # the generalised velocity (u, omega), module docstring
+            u = np.concatenate([u, state.omega.reshape(-1)])
+        metric = system.metric(t_next, self._metric_point(q, u))
+        force = system.force(t, q, u)
+        predicted = u + h * metric.solve(force)
+        speed = self._speed_bound(u, predicted)
+        slack = system.speed_slack(t_next, h) if self._spheres else 0.0
+        while True:
+            outcome = self._solve(metric, t, q, u, force, predicted, speed, state)
+            new_speed = self._speed_after(outcome["velocities"])
+            if new_speed <= speed + slack:
+                break
+            speed = 2.0 * new_speed  # a sphere outran the search margin: widen it and redo
+        if self.force_update == "implicit":
+            outcome, predicted = self._implicit(metric, t, q, u, outcome, speed, state)
+        return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start, state)
+
+    def _speed_limit(self, t_next):
+        """Speed (m/s) of a sphere that crosses its own radius in one step: Maury's
+        linearised gaps stop describing a step that needs faster ones."""
+        return float(self.system.radii_at(t_next).min()) / self.dt if self._spheres else None
+
+    def _metric_point(self, q, u):
+        """Where the metric is evaluated: ``q^n + h u^n`` (the ``q_{n+1}`` of Dzonou,
+        Monteiro Marques and Paoli, 2009) for a configuration-dependent mass."""
+        return q + self.dt * u if self._moving_metric else q
+
+    def _speed_bound(self, u, predicted) -> float:
+        """The neighbour search's speed bound (m/s); infinite without a search."""
+        if not self._spheres:
+            return np.inf
+        speeds = self.system.body_speeds
+        return float(max(speeds(u).max(initial=0.0), speeds(predicted).max(initial=0.0)))
+
+    def _speed_after(self, velocities) -> float:
+        return float(self.system.body_speeds(velocities).max(initial=0.0)) if self._spheres else 0.0
+
+    def _solve(self, metric, t, q, u, force, predicted, speed, state) -> dict:
+        system, h = self.system, self.dt
+        t_next = t + h
+        clock = time.perf_counter()
+        constraints = system.constraints(t_next, q, h, speed)
+        building = time.perf_counter() - clock
+        G = constraints.jacobian
+        clock = time.perf_counter()
+        u_star, restitution_impulse, stats = self._restitution_stage(metric, constraints, u, predicted - u, t_next,
+                                                                     state.previous_kick)
+        increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse,
+                                                     t_next)
+        restitution_impulse = restitution_impulse + absorbed
+        warm = self._warm(constraints, state)
+        try:
+            if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.friction
+                maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
+                                           t=t_next, warm_tangential=self._warm_tangential(constraints, state))
+            else:
+                maury = project(metric, G, u_star + increment, constraints.lower(h),
+                                solver=self.solver, warm_start=warm, t=t_next,
+                                keys=constraints.keys(self._n), workspace=self._workspace,
+                                speed_limit=self._speed_limit(t_next))
+        except JammingError as error:
+            raise self._jamming(error, t_next) from None
+        solve = time.perf_counter() - clock
+        return dict(constraints=constraints, velocities=maury.velocities,
+                    impulses=maury.impulses + restitution_impulse, maury_impulses=maury.impulses,
+                    sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
+                    tangential_impulses=getattr(maury, "tangential_impulses", None),
+                    rolling_impulses=getattr(maury, "rolling_impulses", None),
+                    status=maury.status, iterations=maury.iterations + stats[0],
+                    violation=max(maury.violation, stats[1]),
+                    seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
+                             "assembly": building - constraints.seconds.get("neighbors", 0.0),
+                             "solve": solve})
+
+    def _force_increment(self, metric, constraints, increment, restitution_impulse, t_next):
+        """The force's velocity increment ``h M^{-1} f`` (d,) that Maury's stage adds to
+        ``u*``, and the impulses (m,) the bounced rows take from it.
+
+        On the rows that bounced in this step (``restitution_impulse > 0``) the
+        increment is projected onto ``{w : G_k w >= 0}`` in the metric M: the contact
+        takes the part of the force impulse that pushes into it, as an impulsive
+        reaction does, so the rebound leaves at ``e`` times the approach speed
+        (module docstring). Other contacts then act on ``u* + w`` as usual.
+        """
+        zero = np.zeros(constraints.size)
+        bounced = np.flatnonzero(restitution_impulse > 0.0)
+        if not self.absorb_force_at_impact or bounced.size == 0:
+            return increment, zero
+        rows = constraints.jacobian[bounced]
+        try:
+            projected = project(metric, rows, increment, np.zeros(bounced.size), solver=self.solver, t=t_next)
+        except JammingError as error:
+            raise self._jamming(error, t_next) from None
+        absorbed = zero.copy()
+        absorbed[bounced] = projected.impulses
+        return projected.velocities, absorbed
+
+    def _restitution_stage(self, metric, constraints, u, increment, t_next, previous_kick=None):
+        """Moreau's impact law on the impacting rows; returns ``(u*, impulses, stats)``.
+        ``previous_kick`` is the carried `MauryState.previous_kick`."""
+        h = self.dt
+        G, e = constraints.jacobian, constraints.restitution
+        zero = np.zeros(constraints.size)
+        if constraints.size == 0 or not np.any(e > 0.0):
+            return u, zero, (0, 0.0)
+        threshold = np.abs(G @ increment)
+        if previous_kick is not None and previous_kick.shape == u.shape:
+            threshold += abs(G) @ np.abs(previous_kick)
+        threshold += APPROACH_TOLERANCE * float(np.abs(G @ u).max(initial=0.0))
+
+        def impacts(velocity):
+            return (e > 0.0) & (constraints.gap + h * (G @ (velocity + increment)) < 0.0) \
+                & (G @ velocity < -threshold)
+
+        impacting = impacts(u)
+        if not impacting.any():
+            return u, zero, (0, 0.0)
+        iterations, violation = 0, 0.0
+        for _ in range(_MAX_IMPACT_ROUNDS):
+            rows = np.flatnonzero(impacting)
+            G_I = G[rows]
+            try:
+                tangent = project(metric, G_I, u, np.zeros(rows.size), solver=self.solver, t=t_next)
+            except JammingError as error:
+                raise self._jamming(error, t_next) from None
+            iterations += tangent.iterations
+            violation = max(violation, tangent.violation)
+            coefficients = self._dissipative_coefficients(metric, G_I, e[rows], tangent.impulses)
+            u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
+            grown = impacting | impacts(u_star)
+            if np.array_equal(grown, impacting):
+                break
+            impacting = grown
+        impulses = zero.copy()
+        impulses[rows] = (1.0 + coefficients) * tangent.impulses
+        return u_star, impulses, (iterations, violation)
+
+    @staticmethod
+    def _dissipative_coefficients(metric, G_I, e, mu) -> np.ndarray:
+        """Per-row coefficients, replaced by the cluster minimum where Moreau's law with
+        mixed coefficients would raise the cluster's kinetic energy."""
+        if np.all(e == e[0]):
+            return e
+        W = metric.delassus(G_I)
+        n_clusters, labels = connected_components(sp.csr_matrix(W != 0), directed=False)
+        coefficients = e.copy()
+        for cluster in range(n_clusters):
+            rows = np.flatnonzero(labels == cluster)
+            block = W[rows][:, rows]
+            m, ec = mu[rows], e[rows]
+            before = float(m @ (block @ m))
+            after = float((ec * m) @ (block @ (ec * m)))
+            if after > before * (1.0 + ENERGY_ROUNDOFF):
+                coefficients[rows] = ec.min()
+        return coefficients
+
+    def _implicit(self, metric, t, q, u, outcome, speed, state):
+        """Fixed point on ``u^{n+1}`` of ``f(t_{n+1}, q, u^{n+1})`` (the implicit update of
+        Dzonou, Monteiro Marques and Paoli, 2009)."""
+        h = self.dt
+        previous = outcome["velocities"]
+        scale = max(np.sqrt(2.0 * metric.kinetic_energy(u)), np.sqrt(2.0 * metric.kinetic_energy(previous)), 1e-300)
+        for _ in range(self.fixed_point_iterations):
+            force = self.system.force(t + h, q, previous)
+            predicted = u + h * metric.solve(force)
+            outcome = self._solve(metric, t, q, u, force, predicted, speed, state)
+            change = np.sqrt(2.0 * metric.kinetic_energy(outcome["velocities"] - previous))
+            previous = outcome["velocities"]
+            if change <= self.fixed_point_tolerance * scale:
+                return outcome, predicted
+        raise ConvergenceError(
+            f"implicit force update did not converge in {self.fixed_point_iterations} iterations "
+            f"at t = {t + h:.6g} s (last change {change:.3g}, kinetic norm)", t=t + h,
+            status="fixed_point")
+
+    def _warm(self, constraints, state):
+        """Previous normal impulses (m,) of the rows that persist, 0 elsewhere."""
+        found, position = self._persisting(constraints, state)
+        if found is None:
+            return None
+        return np.where(found, state.previous_impulses[position], 0.0)
+
+    def _warm_tangential(self, constraints, state):
+        """Previous friction impulses (m, s) of the rows that persist (in their own
+        tangent bases, which `granular.world.tangent_basis` derives from the normal
+        alone), or None."""
+        found, position = self._persisting(constraints, state)
+        previous = state.previous_tangential
+        if found is None or previous is None or previous.ndim != 2 or previous.shape[1] == 0:
+            return None
+        return np.where(found[:, None], previous[position], 0.0)
+
+    def _persisting(self, constraints, state):
+        """``(found (m,) bool, position (m,) int)`` of this step's rows among the
+        previous step's, or ``(None, None)`` without a warm start."""
+        previous_keys = state.previous_keys
+        if not self.warm_start or previous_keys.size == 0 or constraints.size == 0:
+            return None, None
+        keys = constraints.keys(self._n)
+        position = np.searchsorted(previous_keys, keys)
+        position = np.minimum(position, previous_keys.size - 1)
+        return previous_keys[position] == keys, position
+
+    def _remembered(self, constraints, impulses, tangential, state) -> dict:
+        """The warm-start fields of the next state: this step's contacts sorted by key
+        (the previous ones, unchanged, without warm starts)."""
+        if not self.warm_start:
+            return dict(previous_keys=state.previous_keys, previous_impulses=state.previous_impulses,
+                        previous_tangential=state.previous_tangential)
+        keys = constraints.keys(self._n)
+        order = np.argsort(keys)
+        return dict(previous_keys=keys[order], previous_impulses=impulses[order],
+                    previous_tangential=None if tangential is None else np.asarray(tangential)[order])
+
+    def _jamming(self, error: JammingError, t_next: float) -> JammingError:
+        fraction = self.system.packing_fraction(t_next) if self._spheres else None
+        detail = "" if fraction is None else f"; packing fraction {fraction:.4f}"
+        return JammingError(f"no admissible velocity at t = {t_next:.6g} s: the bodies cannot fit "
+                            f"(jammed){detail}", t=t_next, status=error.status, packing_fraction=fraction)
+
+    def _result(self, t_next, q, outcome, predicted, metric, seconds, state) -> tuple[MauryState, StepResult]:
+        system, h = self.system, self.dt
+        constraints = outcome["constraints"]
+        velocities = outcome["velocities"]
+        impulses = outcome["impulses"]
+        tangential = outcome.get("tangential_impulses")
+        # Maury's impulses alone start the next step's projection: a row that bounced
+        # separates at the next step, and its impact impulse would only mislead it.
+        carried = self._remembered(constraints, outcome["maury_impulses"], tangential, state)
+        contact_change = constraints.jacobian.T @ impulses
+        sustained_change = constraints.jacobian.T @ outcome["sustained"]
+        rolling = outcome.get("rolling_impulses")
+        if tangential is not None:
+            friction_change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1) \
+                if tangential.shape[1] and constraints.tangents is not None else 0.0
+            if rolling is not None:
+                friction_change = friction_change + constraints.rolling.T @ rolling.reshape(-1)
+            contact_change = contact_change + friction_change
+            sustained_change = sustained_change + friction_change
+        # Only sustained contacts (Maury stage, not an impact) raise the next bounce
+        # threshold: a sphere struck by an impact must be able to bounce at the next step.
+        kick = metric.solve(sustained_change)
+        q_next = system.advance(q, velocities, h)
+        dissipated = -0.5 * float(contact_change @ (velocities + predicted))
+        timing = dict(outcome["seconds"], total=seconds)
+        rotation = self._advance_rotation(t_next, velocities, state)
+        torque = None if rolling is None else rolling * constraints.rolling_radius[:, None]  # N m s
+        radii = system.radii_at(t_next) if self._spheres else None
+        result = make_result(system, t_next, q_next, velocities, predicted,
+                             Contacts.from_constraints(constraints, impulses, tangential, torque), dissipated,
+                             SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing),
+                             rotation, radii)
+        omega, orientations = state.omega, state.orientations
+        if rotation is not None and np.all(np.isfinite(rotation[0])) and np.all(np.isfinite(rotation[1])):
+            omega, orientations = rotation   # only a finite rotation is carried
+        return MauryState(t_next, q_next.copy(), velocities[:q_next.size].copy(), previous_kick=kick,
+                          omega=omega, orientations=orientations, **carried), result
+
+    def _advance_rotation(self, t_next, velocities, state):
+        """``(omega^{n+1} (N, 3), orientations^{n+1} (N, 4))``, or None without rotational
+        state; a rotating world notes them when finite (module docstring)."""
+        if state.omega is None:
+            return None
+        n = state.omega.shape[0]
+        omega = velocities[3 * n:].reshape(n, 3).copy() if self._rotating else state.omega
+        orientations = state.orientations
+        if np.any(omega):
+            from ..world import rotate_quaternions
+            orientations = rotate_quaternions(orientations, omega, self.dt)
+        finite = np.all(np.isfinite(omega)) and np.all(np.isfinite(orientations)) and np.all(np.isfinite(velocities))
+        if finite and self._rotating:
+            self.system.note_rotation(t_next, self.dt, omega)
+        return omega.copy(), orientations.copy()
