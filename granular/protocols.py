@@ -86,6 +86,13 @@ class NeighbourSearchSystem(MechanicalSystem, Protocol):
     def rotates(self) -> bool:
         """Whether contacts turn the bodies (friction), so steps carry ``omega``."""
 
+    @property
+    def has_moving_walls(self) -> bool:
+        """Whether some wall translates or turns (runs then record where they are)."""
+
+    def wall_displacements(self, t: float) -> np.ndarray:
+        """Shift (W, 3) (m) of each wall at ``t`` from its described position."""
+
 
 @runtime_checkable
 class CoordinateSystem(MechanicalSystem, Protocol):

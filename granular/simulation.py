@@ -320,7 +320,7 @@ class Simulation:
     def _trajectory(self, frames: list, record_every: int) -> Trajectory:
         """The recorded frames as a `Trajectory`, with where the moving walls were at
         each frame (a run file cannot call the walls' velocity functions later)."""
-        moving = getattr(self.system, "has_moving_walls", False)
+        moving = self._spheres and self.system.has_moving_walls
         displacements = np.stack([self.system.wall_displacements(f.t) for f in frames]) if moving else None
         return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every),
                                       wall_displacements=displacements)
