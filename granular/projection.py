@@ -38,7 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from . import active_set
+from . import active_set, working_set
 from .backends import get_backend
 from .errors import GranularError, JammingError, NonFiniteError, SolverError
 from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
@@ -183,35 +183,26 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
 
 def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feasibility,
                           complementarity, t):
-    """Constraint generation (see `project`); returns ``(u, lambda, status, iterations)``."""
-    m = lower.size
+    """Constraint generation (see `project`, `granular.working_set`); returns
+    ``(u, lambda, status, iterations)``."""
     c = jacobian @ predicted - lower
     working = (c < 0.0) | (warm > 0.0)
     working, warm, iterations = _approximate_working_set(metric, jacobian, predicted, lower, solver, warm,
                                                          working, feasibility, complementarity, t)
-    impulses, status = np.zeros(m), "solved"
-    for _ in range(_MAX_GENERATION_ROUNDS):
-        rows = np.flatnonzero(working)
+
+    def solve(rows):
+        nonlocal iterations, warm
         sub = ProjectionProblem(metric, jacobian[rows], predicted, lower[rows])
-        sub_impulses, status, sub_iterations = _solve_rows(sub, solver, warm[rows], feasibility,
-                                                           complementarity, t)
-        iterations += sub_iterations
-        impulses = np.zeros(m)
-        impulses[rows] = sub_impulses
-        warm = impulses
-        velocities = predicted + metric.solve(jacobian.T @ impulses)
-        slack = jacobian @ velocities - lower
-        outside = ~working & (slack < -feasibility)
-        if not outside.any():
-            break
-        working |= slack < 0.0
-    else:
-        rows = np.arange(m)
-        full = ProjectionProblem(metric, jacobian, predicted, lower)
-        impulses, status, more = _solve_rows(full, solver, warm, feasibility, complementarity, t)
+        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity, t)
         iterations += more
-        velocities = predicted + metric.solve(jacobian.T @ impulses)
-    return velocities, impulses, status, iterations
+        answer = _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status)
+        warm = answer.impulses     # each round starts from the last answer
+        return answer
+
+    answer, _ = working_set.grow(working, solve, lambda answer: answer.slack < -feasibility,
+                                 _MAX_GENERATION_ROUNDS, joins=lambda answer: answer.slack < 0.0,
+                                 full_last=True)
+    return answer.velocities, answer.impulses, answer.status, iterations
 
 
 def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, working, feasibility,
@@ -225,21 +216,39 @@ def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, w
     working set (m,) bool, the last answer as a warm start (m,) and the backend
     iterations spent.
     """
-    m, iterations = lower.size, 0
-    for _ in range(_MAX_GENERATION_ROUNDS):
-        rows = np.flatnonzero(working)
+    iterations = 0
+
+    def solve(rows):
+        nonlocal iterations, warm
         sub = ProjectionProblem(metric, jacobian[rows], predicted, lower[rows])
-        sub_impulses, _, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity, t,
-                                            refine=False)
+        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity, t,
+                                                 refine=False)
         iterations += more
-        warm = np.zeros(m)
-        warm[rows] = sub_impulses
-        slack = jacobian @ (predicted + metric.solve(jacobian.T @ warm)) - lower
-        outside = ~working & (slack < 0.0)
-        if not outside.any():
-            break
-        working = working | outside
-    return working, warm, iterations
+        answer = _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status)
+        warm = answer.impulses
+        return answer
+
+    answer, working = working_set.grow(working, solve, lambda answer: answer.slack < 0.0,
+                                       _MAX_GENERATION_ROUNDS)
+    return working, answer.impulses, iterations
+
+
+@dataclass(frozen=True)
+class _RowsAnswer:
+    """An answer on a subset of rows, spread to all m rows: impulses (m,), the
+    velocities (d,) they give and the slacks ``G u - b`` (m,)."""
+
+    impulses: np.ndarray
+    velocities: np.ndarray
+    slack: np.ndarray
+    status: str
+
+
+def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> _RowsAnswer:
+    impulses = np.zeros(lower.size)
+    impulses[rows] = sub_impulses
+    velocities = predicted + metric.solve(jacobian.T @ impulses)
+    return _RowsAnswer(impulses, velocities, jacobian @ velocities - lower, status)
 
 
 def _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t) -> None:
