@@ -336,10 +336,10 @@ class NewmarkScheme:
                 and (self.ops.penalty is not None or by_lemma))
 
     def block_history(self, q: np.ndarray, q_before: np.ndarray, t_origin: float, first: int, steps: int,
-                      max_block: int = 256, wanted=()) -> BlockHistory:
+                      max_block: int = 256, unconstrained: bool = True) -> BlockHistory:
         """``steps`` steps by blocks of affine maps (`simulate_tip`) from ``q`` at step
         ``first`` after ``t_origin`` (time ``t_origin + first dt``) and ``q_before`` one
-        step earlier; the states ``z`` at the sorted local steps ``wanted`` too."""
+        step earlier; the unconstrained tips too if ``unconstrained``."""
         ops, i, d = self.ops, self.ops.index, self.system.dimension
         p_sin, p_cos, omega = self.system.harmonic_load()
         if self._maps is None or self._maps[0] != max_block:   # computed once: ~0.1 s of matrix powers
@@ -347,12 +347,14 @@ class NewmarkScheme:
         maps = self._maps[1]
         force = ops.penalty.force if ops.penalty is not None else (lambda x: 0.0)
         z = np.concatenate([q, q_before, [0.0, 0.0, force(q[i]), force(q_before[i]), 1.0]])
-        tips, unconstrained = np.empty(steps + 1), np.empty(steps + 1)
-        tips[0] = unconstrained[0] = q[i]
+        tips = np.empty(steps + 1)
+        free = np.empty(steps + 1) if unconstrained else None
+        tips[0] = q[i]
+        if free is not None:
+            free[0] = q[i]
         with np.errstate(over="ignore", invalid="ignore"):
-            states = _run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, self.dt, omega, 2 * d,
-                                 wanted)
-        return BlockHistory(tips, unconstrained, states)
+            last = _run_blocks(z, tips, free, maps, ops, t_origin, first, self.dt, omega, 2 * d)
+        return BlockHistory(tips, free, last)
 
     def run_fast(self, state: TwoStepState, t_origin: float, first: int, recorded) -> tuple | None:
         """Steps ``1 .. recorded[-1]`` from ``state`` (at step ``first`` after
@@ -377,8 +379,8 @@ class NewmarkScheme:
         for k in (k for k in recorded if k > done):
             q, q_before = state.q, state.previous
             if k - 1 > done:             # block steps done+1 .. k-1, then step k by `advance`
-                history = self.block_history(q, q_before, t_origin, first + done, k - 1 - done, wanted=[k - 1 - done])
-                z = history.states[k - 1 - done]
+                history = self.block_history(q, q_before, t_origin, first + done, k - 1 - done)
+                z = history.last
                 if not (np.all(np.isfinite(history.tips)) and np.all(np.isfinite(z))):
                     return None
                 lost += float(np.sum(self._tip_losses(history)))
@@ -475,7 +477,7 @@ def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_e
         raise InvalidInputError(f"duration must cover at least one step of {dt} s, got {duration}")
     t0, q0, u0 = system.initial_state()
     q1 = scheme.start(t0, q0, u0).positions
-    history = scheme.block_history(q1, q0, t0, 1, n_steps - 1, max_block)
+    history = scheme.block_history(q1, q0, t0, 1, n_steps - 1, max_block, unconstrained=False)
     tips = np.concatenate([[q0[scheme.ops.index]], history.tips])
     times = t0 + dt * np.arange(0, n_steps + 1, int(record_every))
     return TipRun(times, tips[::int(record_every)].copy(), _violation(scheme.ops, tips),
@@ -491,14 +493,14 @@ class BlockHistory(NamedTuple):
     """What `NewmarkScheme.block_history` returns for local steps ``0 .. m``.
 
     tips : (m + 1,) the contact coordinate ``x`` after each step (``tips[0]`` now).
-    unconstrained : (m + 1,) its unconstrained value ``x'`` in each step (``[0]``: now).
-    states : {local step: ``z``} at the steps asked for (``z[:d] = q``, ``z[d:2d]`` the
-        positions one step before).
+    unconstrained : (m + 1,) its unconstrained value ``x'`` in each step (``[0]``: now),
+        or None when not asked for.
+    last : ``z`` after step ``m`` (``z[:d] = q``, ``z[d:2d]`` the positions one step before).
     """
 
     tips: np.ndarray
-    unconstrained: np.ndarray
-    states: dict
+    unconstrained: np.ndarray | None
+    last: np.ndarray
 
 
 def _affine_maps(ops: _Operators, p_sin, p_cos, omega: float, max_block: int) -> dict:
@@ -556,16 +558,14 @@ def _powers(T: np.ndarray, r: np.ndarray, max_block: int, alpha: float, bound: f
             "alpha": alpha, "bound": bound}
 
 
-def _run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, phase_index, wanted=(),
-                min_block: int = 8) -> dict:
-    """Fill ``tips[1:]`` and ``unconstrained[1:]`` by blocks of affine steps from ``z``
-    at local step 0, i.e. step ``first`` after ``t_origin`` (see `simulate_tip`); return
-    ``{local step: z}`` for the sorted local steps ``wanted``."""
+def _run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, phase_index,
+                min_block: int = 8) -> np.ndarray:
+    """Fill ``tips[1:]`` (and ``unconstrained[1:]`` unless None) by blocks of affine
+    steps from ``z`` at local step 0, i.e. step ``first`` after ``t_origin`` (see
+    `simulate_tip`); return ``z`` after the last step."""
     n_steps = tips.size - 1
     r, upper, lower = maps["r"], ops.upper, ops.lower
     max_block = maps[_FREE]["rows"].shape[0]
-    wanted = np.asarray(wanted, dtype=np.int64)
-    states = {}
     n, block = 0, min_block
     while n < n_steps:
         k = min(block, n_steps - n)
@@ -582,18 +582,15 @@ def _run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, p
             leaves = predicted <= upper if mode == _UPPER else predicted >= lower
         j = int(leaves.argmax())
         j = j if leaves[j] else k
-        unconstrained[n + 1:n + 1 + j] = predicted[:j]
+        if unconstrained is not None:
+            unconstrained[n + 1:n + 1 + j] = predicted[:j]
         if mode == _FREE:
             tips[n + 1:n + 1 + j] = predicted[:j]
         elif m["alpha"] == 0.0:
             tips[n + 1:n + 1 + j] = m["bound"]
         else:
             tips[n + 1:n + 1 + j] = m["alpha"] * predicted[:j] + (1.0 - m["alpha"]) * m["bound"]
-        for w in wanted[np.searchsorted(wanted, n):np.searchsorted(wanted, n + j)]:
-            states[int(w)] = m["powers"][w - n] @ z
         z = m["powers"][j] @ z
         n += j
         block = min(2 * block, max_block) if j == k else min_block
-    for w in wanted[np.searchsorted(wanted, n):]:
-        states[int(w)] = z.copy()
-    return states
+    return z
