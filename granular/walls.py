@@ -599,3 +599,41 @@ class PeriodicBox:
     def describe(self) -> dict:
         return {"type": "periodic", "lower": self.lower.tolist(), "upper": self.upper.tolist(),
                 "axes": list(self.axes)}
+
+
+def surface_names(walls: list) -> list[str]:
+    """A name for each contact surface (``Contacts.wall`` index) of the wall
+    descriptions ``walls`` (``system["walls"]``), in the world's order: "floor" for a
+    plane facing +z, a box's faces by side ("box x-min", ..., "box top"), a cylinder's
+    "cylinder side" and caps ("cylinder cap -", "cylinder cap +"), else the index
+    and the normal."""
+    names, axes = [], "xyz"
+    for wall in walls or []:
+        kind = wall.get("type") if isinstance(wall, dict) else None
+        if kind == "box":
+            for axis in range(3):
+                names.append("floor" if axis == 2 else f"box {axes[axis]}-min")
+                if not (wall.get("open_top") and axis == 2):
+                    names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
+        elif kind == "plane":
+            normal = np.asarray(wall.get("normal", (np.nan,) * 3), float)
+            shown = ", ".join(f"{v:.3g}" for v in normal)
+            moving = " moving" if "velocity" in wall else ""
+            names.append("floor" if np.allclose(normal, (0, 0, 1)) and not moving
+                         else f"plane {len(names)}{moving} (normal {shown})")
+        elif kind == "cylinder":
+            names.append("cylinder side")
+            if wall.get("caps"):
+                names += ["cylinder cap -", "cylinder cap +"]
+        elif kind == "periodic":
+            continue
+        else:
+            names.append(f"wall {len(names)}")
+    return names
+
+
+def first_surface(walls: list, index: int) -> int:
+    """The ``Contacts.wall`` index of the first contact surface of ``walls[index]``
+    (descriptions, as in `surface_names`)."""
+    return sum(surface_count(wall) for wall in walls[:index])
+

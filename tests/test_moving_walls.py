@@ -213,3 +213,48 @@ def test_a_velocity_function_that_fails_later_names_the_time():
     world = gr.SphereWorld([[0.0, 0.0, R]], R, density=1000.0, walls=[floor])
     with pytest.raises(InvalidInputError, match=r"returned shape \(2,\) at t = 0.00\d+ s"):
         gr.Simulation(world, dt=DT).run(steps=10)
+
+
+def test_the_piston_scene_gives_a_strain_linear_in_time_and_a_stress_that_only_pushes(tmp_path):
+    """The piston moves at a prescribed constant speed V: strain = V t / H exactly; a
+    unilateral contact can only push it back, so the stress is never negative; what
+    the piston gave the spheres (no gravity, the other walls' share apart) is the
+    momentum they gained."""
+    import sys
+    from pathlib import Path
+
+    from granular.render.plots import plot_stress_strain, plot_wall_forces, stress_strain
+    from granular.walls import first_surface
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
+    try:
+        import piston_compression as scene
+    finally:
+        sys.path.pop(0)
+    speed = 0.3
+    world = scene.build(n=20, speed=speed)
+    trajectory = gr.Simulation(world, dt=DT).run(duration=0.12)
+    area, height = scene.SIDE ** 2, scene.HEIGHT
+    strain, stress = stress_strain(trajectory, scene.PISTON, area, height)
+    assert strain == pytest.approx(speed * trajectory.t / height, rel=1e-12, abs=1e-15)
+    assert stress.min() >= 0.0 and stress.max() > 0.0
+    masses = world.masses_at(0.0)
+    momentum = np.einsum("n,fna->fa", masses, trajectory.velocities)
+    walls = trajectory.system["walls"]
+    piston = first_surface(walls, scene.PISTON)
+    given = -trajectory.wall_forces.sum(axis=0) * DT     # impulses on the spheres, per surface
+    assert given.sum(axis=0) == pytest.approx(momentum[-1] - momentum[0], abs=1e-9)
+    assert given[piston, 2] < 0.0                         # the piston pushed down
+    summary = scene.summary(trajectory)
+    assert summary["strain"] == pytest.approx(speed * 0.12 / height)
+    assert plot_stress_strain(trajectory, tmp_path / "s.png", scene.PISTON, area, height).stat().st_size > 0
+    assert plot_wall_forces(trajectory, tmp_path / "f.png").stat().st_size > 0
+
+
+def test_plotting_wall_forces_of_a_run_without_walls_is_an_input_error(tmp_path):
+    from granular.render.plots import plot_wall_forces
+
+    world = gr.SphereWorld([[0.0, 0.0, 0.0]], R, gravity=(0, 0, 0))
+    trajectory = gr.Simulation(world, dt=DT).run(steps=2)
+    with pytest.raises(InvalidInputError, match="no walls"):
+        plot_wall_forces(trajectory, tmp_path / "f.png")

@@ -10,6 +10,13 @@
   (N s, logarithmic bins), and per frame the largest and the summed impulse.
 - ``contacts``: number of active contacts and of constraints the step considered,
   against time.
+- ``wall-forces``: the force the spheres exert on each wall surface (N), its
+  magnitude against time, and the three components of their sum
+  (`Trajectory.wall_forces`: over each frame's step, impulse / dt);
+  `plot_wall_forces`.
+
+`plot_stress_strain` draws the stress on a moving plane (a piston: force along its
+motion over an area, Pa) against its strain (travel over the sample's height).
 
 Impulses below the solver's tolerance (`granular.runs.noise_impulse`) count as zero
 in every figure, as in ``granular inspect`` and ``granular run``.
@@ -25,7 +32,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..files import atomic_path
 
-KINDS = ("energy", "multipliers", "contacts")
+KINDS = ("energy", "multipliers", "contacts", "wall-forces")
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
@@ -42,7 +49,8 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    figure = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts}[kind](plt, trajectory)
+    figures = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts, "wall-forces": _wall_forces}
+    figure = figures[kind](plt, trajectory)
     if title:
         figure.suptitle(title)
     figure.tight_layout()
@@ -132,3 +140,108 @@ def _contacts(plt, trajectory):
     axes.grid(alpha=0.3)
     axes.legend(fontsize="small")
     return figure
+
+
+def plot_wall_forces(trajectory, path, title: str | None = None, dpi: int = 120) -> Path:
+    """Write the ``wall-forces`` figure of ``trajectory`` to ``path`` (.png, .svg, .pdf):
+    the magnitude of the force on each wall surface that carried one, and the
+    components of the total force on the walls, against time (N). Raises
+    `InvalidInputError` for a run without walls."""
+    return plot(trajectory, "wall-forces", path, title=title, dpi=dpi)
+
+
+def _wall_forces(plt, trajectory):
+    from ..walls import surface_names
+
+    forces = getattr(trajectory, "wall_forces", None)
+    if forces is None or np.asarray(forces).size == 0:
+        raise InvalidInputError("this run has no walls, so no wall forces to plot")
+    forces = np.asarray(forces, float)
+    t = trajectory.t
+    names = surface_names((trajectory.system or {}).get("walls", []))
+    names += [f"wall {k}" for k in range(len(names), forces.shape[1])]
+    magnitude = np.linalg.norm(forces, axis=2)
+    loaded = np.flatnonzero(magnitude.max(axis=0) > 0.0)
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11.0, 4.2))
+    for k in loaded:
+        left.plot(t, magnitude[:, k], label=names[k])
+    if not loaded.size:
+        left.text(0.5, 0.5, "no wall contact", ha="center", va="center", transform=left.transAxes)
+    else:
+        left.legend(fontsize="small")
+    left.set_xlabel("time (s)")
+    left.set_ylabel("|force| (N)")
+    left.set_title("force on each wall (over each frame's step)")
+    left.grid(alpha=0.3)
+    total = forces.sum(axis=1)
+    for axis, name in enumerate("xyz"):
+        right.plot(t, total[:, axis], label=f"F{name}")
+    right.set_xlabel("time (s)")
+    right.set_ylabel("force (N)")
+    right.set_title("total force on the walls")
+    right.grid(alpha=0.3)
+    right.legend(fontsize="small")
+    return figure
+
+
+def stress_strain(trajectory, wall: int, area: float, height: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(strain (F,), stress (F,) Pa)`` of the moving plane ``system["walls"][wall]``
+    (a piston): strain is its travel along its normal over ``height`` (m, the
+    sample's initial height), stress the force the spheres push it back with,
+    ``-F . n``, over ``area`` (m^2). Both are >= 0 for a piston moving into the sample.
+    """
+    walls = (trajectory.system or {}).get("walls", [])
+    if not 0 <= wall < len(walls) or walls[wall].get("type") != "plane":
+        raise InvalidInputError(f"walls[{wall}] of this run is not a plane")
+    if not (area > 0.0 and height > 0.0):
+        raise InvalidInputError(f"area and height must be positive, got {area} m^2 and {height} m")
+    from ..walls import first_surface
+
+    normal = np.asarray(walls[wall]["normal"], float)
+    displacements = trajectory.wall_displacements
+    travel = np.zeros(len(trajectory.t)) if displacements is None else displacements[:, wall] @ normal
+    forces = trajectory.wall_forces[:, first_surface(walls, wall)]
+    return travel / height, -(forces @ normal) / area
+
+
+def plot_stress_strain(trajectory, path, wall: int, area: float, height: float, title: str | None = None,
+                       dpi: int = 120, bins: int = 30) -> Path:
+    """Write the stress (Pa) on the piston ``system["walls"][wall]`` against its strain
+    (`stress_strain`) to ``path`` (.png, .svg, .pdf): each frame's value (thin), and
+    their mean over ``bins`` equal intervals of strain (bold). Each frame's force is
+    that of its own step, so a run recorded at every step (``record_every=1``) gives
+    bin means that are the mean force over the bin's time: the impulses of the
+    collisions are then averaged, not sampled."""
+    path = Path(path)
+    if path.suffix.lower() not in FIGURE_SUFFIXES:
+        raise InvalidInputError(f"unsupported figure extension {path.suffix or '(none)'!r} for {path}: "
+                                f"use {', '.join(FIGURE_SUFFIXES)}")
+    strain, stress = stress_strain(trajectory, wall, area, height)
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7.0, 4.2))
+    axes.plot(strain, stress, linewidth=0.6, color="#95a5a6", label="each frame's step")
+    centres, means = _bin_means(strain[1:], stress[1:], bins)   # frame 0 has no step
+    axes.plot(centres, means, marker="o", linewidth=2, color="#c0392b", label=f"mean over {bins} strain bins")
+    axes.set_xlabel("strain (piston travel / initial height)")
+    axes.set_ylabel("stress on the piston (Pa)")
+    axes.set_title(title or "piston compression")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize="small")
+    figure.tight_layout()
+    return save_figure(plt, figure, path, dpi)
+
+
+def _bin_means(x: np.ndarray, y: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Centres and means of ``y`` over ``bins`` equal intervals of ``x`` (empty ones left out)."""
+    if x.size == 0:
+        return np.zeros(0), np.zeros(0)
+    edges = np.linspace(x.min(), x.max(), max(int(bins), 1) + 1)
+    which = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, len(edges) - 2)
+    counts = np.bincount(which, minlength=len(edges) - 1)
+    sums = np.bincount(which, weights=y, minlength=len(edges) - 1)
+    full = counts > 0
+    return 0.5 * (edges[:-1] + edges[1:])[full], sums[full] / counts[full]
