@@ -8,7 +8,7 @@ an unbounded optimal face), and the full row sets of the Siconos box after 60 an
 150 steps (pouring, then piled), and a problem the refinement gets in the 60-sphere
 pour of the restitution tests. Prints per solver the wall time (best of 3), its
 iterations when known, whether the answer meets the KKT test every projection
-answer must meet (`projection._kkt_holds` at the step's tolerances), the largest
+answer must meet (`granular.kkt.kkt_holds` at the step's tolerances), the largest
 impulse (N s; physical answers stay below the bodies' momentum) and the distance
 to the active-set answer. Clarabel gets tolerances `TOL` (gap and feasibility,
 absolute and relative) and runs on the same scaled problem (unit diagonal,
@@ -25,6 +25,7 @@ import scipy.sparse as sp
 
 import granular as gr
 from granular import active_set, projection
+from granular.kkt import kkt_holds
 from granular.metric import DiagonalMetric
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 from peer_scenes import siconos_box
@@ -105,7 +106,7 @@ def compare_refinement():
     def line(label, seconds, impulses):
         slack = W @ impulses + c
         residual = float(np.abs(np.minimum(diagonal * impulses, slack)).max())
-        ok = projection._kkt_holds(slack, impulses, diagonal, feasibility, complementarity)
+        ok = kkt_holds(slack, impulses, diagonal, feasibility, complementarity)
         print(f"  {label:<34} {seconds:>9.4f} {max(-slack.min(), 0.0):>14.1e} {residual:>17.1e} {str(ok):>6}")
 
     try:
@@ -161,7 +162,7 @@ def compare(name, metric, G, v, b):
     keys = np.arange(c.size, dtype=np.int64)
 
     def accurate(impulses, slack):
-        return projection._kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
+        return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
     reference_seconds, reference = timed(lambda: active_set.solve(rows, keys, np.zeros(c.size), accurate,
                                                                   feasibility))
@@ -170,7 +171,7 @@ def compare(name, metric, G, v, b):
     print(f"  {'solver':<34} {'seconds':>9} {'iters':>6} {'KKT':>5} {'max impulse':>12} {'|l - l_as|':>11}")
 
     def line(label, seconds, impulses, iterations="-"):
-        ok = impulses is not None and projection._kkt_holds(W @ impulses + c, impulses, diagonal,
+        ok = impulses is not None and kkt_holds(W @ impulses + c, impulses, diagonal,
                                                              feasibility, complementarity)
         largest = "-" if impulses is None else f"{impulses.max(initial=0.0):.3g}"
         distance = "-" if impulses is None or reference is None else f"{np.abs(impulses - reference).max():.1e}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 #: Termination tolerance handed to OSQP on the scaled multiplier problem
 #: (dimensionless). OSQP finds the active set fast and its polishing then gives an
 #: exact answer; when polishing fails (degenerate contact networks), the answer
-#: misses the tolerances below and `granular.projection.interior_point` solves
+#: misses the tolerances below and `granular.interior_point.interior_point` solves
 #: the problem again to them.
 OSQP_EPS = 1e-4
 OSQP_MAX_ITER = 20000

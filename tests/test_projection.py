@@ -32,7 +32,8 @@ import scipy.sparse as sp
 
 from granular.errors import JammingError
 from granular.metric import DenseMetric, DiagonalMetric
-from granular.projection import interior_point, project
+from granular.interior_point import interior_point
+from granular.projection import project
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 pytest.importorskip("cvxpy")
