@@ -3,7 +3,9 @@
 `frame_scene(trajectory, k, ...)` turns frame ``k`` of a `Trajectory` into a
 `FrameScene`: the system's `Shapes` (spheres with the frame's radii, links,
 obstacle planes), the force chains of the frame, and one colour value per sphere.
-`wall_geometry(description, bounds)` gives the static walls as polygons and edges.
+`wall_geometry(description, bounds)` gives the static walls as polygons and edges
+(a cylinder as edges); `wall_polygons` every wall as polygons, at a frame's
+position, for the ParaView export.
 The pyvista renderer (`granular.render.pyvista_`) draws these; tests can check them
 without a display.
 
@@ -344,6 +346,9 @@ def scene_bounds(trajectory, indices, walls: bool = True) -> np.ndarray:
         elif wall.get("type") == "polygon":
             vertices = np.asarray(wall["vertices"], dtype=float)
             boxes.append(np.array([vertices.min(axis=0), vertices.max(axis=0)]))
+        elif wall.get("type") == "cylinder" and wall.get("height") is not None:
+            ring = cylinder_rings(wall, np.array([[-1.0] * 3, [1.0] * 3]), 16)
+            boxes.append(np.array([ring.reshape(-1, 3).min(axis=0), ring.reshape(-1, 3).max(axis=0)]))
     periodic = trajectory.system.get("periodic")
     if periodic and walls:
         boxes.append(_periodic_box(periodic, boxes))
@@ -457,6 +462,9 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
             if normal is None:
                 normal = np.cross(vertices[1] - vertices[0], vertices[2] - vertices[0])
             add(vertices, normal)
+        elif kind == "cylinder":
+            for polygon, _ in cylinder_polygons(wall, bounds, 48):
+                edges.append(polygon_edges(polygon))
         elif kind == "periodic":
             continue
     periodic = description.get("periodic")
@@ -465,6 +473,81 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
         for corners, _ in box_faces(box[0], box[1]):
             edges.append(polygon_edges(corners))
     return WallGeometry(polygons, np.concatenate(edges) if edges else np.zeros((0, 2, 3)))
+
+
+def plane_patch(point, normal, bounds: np.ndarray) -> np.ndarray:
+    """(4, 3) corners of the rectangle of the plane through ``point`` (normal
+    ``normal``) that covers the projection of the box ``bounds`` (2, 3) onto it: an
+    infinite plane drawn as far as the scene reaches."""
+    point = np.asarray(point, float)
+    u, v = tangent_basis(normal)
+    corners = np.array([[bounds[i, 0], bounds[j, 1], bounds[k, 2]] for i in (0, 1) for j in (0, 1) for k in (0, 1)])
+    a, b = (corners - point) @ u, (corners - point) @ v
+    return point + np.array([[a.min(), b.min()], [a.max(), b.min()], [a.max(), b.max()], [a.min(), b.max()]]) @ \
+        np.array([u, v])
+
+
+def cylinder_rings(wall: dict, bounds: np.ndarray, segments: int) -> np.ndarray:
+    """(2, segments, 3) the circles at the two ends of a cylinder's description: at
+    ``centre -+ height/2 axis``, or, for an infinite one, at the ends of the projection
+    of ``bounds`` (2, 3) onto its axis."""
+    centre, axis = np.asarray(wall["centre"], float), _unit(wall["axis"])
+    first, second = tangent_basis(axis)
+    if wall.get("height") is not None:
+        ends = np.array([-0.5, 0.5]) * float(wall["height"])
+    else:
+        corners = np.array([[bounds[i, 0], bounds[j, 1], bounds[k, 2]] for i in (0, 1) for j in (0, 1)
+                            for k in (0, 1)])
+        along = (corners - centre) @ axis
+        ends = np.array([along.min(), along.max()])
+    angles = 2.0 * np.pi * np.arange(segments) / segments
+    circle = float(wall["radius"]) * (np.cos(angles)[:, None] * first + np.sin(angles)[:, None] * second)
+    return np.stack([centre + end * axis + circle for end in ends])
+
+
+def cylinder_polygons(wall: dict, bounds: np.ndarray, segments: int = 48) -> list[tuple[np.ndarray, int]]:
+    """A cylinder's description as polygons, each with the offset of its contact
+    surface within the wall: ``segments`` quads of the side (0), then, when capped, the
+    cap at ``-height/2`` (1) and the one at ``+height/2`` (2), each a ``segments``-gon."""
+    rings = cylinder_rings(wall, bounds, segments)
+    following = np.roll(np.arange(segments), -1)
+    polygons = [(np.array([rings[0, k], rings[0, following[k]], rings[1, following[k]], rings[1, k]]), 0)
+                for k in range(segments)]
+    if wall.get("caps") and wall.get("height") is not None:
+        polygons += [(rings[0], 1), (rings[1][::-1], 2)]
+    return polygons
+
+
+def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
+                  segments: int = 48) -> list[tuple[np.ndarray, int, int]]:
+    """Every wall of a sphere system as polygons ``(corners (k, 3), wall, surface)``:
+    ``wall`` the index in ``description["walls"]``, ``surface`` the contact surface
+    (``Contacts.wall``). Planes are rectangles covering ``bounds`` (`plane_patch`),
+    boxes their faces (not an open top), cylinders `cylinder_polygons`, polygons
+    themselves. ``displacements`` (W, 3) (m) shifts each wall (a frame of
+    `Trajectory.wall_displacements`); periodic cells have no polygon."""
+    from ..walls import surface_count
+
+    polygons, surface = [], 0
+    for w, wall in enumerate(description.get("walls", []) or []):
+        shift = np.zeros(3) if displacements is None else np.asarray(displacements[w], float)
+        kind = wall.get("type")
+        if kind == "plane":
+            polygons.append((plane_patch(np.asarray(wall["point"], float) + shift, wall["normal"], bounds),
+                             w, surface))
+        elif kind == "box":
+            faces = box_faces(np.asarray(wall["lower"], float) + shift, np.asarray(wall["upper"], float) + shift)
+            if wall.get("open_top"):
+                faces = faces[:5]       # the upper z face is the last (box_faces' order, Box.planes')
+            polygons += [(corners, w, surface + f) for f, (corners, _) in enumerate(faces)]
+        elif kind == "cylinder":
+            moved = dict(wall, centre=(np.asarray(wall["centre"], float) + shift).tolist())
+            polygons += [(corners, w, surface + offset) for corners, offset in
+                         cylinder_polygons(moved, bounds, segments)]
+        elif kind == "polygon":
+            polygons.append((np.asarray(wall["vertices"], float) + shift, w, surface))
+        surface += surface_count(wall)
+    return polygons
 
 
 def shape_planes(shapes: Shapes) -> list[np.ndarray]:

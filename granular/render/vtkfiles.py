@@ -6,7 +6,7 @@ headers) with numpy only: no VTK needed to export, and ParaView, pyvista
 
 For a trajectory of spheres, in ``DIR`` with ``STEM`` the run file's name::
 
-    STEM.pvd                         time series, two parts per time step
+    STEM.pvd                         time series, two or three parts per time step
     STEM_spheres_00000.vtp           part 0: one point (vertex) per sphere
         point data: radius (m), velocity (m/s, 3 components), speed (m/s), id; when
         the trajectory records rotation: angular_velocity (rad/s, 3 components),
@@ -14,19 +14,32 @@ For a trajectory of spheres, in ``DIR`` with ``STEM`` the run file's name::
     STEM_contacts_00000.vtp          part 1: one line per contact the step considered,
         from centre i to centre j, or to the contact point on the wall
         cell data: impulse (N s), force (N, impulse / dt), gap (m), i, j, wall
-        (wall = -1 for a sphere pair, j = -1 for a wall contact)
+        (wall = -1 for a sphere pair, j = -1 for a wall contact), active (1 when
+        the impulse is above the solver's noise, `granular.runs.noise_impulse`,
+        else 0); with ``active_only=True`` only the active contacts are written
+    STEM_walls_00000.vtp             part 2, when the system has walls: one polygon
+        per face at the frame's position (a moving wall where it was then); an
+        infinite plane is the rectangle covering the scene's extent over the whole
+        series (the bodies of every frame and the finite walls), a cylinder 48
+        quads and its caps, a box its faces
+        cell data: wall (index in the run's walls), surface (the contact's wall
+        index), force (N, 3 components: the force on the whole surface over the
+        frame's step, `Trajectory.wall_forces`, repeated on each of its cells)
 
 In ParaView: open ``STEM.pvd``, apply Glyph (sphere, scale by radius) to part 0
-and Tube (vary radius by impulse) to part 1. For any other system, part 0 holds the
-drawing adapter's `Shapes` (balls as vertices, links as lines, point data radius)
-and field data with the generalised positions ``q``, velocities ``u`` and the
-constraint ``impulse`` and ``gap`` of the frame; there is no part 1.
+and Tube (vary radius by impulse) to part 1, after Threshold (active between 1 and
+1) to leave out the rows that carry no force. For any other system, part 0 holds
+the drawing adapter's `Shapes` (balls as vertices, links as lines, point data
+radius) and field data with the generalised positions ``q``, velocities ``u`` and
+the constraint ``impulse`` and ``gap`` of the frame; its obstacle planes (the
+beam's obstacles) are part 1, ``STEM_walls_*.vtp``, squares of the size the adapter
+draws, with cell data ``obstacle`` (their index).
 
 Every file is written under a temporary name and renamed; the ``.pvd`` is written
 last, so it only ever lists complete frames. Exporting again into the same ``DIR``
 with the same ``STEM`` replaces the series: once the new ``.pvd`` is in place, the
 files of the earlier series that it does not list (``STEM_spheres_*.vtp``,
-``STEM_contacts_*.vtp``, ``STEM_shapes_*.vtp``, e.g. frames of a longer run or of
+``STEM_contacts_*.vtp``, ``STEM_shapes_*.vtp``, ``STEM_walls_*.vtp``, e.g. frames of a longer run or of
 another ``every``) are removed. Other files in ``DIR`` are never touched.
 """
 from __future__ import annotations
@@ -38,7 +51,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from .geometry import contact_segments, frame_shapes, is_spheres
+from .geometry import contact_segments, frame_shapes, is_spheres, scene_bounds, square, wall_polygons
 from ..files import atomic_path
 
 _TYPES = {np.dtype(np.float64): "Float64", np.dtype(np.int64): "Int64"}
@@ -70,16 +83,19 @@ def _components(values) -> int:
 
 
 def polydata_xml(points: np.ndarray, verts=None, lines=None, point_data=None, cell_data=None,
-                 field_data=None) -> str:
+                 field_data=None, polys=None) -> str:
     """VTK XML PolyData text.
 
     points : (n, 3). verts : (v,) point indices, one vertex cell each. lines : (l, 2)
-    point index pairs. point_data / cell_data / field_data : dicts name -> array; cell
-    data runs over the vertex cells first, then the lines (VTK's cell order).
+    point index pairs. polys : list of point index arrays, one polygon each (any
+    number of corners). point_data / cell_data / field_data : dicts name -> array;
+    cell data runs over the vertex cells first, then the lines, then the polygons
+    (VTK's cell order).
     """
     points = np.asarray(points, float).reshape(-1, 3)
     verts = np.zeros(0, np.int64) if verts is None else np.asarray(verts, np.int64).reshape(-1)
     lines = np.zeros((0, 2), np.int64) if lines is None else np.asarray(lines, np.int64).reshape(-1, 2)
+    polys = [] if polys is None else [np.asarray(p, np.int64).reshape(-1) for p in polys]
 
     def block(tag, arrays):
         if not arrays:
@@ -93,18 +109,25 @@ def polydata_xml(points: np.ndarray, verts=None, lines=None, point_data=None, ce
         return (f"<{tag}>{_data_array('connectivity', connectivity)}"
                 f"{_data_array('offsets', np.arange(size, size * count + 1, size)[:count])}</{tag}>")
 
+    def polygons(tag):
+        connectivity = np.concatenate(polys) if polys else np.zeros(0, np.int64)
+        offsets = np.cumsum([len(p) for p in polys]).astype(np.int64)
+        return (f"<{tag}>{_data_array('connectivity', connectivity)}"
+                f"{_data_array('offsets', offsets)}</{tag}>")
+
     parts = [
         '<?xml version="1.0"?>',
         '<VTKFile type="PolyData" version="1.0" byte_order="LittleEndian" header_type="UInt64">',
         "<PolyData>",
         block("FieldData", field_data),
         f'<Piece NumberOfPoints="{len(points)}" NumberOfVerts="{len(verts)}" NumberOfLines="{len(lines)}" '
-        'NumberOfStrips="0" NumberOfPolys="0">',
+        f'NumberOfStrips="0" NumberOfPolys="{len(polys)}">',
         block("PointData", point_data),
         block("CellData", cell_data),
         f"<Points>{_data_array(None, points, 3)}</Points>",
         cells("Verts", verts, 1),
         cells("Lines", lines.reshape(-1), 2),
+        polygons("Polys"),
         "</Piece>",
         "</PolyData>",
         "</VTKFile>",
@@ -117,7 +140,7 @@ def _write_text(path: Path, text: str) -> None:
         temporary.write_text(text, encoding="ascii")
 
 
-def _sphere_parts(trajectory, k: int, dt: float) -> tuple[str, str]:
+def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> tuple[str, str]:
     positions = np.asarray(trajectory.positions[k], float).reshape(-1, 3)
     velocities = np.asarray(trajectory.velocities[k], float).reshape(-1, 3)
     radii = np.asarray(trajectory.radii[k], float)
@@ -132,15 +155,55 @@ def _sphere_parts(trajectory, k: int, dt: float) -> tuple[str, str]:
     if orientations is not None:
         point_data["orientation"] = np.asarray(orientations[k], float).reshape(-1, 4)
     spheres = polydata_xml(positions, verts=np.arange(n), point_data=point_data)
+    from ..runs import noise_impulse
+
     contacts = trajectory.contacts[k]
+    # Below the solver's tolerance an impulse is zero (granular.runs.noise_impulse).
+    active = np.asarray(contacts.impulse, float) > noise_impulse(trajectory, k)
+    if active_only:
+        contacts, active = contacts.take(np.flatnonzero(active)), active[active]
     segments = contact_segments(trajectory.system, contacts, positions, radii)
     impulse = np.asarray(contacts.impulse, float)
     m = len(impulse)
     contact_text = polydata_xml(segments.reshape(-1, 3), lines=np.arange(2 * m).reshape(m, 2), cell_data={
         "impulse": impulse, "force": impulse / dt, "gap": np.asarray(contacts.gap, float),
         "i": np.asarray(contacts.i, np.int64), "j": np.asarray(contacts.j, np.int64),
-        "wall": np.asarray(contacts.wall, np.int64)})
+        "wall": np.asarray(contacts.wall, np.int64), "active": active.astype(np.int64)})
     return spheres, contact_text
+
+
+def _polygons_xml(polygons: list, cell_data: dict) -> str:
+    """One PolyData of ``polygons`` (each (k, 3) corners) with ``cell_data``."""
+    points = np.concatenate(polygons) if polygons else np.zeros((0, 3))
+    starts = np.cumsum([0] + [len(p) for p in polygons])
+    cells = [np.arange(starts[c], starts[c + 1]) for c in range(len(polygons))]
+    return polydata_xml(points, polys=cells, cell_data=cell_data)
+
+
+def _wall_part(trajectory, k: int, bounds: np.ndarray) -> str | None:
+    """The walls of a sphere system at frame ``k`` (module docstring), or None without walls."""
+    displacements = getattr(trajectory, "wall_displacements", None)
+    polygons = wall_polygons(trajectory.system, bounds, None if displacements is None else displacements[k])
+    if not polygons:
+        return None
+    surfaces = np.array([surface for _, _, surface in polygons], np.int64)
+    forces = getattr(trajectory, "wall_forces", None)
+    force = np.zeros((len(polygons), 3))
+    if forces is not None:
+        known = surfaces < forces.shape[1]
+        force[known] = forces[k][surfaces[known]]
+    return _polygons_xml([p for p, _, _ in polygons], {
+        "wall": np.array([w for _, w, _ in polygons], np.int64), "surface": surfaces, "force": force})
+
+
+def _obstacle_part(trajectory, k: int) -> str | None:
+    """The obstacle planes of a drawing adapter's `Shapes` at frame ``k`` as squares
+    (the beam's obstacles), or None when it has none."""
+    planes = frame_shapes(trajectory, k).planes
+    if not planes:
+        return None
+    return _polygons_xml([square(point, normal, size) for point, normal, size in planes],
+                         {"obstacle": np.arange(len(planes), dtype=np.int64)})
 
 
 def _shape_part(trajectory, k: int) -> str:
@@ -160,10 +223,13 @@ def _shape_part(trajectory, k: int) -> str:
                                     "gap": np.asarray(contacts.gap, float)})
 
 
-def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progress=None) -> Path:
+def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progress=None,
+               active_only: bool = False) -> Path:
     """Write ``trajectory`` to ``directory`` as a ``.vtp`` series with a ``.pvd`` index.
 
     Returns the path of the ``.pvd`` file. ``every`` keeps every ``every``-th frame.
+    ``active_only`` writes only the contacts whose impulse is above the solver's
+    noise (all of them otherwise, marked by the ``active`` cell data).
     Files of an earlier series of the same ``stem`` not listed by the new ``.pvd`` are
     removed (see the module docstring).
     ``progress`` is called as ``(done, total)`` after each frame.
@@ -174,15 +240,22 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
     directory.mkdir(parents=True, exist_ok=True)
     indices = select_frames(trajectory, None, every)
     dt = float(trajectory.meta.get("dt", 1.0)) or 1.0
+    spheres_run = is_spheres(trajectory.system)
+    # One extent for the whole series, so an infinite plane keeps its size.
+    bounds = scene_bounds(trajectory, indices) if spheres_run else None
     entries, written = [], []
     for count, k in enumerate(indices):
         t = float(trajectory.t[k])
-        if is_spheres(trajectory.system):
-            spheres, contacts = _sphere_parts(trajectory, int(k), dt)
+        if spheres_run:
+            spheres, contacts = _sphere_parts(trajectory, int(k), dt, active_only)
             names = [(f"{stem}_spheres_{k:05d}.vtp", spheres, "spheres"),
                      (f"{stem}_contacts_{k:05d}.vtp", contacts, "contacts")]
+            walls = _wall_part(trajectory, int(k), bounds)
         else:
             names = [(f"{stem}_shapes_{k:05d}.vtp", _shape_part(trajectory, int(k)), "shapes")]
+            walls = _obstacle_part(trajectory, int(k))
+        if walls is not None:
+            names.append((f"{stem}_walls_{k:05d}.vtp", walls, "walls"))
         for part, (name, text, label) in enumerate(names):
             _write_text(directory / name, text)
             entries.append(f'<DataSet timestep="{t!r}" part="{part}" name="{label}" file="{name}"/>')
@@ -200,7 +273,7 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
 
 def series_files(directory: Path, stem: str) -> list[Path]:
     """The ``.vtp`` files of the series ``stem`` in ``directory`` (any frame, any part)."""
-    pattern = re.compile(re.escape(stem) + r"_(spheres|contacts|shapes)_\d{5,}\.vtp")
+    pattern = re.compile(re.escape(stem) + r"_(spheres|contacts|shapes|walls)_\d{5,}\.vtp")
     return sorted(p for p in Path(directory).iterdir() if p.is_file() and pattern.fullmatch(p.name))
 
 
