@@ -206,10 +206,6 @@ class Trajectory:
         for name in ("angular_velocities", "orientations"):
             if getattr(self, name) is not None:
                 h5.create_dataset(name, data=getattr(self, name), **options)
-        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements}
-        for name, value in walls.items():
-            if value is not None:
-                h5.create_dataset(f"walls/{name}", data=value, **options)
         energy = h5.create_group("energy")
         energy.create_dataset("kinetic", data=self.kinetic_energy)
         energy.create_dataset("potential", data=self.potential_energy)
@@ -223,6 +219,11 @@ class Trajectory:
             group.create_dataset(name, data=data, **(options if data.size > 1000 else {}))
             if widths is not None:
                 group.create_dataset(f"widths/{name}", data=widths)
+        # Written last, so the objects before them keep the offsets earlier versions gave them.
+        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements}
+        for name, value in walls.items():
+            if value is not None:
+                h5.create_dataset(f"walls/{name}", data=value, **options)
 
     @staticmethod
     def load(path) -> "Trajectory":

@@ -9,7 +9,10 @@ Constraints (ibid., section 4): for each pair that could touch within the
 step, ``D_ij(t, q) = |q_j - q_i| - (r_i(t) + r_j(t)) >= 0`` with gradient
 ``G_ij = (..., -n_ij, ..., +n_ij, ...)``, ``n_ij = (q_j - q_i)/|q_j - q_i|``; for each
 sphere near a plane (point p, unit normal n), ``D = n.(q_i - p) - r_i(t) >= 0``
-with gradient ``+n`` on sphere i.
+with gradient ``+n`` on sphere i; inside a cylinder, ``D = R - |rho_i| - r_i`` with
+gradient ``-rho_i / |rho_i|``. A moving wall enters at its position at ``t_{n+1}``,
+``D(t_{n+1}, q^n)``, and its material velocity at the contact enters the friction
+rows (`granular.walls` derives both).
 
 Rotation. Each sphere also carries an angular velocity ``omega_i`` (rad/s, world
 frame), a moment of inertia ``J_i`` (kg m^2, default ``2/5 m_i r_i(t)^2``, a solid
