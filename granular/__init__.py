@@ -16,7 +16,7 @@ from .errors import (ConvergenceError, GranularError, InvalidInputError, Jamming
 from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
-from .walls import Box, PeriodicBox, Plane
+from .walls import Box, Cylinder, PeriodicBox, Plane
 from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
 from .world import SphereWorld
@@ -25,7 +25,7 @@ from .packing import world_from_file
 __version__ = "0.1.0"
 
 __all__ = [
-    "Beam", "Box", "Constraint", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
+    "Beam", "Box", "Constraint", "Cylinder", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",

@@ -617,7 +617,7 @@ def surface_names(walls: list) -> list[str]:
                     names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
         elif kind == "plane":
             normal = np.asarray(wall.get("normal", (np.nan,) * 3), float)
-            shown = ", ".join(f"{v:.3g}" for v in normal)
+            shown = ", ".join(f"{v + 0.0:.3g}" for v in normal)   # + 0.0: never "-0"
             moving = " moving" if "velocity" in wall else ""
             names.append("floor" if np.allclose(normal, (0, 0, 1)) and not moving
                          else f"plane {len(names)}{moving} (normal {shown})")

@@ -9,9 +9,9 @@
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
                     [--fit scene|bodies]
     granular inspect RUN.h5 [--frame K] [--top N]
-    granular plot RUN.h5 energy|multipliers|contacts OUT.png
+    granular plot RUN.h5 energy|multipliers|contacts|wall-forces OUT.png
     granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT.png]
-    granular export RUN.h5 DIR --vtk
+    granular export RUN.h5 DIR --vtk [--every K] [--active-only]
     granular pack box|cylinder --n N --radius R ... --out PACKING.csv
 
 Scenes are Python files in a scenes directory. ``SCENE`` is a file's name without

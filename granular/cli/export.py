@@ -10,7 +10,8 @@ from .common import USAGE, CommandError, load_run_file
 #: The line of 'granular --help', and the text of 'granular export --help'.
 HELP = "export a run for ParaView (--vtk: .vtp per frame + .pvd)"
 DESCRIPTION = """Write DIR/STEM.pvd and one .vtp per frame and part: spheres with radius, velocity; contacts with
-impulse, force, gap. STEM is the run file's name. Exporting again to DIR replaces the series: the
+impulse, force, gap and an 'active' flag (impulse above the solver's noise); the walls at the frame's
+position with the force on each. STEM is the run file's name. Exporting again to DIR replaces the series: the
 STEM_*.vtp files the new .pvd does not list are removed; other files in DIR are left alone."""
 
 
@@ -20,6 +21,8 @@ def add_parser(commands) -> None:
     parser.add_argument("directory", metavar="DIR")
     parser.add_argument("--vtk", action="store_true", help="VTK XML PolyData series (the only format)")
     parser.add_argument("--every", type=positive_int, default=1, metavar="K", help="every K-th frame")
+    parser.add_argument("--active-only", action="store_true",
+                        help="write only the active contacts (a Tube filter on impulse then shows the force network)")
     add_quiet(parser)
 
 
@@ -35,7 +38,7 @@ def command_export(args) -> int:
     bar = ProgressBar(len(range(0, len(trajectory), args.every)), enabled=not args.quiet, label="frames")
     try:
         pvd = export_vtk(trajectory, directory, stem=Path(args.run).stem, every=args.every,
-                         progress=lambda done, total: bar.update(done))
+                         progress=lambda done, total: bar.update(done), active_only=args.active_only)
     finally:
         bar.finish()
     print(f"wrote {pvd} and its .vtp files")

@@ -73,24 +73,12 @@ def command_inspect(args) -> int:
 
 
 def wall_names(system: dict) -> list[str]:
-    """A name for each plane a sphere run's contacts index (``Contacts.wall``), in the
-    world's order (`SphereWorld.planes`: each wall's planes; a `Box` gives per axis its
-    lower face, then its upper one unless it is the open top): "floor" for a plane
-    facing +z, a box's faces by side ("box x-min", ...), else the index and normal."""
-    names, axes = [], "xyz"
-    for wall in system.get("walls", []) or []:
-        if wall.get("type") == "box":
-            for axis in range(3):
-                names.append("floor" if axis == 2 else f"box {axes[axis]}-min")
-                if not (wall.get("open_top") and axis == 2):
-                    names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
-        elif wall.get("type") == "plane":
-            normal = np.asarray(wall.get("normal", (np.nan,) * 3), float)
-            shown = ", ".join(f"{_plain(v):.3g}" for v in normal)
-            names.append("floor" if np.allclose(normal, (0, 0, 1)) else f"plane {len(names)} (normal {shown})")
-        else:
-            names.append(f"wall {len(names)}")
-    return names
+    """A name for each contact surface a sphere run's contacts index (``Contacts.wall``),
+    in the world's order: `granular.walls.surface_names` ("floor", "box x-min", ...,
+    "cylinder side", or the index and normal of a plane)."""
+    from ..walls import surface_names
+
+    return surface_names(system.get("walls", []))
 
 
 def _contact_label(system: dict, i: int, j: int, wall: int, walls: list[str]) -> str:

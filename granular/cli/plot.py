@@ -1,6 +1,6 @@
 """``granular plot``: a run's figures against time, a sweep's figure against a parameter.
 
-    granular plot RUN.h5 energy|multipliers|contacts OUT.png
+    granular plot RUN.h5 energy|multipliers|contacts|wall-forces OUT.png
     granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT.png]
 
 Each kind is an entry of `PLOTS`: its handler and the sentence of ``--help`` that
@@ -72,6 +72,7 @@ PLOTS = {
     "energy": PlotKind(plot_run, "energy: kinetic, potential, total, dissipated"),
     "multipliers": PlotKind(plot_run, "multipliers: histogram and per-frame largest/sum"),
     "contacts": PlotKind(plot_run, "contacts: count per frame"),
+    "wall-forces": PlotKind(plot_run, "wall-forces: force on each wall surface and their total against time (N)"),
     "summary": PlotKind(plot_sweep, "summary (of a sweep directory): --y FIGURE against --x PARAMETER, the mean "
                                     "over seeds with their standard deviation as error bars, a curve per value "
                                     "of the other varying parameters"),
