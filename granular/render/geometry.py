@@ -68,6 +68,7 @@ class FrameScene:
     multipliers: np.ndarray
     bands: np.ndarray | None = None
     note: str = ""
+    wall_displacements: np.ndarray | None = None   # (W, 3) m: where moving walls are, or None
 
 
 @dataclass
@@ -152,8 +153,11 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
                                   np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
     active_contacts = _active_contacts(trajectory, k)
     note = skipped_steps_note(trajectory, k) if forces and active_contacts == 0 else ""
+    displacements = getattr(trajectory, "wall_displacements", None)
+    moved = None if displacements is None or not np.any(displacements) else np.asarray(displacements[k], float)
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
-                      chains=chains, active_contacts=active_contacts, multipliers=impulses, bands=bands, note=note)
+                      chains=chains, active_contacts=active_contacts, multipliers=impulses, bands=bands, note=note,
+                      wall_displacements=moved)
 
 
 def skipped_steps_note(trajectory, k: int) -> str:
@@ -423,6 +427,21 @@ def box_faces(lower, upper) -> list[tuple[np.ndarray, np.ndarray]]:
 def polygon_edges(polygon: np.ndarray) -> np.ndarray:
     """(v, 2, 3) closed outline of a polygon."""
     return np.stack([polygon, np.roll(polygon, -1, axis=0)], axis=1)
+
+
+def shifted_walls(description: dict, displacements) -> dict:
+    """``description`` with each wall moved by its row of ``displacements`` (W, 3) (m,
+    a frame of `Trajectory.wall_displacements`): points, corners, centres, vertices."""
+    walls = []
+    for wall, shift in zip(description.get("walls", []) or [], np.asarray(displacements, float)):
+        moved = dict(wall)
+        for key in ("point", "lower", "upper", "centre"):
+            if key in moved:
+                moved[key] = (np.asarray(moved[key], float) + shift).tolist()
+        if "vertices" in moved:
+            moved["vertices"] = (np.asarray(moved["vertices"], float) + shift).tolist()
+        walls.append(moved)
+    return {**description, "walls": walls}
 
 
 def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometry:

@@ -13,7 +13,7 @@ Layers, updated in place from frame to frame: spheres (glyphs scaled by their
 radius, coloured by a scalar), their orientation bands (thin dark tubes along each
 sphere's body equator, turned with it, when the trajectory records orientations), links (tubes), obstacle planes (translucent slabs of
 depth ``OBSTACLE_DEPTH`` on the inadmissible side, outlined), force chains (tubes
-whose radius and colour are proportional to the contact impulse), static walls
+whose radius and colour are proportional to the contact impulse), walls (moved with the frames of moving walls)
 (translucent polygons with opaque edges) and a title with the time on a white box.
 """
 from __future__ import annotations
@@ -23,7 +23,8 @@ import sys
 
 import numpy as np
 
-from .geometry import FrameScene, WallGeometry, polygon_edges, shape_planes, up_direction
+from .geometry import (FrameScene, WallGeometry, polygon_edges, shape_planes, shifted_walls, up_direction,
+                       wall_geometry)
 
 #: Look of the pictures, in one place.
 BACKGROUND = "white"
@@ -112,7 +113,7 @@ class Renderer:
     ----------
     description : the system's ``describe()`` dict (walls, gravity, kind).
     bounds : (2, 3) box that every drawn frame fits in (sets the camera).
-    walls : `WallGeometry` drawn once, translucent.
+    walls : `WallGeometry` drawn translucent, and moved with the frames of moving walls.
     size : (width, height) in pixels.
     camera : "fixed" or "orbit" (one turn about the up axis over ``n_frames``).
     view : (3,) direction from the scene centre to the camera, or None (automatic).
@@ -162,6 +163,7 @@ class Renderer:
         self.up = np.asarray(up_direction(description) if up is None else up, float)
         self.up /= np.linalg.norm(self.up)
         self.bounds = np.asarray(bounds, float)
+        self._wall_shift = None      # the displacements the walls are drawn at (None: where described)
         self.body_bounds = self.bounds if body_bounds is None else np.asarray(body_bounds, float)
         self.camera_mode = camera
         self.n_frames = max(int(n_frames), 1)
@@ -255,6 +257,19 @@ class Renderer:
         if len(walls.edges):
             self.plotter.add_mesh(_lines(pv, walls.edges), color=EDGE_COLOR, line_width=1.5, name="wall-edges",
                                   render=False)
+
+    def _moving_walls(self, scene: FrameScene) -> None:
+        """Redraw the walls where a frame's moving walls are (a piston, a shaker)."""
+        shift = scene.wall_displacements
+        if shift is None or (self._wall_shift is not None and np.array_equal(shift, self._wall_shift)):
+            return
+        self._wall_shift = np.array(shift)
+        walls = wall_geometry(shifted_walls(self.description, shift), self.bounds, self.up)
+        for name, mesh in (("walls", _polygons(self.pv, walls.polygons) if walls.polygons else None),
+                           ("wall-edges", _lines(self.pv, walls.edges) if len(walls.edges) else None)):
+            actor = self.plotter.actors.get(name)
+            if mesh is not None and actor is not None:
+                actor.mapper.dataset.copy_from(mesh, deep=True)
 
     def _update(self, name: str, mesh, **style) -> None:
         if name in self.meshes:
@@ -376,6 +391,7 @@ class Renderer:
     # -- frames ----------------------------------------------------------------------
     def draw(self, scene: FrameScene, index: int = 0, time_format: str = "{:.3f}") -> np.ndarray:
         """Draw ``scene`` as frame number ``index`` of the output; return the (h, w, 3) image."""
+        self._moving_walls(scene)
         self._spheres(scene)
         self._bands(scene)
         self._links(scene)
