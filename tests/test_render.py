@@ -279,3 +279,16 @@ def test_a_force_frame_without_contacts_says_impacts_fell_between_frames():
     every_step = copy.deepcopy(quiet)
     every_step.meta["record_every"] = 1
     assert frame_scene(every_step, 2, forces=True).note == ""        # nothing skipped
+
+
+def test_walls_are_cut_to_a_box_exactly():
+    """A 4 x 4 square through a 2 x 2 x 2 box keeps the 2 x 2 square; an edge across
+    the box keeps its inner part; one that misses it is dropped."""
+    from granular.render.geometry import WallGeometry, clip_walls
+
+    square = np.array([[-2.0, -2.0, 0.0], [2.0, -2.0, 0.0], [2.0, 2.0, 0.0], [-2.0, 2.0, 0.0]])
+    edges = np.array([[[-2.0, 0.5, 0.0], [2.0, 0.5, 0.0]], [[-2.0, 3.0, 0.0], [2.0, 3.0, 0.0]]])
+    cut = clip_walls(WallGeometry(polygons=[square], edges=edges), np.array([[-1.0] * 3, [1.0] * 3]))
+    (polygon,) = cut.polygons
+    assert sorted(map(tuple, np.round(polygon, 12))) == [(-1, -1, 0), (-1, 1, 0), (1, -1, 0), (1, 1, 0)]
+    np.testing.assert_allclose(cut.edges, [[[-1.0, 0.5, 0.0], [1.0, 0.5, 0.0]]])

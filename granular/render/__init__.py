@@ -29,8 +29,13 @@ from pathlib import Path
 import numpy as np
 
 from .geometry import (color_range, frame_scene, impulse_reference, scene_bounds, select_frames,
-                       check_frame, time_format, wall_geometry)
+                       check_frame, clip_walls, time_format, wall_geometry)
 from .output import SUFFIXES, VideoWriter, output_kind, write_image
+
+#: With ``fit="bodies"``, walls are cut this fraction of the bodies' box diagonal
+#: beyond the box: enough floor around a pile to read it as a floor, not the far
+#: corners of a large table crossing the picture.
+FIT_MARGIN = 0.25
 
 __all__ = ["animate", "snapshot", "render", "SUFFIXES"]
 
@@ -58,6 +63,11 @@ def _renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, 
     bounds = scene_bounds(trajectory, indices, walls=(fit == "scene"))
     bodies = scene_bounds(trajectory, indices, walls=False)       # chooses the default view
     walls = wall_geometry(trajectory.system, bounds, up)
+    clip = None
+    if fit == "bodies":   # walls reaching far beyond the bodies are cut at a margin around them
+        margin = FIT_MARGIN * float(np.linalg.norm(bounds[1] - bounds[0]))
+        clip = np.array([bounds[0] - margin, bounds[1] + margin])
+        walls = clip_walls(walls, clip)
     reference = float(force_scale) if force_scale else (impulse_reference(trajectory, indices) if forces else 0.0)
     label = None
     if isinstance(color_by, str):
@@ -73,7 +83,7 @@ def _renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, 
                     color_range=color_range(trajectory, indices, color_by), cmap=cmap, forces=forces,
                     force_reference=reference, sphere_opacity=sphere_opacity, title=title,
                     mean_radius=mean_radius, orbit_turns=orbit_turns, antialias=antialias,
-                    body_bounds=bodies)
+                    body_bounds=bodies, wall_clip=clip)
 
 
 def animate(trajectory, path, fps: float = 25.0, every: int = 1, frames=None, color_by="speed",

@@ -429,6 +429,56 @@ def polygon_edges(polygon: np.ndarray) -> np.ndarray:
     return np.stack([polygon, np.roll(polygon, -1, axis=0)], axis=1)
 
 
+def clip_walls(walls: WallGeometry, bounds: np.ndarray) -> WallGeometry:
+    """``walls`` cut to the box ``bounds`` (2, 3): what a picture framed on the
+    bodies (``fit="bodies"``) shows of walls that reach far beyond them, without the
+    edges of a distant face crossing the frame (a billiard table's far corners)."""
+    lower, upper = np.asarray(bounds, float)
+    polygons = [p for p in (_clip_polygon(np.asarray(p, float), lower, upper) for p in walls.polygons)
+                if len(p) >= 3]
+    edges = [e for e in (_clip_segment(a, b, lower, upper) for a, b in np.asarray(walls.edges, float))
+             if e is not None]
+    return WallGeometry(polygons=polygons, edges=np.array(edges).reshape(-1, 2, 3))
+
+
+def _clip_polygon(polygon: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Sutherland-Hodgman clipping of a convex polygon (k, 3) to a box."""
+    for axis in range(3):
+        for bound, sign in ((lower[axis], 1.0), (upper[axis], -1.0)):
+            if len(polygon) == 0:
+                return polygon
+            inside = sign * (polygon[:, axis] - bound) >= 0.0
+            out = []
+            for k in range(len(polygon)):
+                a, b = polygon[k], polygon[(k + 1) % len(polygon)]
+                a_in, b_in = inside[k], inside[(k + 1) % len(polygon)]
+                if a_in:
+                    out.append(a)
+                if a_in != b_in:
+                    out.append(a + (bound - a[axis]) / (b[axis] - a[axis]) * (b - a))
+            polygon = np.array(out).reshape(-1, 3)
+    return polygon
+
+
+def _clip_segment(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.ndarray):
+    """The part of segment ``a``-``b`` inside the box (Liang-Barsky), or None."""
+    start, end, change = 0.0, 1.0, b - a
+    for axis in range(3):
+        for distance, rate in ((a[axis] - lower[axis], change[axis]), (upper[axis] - a[axis], -change[axis])):
+            if rate == 0.0:
+                if distance < 0.0:
+                    return None
+                continue
+            bound = -distance / rate
+            if rate > 0.0:
+                start = max(start, bound)
+            else:
+                end = min(end, bound)
+    if start > end:
+        return None
+    return np.array([a + start * change, a + end * change])
+
+
 def shifted_walls(description: dict, displacements) -> dict:
     """``description`` with each wall moved by its row of ``displacements`` (W, 3) (m,
     a frame of `Trajectory.wall_displacements`): points, corners, centres, vertices."""

@@ -23,8 +23,8 @@ import sys
 
 import numpy as np
 
-from .geometry import (FrameScene, WallGeometry, polygon_edges, shape_planes, shifted_walls, up_direction,
-                       wall_geometry)
+from .geometry import (FrameScene, WallGeometry, clip_walls, polygon_edges, shape_planes, shifted_walls,
+                       up_direction, wall_geometry)
 
 #: Look of the pictures, in one place.
 BACKGROUND = "white"
@@ -130,7 +130,7 @@ class Renderer:
                  color_label: str | None = "speed (m/s)", color_range=(0.0, 1.0), cmap: str | None = None,
                  forces: bool = False, force_reference: float = 0.0, sphere_opacity: float | None = None,
                  title: str | None = None, mean_radius: float | None = None, orbit_turns: float = 1.0,
-                 antialias: bool = False, body_bounds=None):
+                 antialias: bool = False, body_bounds=None, wall_clip=None):
         pv = import_pyvista()
         self.pv = pv
         self.description = description
@@ -164,6 +164,7 @@ class Renderer:
         self.up /= np.linalg.norm(self.up)
         self.bounds = np.asarray(bounds, float)
         self._wall_shift = None      # the displacements the walls are drawn at (None: where described)
+        self.wall_clip = wall_clip   # (2, 3) box the walls are cut to, or None
         self.body_bounds = self.bounds if body_bounds is None else np.asarray(body_bounds, float)
         self.camera_mode = camera
         self.n_frames = max(int(n_frames), 1)
@@ -265,6 +266,8 @@ class Renderer:
             return
         self._wall_shift = np.array(shift)
         walls = wall_geometry(shifted_walls(self.description, shift), self.bounds, self.up)
+        if self.wall_clip is not None:
+            walls = clip_walls(walls, self.wall_clip)
         for name, mesh in (("walls", _polygons(self.pv, walls.polygons) if walls.polygons else None),
                            ("wall-edges", _lines(self.pv, walls.edges) if len(walls.edges) else None)):
             actor = self.plotter.actors.get(name)
