@@ -1,0 +1,86 @@
+"""The stall of the Coulomb sweeps among turning spheres (issue 12), on a captured problem.
+
+`data/stalled_turning_cluster.npz` is a cluster of 54 contacts between 35 turning
+spheres (radii 4-6 mm, mu = 0.6) cut out of the sand pile's dense stream at
+t = 0.534 s (`scenes/sand_pile.py` with ``rotation=True``), where the nonsmooth
+Gauss-Seidel sweeps stalled: the contacts outside the cluster keep the impulses the
+sweeps had reached, folded into the prediction. Stored: the normal rows ``G``
+(54, 210), the tangent rows ``T`` (108, 210) on the cluster's 210 coordinates
+(velocities and angular velocities of the 35 spheres), the diagonal of ``M^{-1}``,
+``mu``, ``lower = -D/h``, the prediction, the warm start and each contact's
+tolerance (m/s) as `granular.friction.sweep_tolerance` gave it.
+
+Alone, the sweeps wander at several times the tolerance for 5,000 sweeps; with
+the semismooth Newton hand-over of `granular.friction_gauss_seidel` they converge.
+The answer is checked against the law itself, not against stored numbers.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from granular import friction_gauss_seidel as gauss_seidel
+from granular.errors import ConvergenceError
+
+DATA = Path(__file__).parent / "data" / "stalled_turning_cluster.npz"
+
+
+class _Diagonal:
+    def __init__(self, inverse):
+        self.inverse_diagonal = inverse
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    data = dict(np.load(DATA))
+    G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
+    rows = gauss_seidel.contact_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    assert rows is not None and rows.w_tangent is not None   # turning spheres: v = w + r^2/J terms
+    return data, G, T, rows
+
+
+def test_plain_sweeps_stall_on_the_captured_cluster(cluster, monkeypatch):
+    data, _, _, rows = cluster
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_AFTER", 10 ** 9)   # the sweeps alone, as before the fix
+    with pytest.raises(ConvergenceError, match="did not converge in 5000 sweeps"):
+        gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 5000)
+
+
+def test_stalled_cluster_converges_to_the_coulomb_law_without_gaining_energy(cluster):
+    data, G, T, rows = cluster
+    tolerance, mu, lower = data["tolerance"], data["mu"], data["lower"]
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 5000)
+    assert sweeps < 5000
+    normal, tangential = r[:, 0], r[:, 1:3]
+    u = data["predicted"] + data["inverse_mass"] * (G.T @ normal + T.T @ tangential.reshape(-1))
+    U_N = G @ u - lower                                     # D/h + G u (m/s)
+    U_T = (T @ u).reshape(-1, 2)
+    size = np.linalg.norm(tangential, axis=1)
+    # The cone and the sign of the normal impulse hold exactly.
+    assert np.all(normal >= 0.0)
+    assert np.all(size <= mu * normal * (1.0 + 1e-12))
+    # (N): no approach beyond the tolerance, no push while separating.
+    assert np.all(U_N >= -tolerance)
+    assert np.all(np.where(normal > 0.0, np.abs(U_N), 0.0) <= tolerance)
+    # (T): a contact inside its cone sticks; one on its boundary slides against its impulse.
+    # "Inside" in velocity units: a contact whose impulse is within tol / v of the cone's
+    # boundary (v = T_k M^-1 T_k^T, so that much impulse moves it by tol) is within its
+    # tolerance of sliding, and is checked as sliding.
+    v = (T.multiply(T) @ data["inverse_mass"]).reshape(-1, 2)[:, 0]
+    inside = (mu * normal - size) * v > tolerance
+    assert np.all(np.linalg.norm(U_T[inside], axis=1) <= tolerance[inside])
+    boundary = ~inside & (size > 0.0)
+    direction = tangential[boundary] / size[boundary, None]
+    along = np.einsum("ka,ka->k", U_T[boundary], direction)
+    assert np.all(along <= tolerance[boundary])
+    assert np.all(np.linalg.norm(U_T[boundary] - along[:, None] * direction, axis=1) <= tolerance[boundary])
+    # Energy: 1/2 |u|_M^2 - 1/2 |v|_M^2 <= <u, H^T r> = sum_k l_N,k lower_k + r_k . U_k, and
+    # r_k . U_k <= |r_k| tol_k when the law holds to tol_k; lower_k > 0 only where spheres
+    # overlap (D < 0), which the step may separate.
+    mass = 1.0 / data["inverse_mass"]
+    gained = 0.5 * np.sum(mass * u ** 2) - 0.5 * np.sum(mass * data["predicted"] ** 2)
+    allowed = np.sum(normal * np.maximum(lower, 0.0)) + np.sum(np.linalg.norm(r, axis=1) * tolerance)
+    assert gained <= allowed
