@@ -20,10 +20,17 @@ redundant contacts make ``W_AA`` singular and the impulses non-unique. The linea
 systems are therefore those of the proximal problem,
 ``(W_AA + rho D_A) l_A = -c_A + rho D_A l_ref`` with ``D = diag W``, whose answer
 is unique and bounded; proximal-point updates of ``l_ref`` (the same matrix, a new
-right-hand side) converge to the optimal impulses nearest to the previous step's
+right-hand side) converge to the optimal impulses nearest to the first ``l_ref``
 (Rockafellar, *Monotone operators and the proximal point algorithm*, SIAM J.
-Control Optim., 1976). The iteration starts from the previous step's impulses,
-so a settled pile needs few rounds.
+Control Optim., 1976). That first reference is zero: of the impulses that give the
+same velocities, a step returns the smallest in the metric ``D``. Centred on the
+previous step's impulses instead, a self-stress that one step picked up (impulses
+around a loop of redundant contacts that cancel on every sphere) was kept by every
+later step: a settled 4 x 4 x 4 lattice of 1.3 g spheres showed contact impulses of
+0.65 N s, 50,000 times a sphere's weight over a step, where the smallest answer
+has 6e-5 N s (`tests/test_projection.py`). The previous step's impulses still
+choose the first active set and start the conjugate gradients, so a settled pile
+needs few rounds (SCoPI's settled pile: the same 0.06 s a step either way).
 
 Linear algebra. One sparse LDL^T factorisation (qdldl, the OSQP developers'
 factorisation) of a base block ``W_BB + rho D_B`` serves many systems: a system
@@ -479,21 +486,23 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     active = impulses > 0.0
     if not active.any():
         active = rows_data.c < 0.0
+    reference = np.zeros(rows_data.size)
     for rho in schedule:
         outcome = _rounds(rows_data, keys, rho, impulses, active, accurate if rho == schedule[-1] else None,
-                          feasibility, workspace, stats)
+                          feasibility, workspace, stats, reference)
         if outcome is None:
             return None
         impulses, active = outcome
+        reference = impulses
     return impulses
 
 
-def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats):
+def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference):
     """Active-set rounds on the proximal problem with ``rho`` centred on ``impulses``:
     ``(impulses, active)`` once no row is wrong (and ``accurate`` holds, when
     given, after proximal updates), None if that does not happen in `MAX_ROUNDS`."""
     diagonal = rows_data.diagonal
-    reference, proximal_updates = impulses, 0
+    proximal_updates = 0
     exchange = _ExchangeRule()
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
