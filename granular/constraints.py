@@ -62,6 +62,10 @@ class ConstraintSet:
         Velocity (m/s) of the other body's contact point along each row's tangents: a
         moving wall's (`granular.walls`), 0 for pairs. Coulomb's law applies to the
         sliding velocity ``T_k u - tangential_offset_k``. None: every offset is 0.
+    normal_offset : (m,) array or None
+        Velocity (m/s) of the other body's contact point along each row's normal: a
+        wall moving along its normal, 0 for pairs. Moreau's impact law acts on the
+        relative normal velocity ``G_k u - normal_offset_k``. None: every offset is 0.
     """
 
     gap: np.ndarray
@@ -79,6 +83,7 @@ class ConstraintSet:
     rolling: object = None
     rolling_radius: np.ndarray | None = None
     tangential_offset: np.ndarray | None = None
+    normal_offset: np.ndarray | None = None
 
     def __post_init__(self):
         if self.friction is None:
@@ -119,7 +124,8 @@ class ConstraintSet:
                              rolling=rolling,
                              rolling_radius=None if self.rolling_radius is None else self.rolling_radius[rows],
                              tangential_offset=None if self.tangential_offset is None
-                             else self.tangential_offset[rows])
+                             else self.tangential_offset[rows],
+                             normal_offset=None if self.normal_offset is None else self.normal_offset[rows])
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":

@@ -37,11 +37,10 @@ it): the sliding velocity of a wall contact is ``T_k u - t_a . w(x_c)``
 (`granular.constraints.ConstraintSet.tangential_offset`), so a shear wall or a
 turning drum drags the spheres.
 
-Restitution. The restitution stage of the velocity scheme measures approach with
-the sphere's own normal velocity ``G u``, not the relative one, so a wall moving
-along its normal in a step takes its rows with ``e = 0`` in that step (inelastic,
-Maury's law alone); walls moving only tangentially (shear planes, turning drums)
-keep their coefficient.
+Restitution. Moreau's impact law acts on the relative normal velocity
+``G_k u - n . w(x_c)`` (`granular.constraints.ConstraintSet.normal_offset`): a
+sphere that hits a wall moving at ``w_n`` along its normal leaves it at ``-e`` times
+its approach speed relative to the wall (a ball on a vibrating plate).
 """
 from __future__ import annotations
 

@@ -427,10 +427,9 @@ class SphereWorld:
         wnormal = (np.concatenate([part[3] for part in wall_parts]) if wall_parts else np.zeros((0, 3)))
         wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
         wall_velocity = self._wall_velocities(wall_parts, positions, radii, t_next, h)
-        if wall_velocity is not None:
-            # The restitution stage measures approach by G u, not relative to the wall
-            # (granular.walls, "Restitution"): a wall moving along its normal is inelastic.
-            wrest = np.where(np.abs(np.einsum("ka,ka->k", wall_velocity, wnormal)) > 0.0, 0.0, wrest)
+        normal_offset = None
+        if wall_velocity is not None:   # the impact law acts on the velocity relative to the wall
+            normal_offset = np.concatenate([np.zeros(i.size), np.einsum("ka,ka->k", wall_velocity, wnormal)])
         width = 6 * self.n if self.rotates else 3 * self.n  # (u, omega) columns when rotating
         jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n, width)
         minus = -np.ones(wi.size, dtype=np.int64)
@@ -459,7 +458,7 @@ class SphereWorld:
             seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
             separation_speed=self._separation_cap(radii, h),
             rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
-            tangential_offset=offset,
+            tangential_offset=offset, normal_offset=normal_offset,
         )
 
     def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:

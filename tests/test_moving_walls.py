@@ -56,6 +56,24 @@ def test_a_piston_at_constant_speed_carries_an_inelastic_sphere_at_its_speed():
     assert impulse_on_piston == pytest.approx([0.0, 0.0, mass(world) * V], rel=1e-7)
 
 
+@pytest.mark.parametrize("e", [0.5, 1.0])
+def test_a_moving_piston_bounces_a_sphere_at_e_times_their_relative_speed(e):
+    """No gravity: the piston (facing down, moving down at V) hits a sphere at rest.
+    Moreau's law on the relative normal velocity: the sphere leaves the piston at e V
+    relative to it, so it moves down at (1 + e) V, and the piston gave it m (1 + e) V."""
+    V = 0.3
+    piston = gr.Plane([0, 0, 0.05], [0, 0, -1], velocity=[0.0, 0.0, -V])
+    box = gr.Box([-0.05, -0.05, -0.5], [0.05, 0.05, 0.1], open_top=True)
+    world = gr.SphereWorld([[0.0, 0.0, 0.0]], R, density=1000.0, gravity=(0, 0, 0), walls=[box, piston],
+                           restitution=e)
+    trajectory = gr.Simulation(world, dt=DT).run(steps=160)    # contact at t = 0.04/V = 0.133 s
+    assert trajectory.velocities[-1, 0] == pytest.approx([0.0, 0.0, -(1.0 + e) * V], abs=1e-8 * V)
+    piston_height = 0.05 - V * trajectory.t
+    assert (piston_height - trajectory.positions[:, 0, 2] - R).min() >= -1e-12
+    impulse_on_piston = trajectory.wall_forces[:, 5].sum(axis=0) * DT
+    assert impulse_on_piston == pytest.approx([0.0, 0.0, mass(world) * (1.0 + e) * V], rel=1e-7)
+
+
 def test_wall_impulses_balance_the_momentum_of_spheres_in_a_shaken_frictional_box():
     """Pair impulses cancel, so over a run the momentum of the spheres changes by the
     gravity impulse plus the impulses the walls give them, the opposite of what the

@@ -362,10 +362,14 @@ class VelocityScheme:
         if previous_kick is not None and previous_kick.shape == u.shape:
             threshold += abs(G) @ np.abs(previous_kick)
         threshold += APPROACH_TOLERANCE * float(np.abs(G @ u).max(initial=0.0))
+        # Approach is measured relative to the other body: a moving wall's contact point
+        # has the normal velocity `normal_offset` (0 for pairs and fixed walls), and the
+        # gap D already holds the wall where it is at the end of the step.
+        offset = zero if constraints.normal_offset is None else constraints.normal_offset
 
         def impacts(velocity):
             return (e > 0.0) & (constraints.gap + h * (G @ (velocity + increment)) < 0.0) \
-                & (G @ velocity < -threshold)
+                & (G @ velocity - offset < -threshold)
 
         impacting = impacts(u)
         if not impacting.any():
@@ -375,7 +379,7 @@ class VelocityScheme:
             rows = np.flatnonzero(impacting)
             G_I = G[rows]
             try:
-                tangent = project(metric, G_I, u, np.zeros(rows.size), solver=self.solver, t=t_next)
+                tangent = project(metric, G_I, u, offset[rows], solver=self.solver, t=t_next)
             except JammingError as error:
                 raise self._jamming(error, t_next) from None
             iterations += tangent.iterations
