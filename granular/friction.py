@@ -83,7 +83,9 @@ How it is solved
   contact's Delassus block is ``diag(w_k, v_k, v_k)`` (spheres and walls:
   ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
   contact in turn takes its exact local answer, colour by colour (vectorised),
-  with extrapolation along the drift of stalled sweeps. It stops when every
+  with extrapolation along the drift of stalled sweeps and, when they stall for
+  good (turning spheres), a hand-over to a semismooth Newton method on the same
+  law (Alart and Curnier's function; `granular.friction_gauss_seidel`). It stops when every
   contact is within ``tolerance * scale`` (m/s) of its local law (the cone
   holds exactly) with ``FRICTION_SWEEP_TOLERANCE``, or raises
   `ConvergenceError` naming the worst contact.
