@@ -161,6 +161,7 @@ import scipy.sparse as sp
 
 from .errors import ConvergenceError, InvalidInputError, JammingError, SolverError
 from . import friction_gauss_seidel as gauss_seidel
+from . import working_set
 from .tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
 
 #: Rounds of adding violated rows to the working set before solving them all.
@@ -289,18 +290,19 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     # even if it was active before: with Painleve's coupling the LCP may then admit
     # a spurious jump on it, and Moreau's choice is no jump (module docstring).
     working = (c < 0.0) | ((warm > 0.0) & (s != 1))
-    status, iterations = "", 0
-    for round_ in range(_MAX_GENERATION_ROUNDS + 1):
-        rows = np.arange(m) if round_ == _MAX_GENERATION_ROUNDS else np.flatnonzero(working)
+    iterations = 0
+
+    def solve(rows):
+        nonlocal iterations
         normal, tangential, status, more = _solve_rows(metric, G, T, s, mu, predicted, lower, rows,
                                                       scale, t, offset)
         iterations += more
         velocities = predicted + metric.solve(G.T @ normal + T.T @ tangential.reshape(-1))
-        slack = G @ velocities - lower
-        outside = ~working & (slack < -feasibility)
-        if not outside.any():
-            break
-        working |= slack < 0.0
+        return normal, tangential, status, velocities, G @ velocities - lower
+
+    answer, _ = working_set.grow(working, solve, lambda answer: answer[4] < -feasibility,
+                                 _MAX_GENERATION_ROUNDS, joins=lambda answer: answer[4] < 0.0, full_last=True)
+    normal, tangential, status, velocities, slack = answer
     violation = float(max((-slack).max(initial=0.0), 0.0))
     if violation > max(feasibility, FRICTION_TOLERANCE * scale) or not np.all(np.isfinite(velocities)):
         when = "" if t is None else f" at t = {t:.6g} s"
@@ -351,8 +353,9 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         impulses[:, 1:1 + warm_tangential.shape[1]] = warm_tangential
     working = (c < 0.0) | (warm > 0.0)
     sweeps = 0
-    for round_ in range(_MAX_GENERATION_ROUNDS + 1):
-        rows = np.arange(m) if round_ == _MAX_GENERATION_ROUNDS else np.flatnonzero(working)
+
+    def solve(rows):
+        nonlocal sweeps, impulses
         tangent_rows = (2 * rows[:, None] + np.arange(2)).reshape(-1)
         sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows],
                                         None if R is None else R[tangent_rows],
@@ -368,11 +371,10 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         if R is not None:
             change = change + R.T @ impulses[:, 3:].reshape(-1)
         velocities = predicted + metric.solve(change)
-        slack = G @ velocities - lower
-        outside = ~working & (slack < -tolerance)
-        if not outside.any():
-            break
-        working |= outside
+        return velocities, G @ velocities - lower
+
+    (velocities, slack), _ = working_set.grow(working, solve, lambda answer: answer[1] < -tolerance,
+                                              _MAX_GENERATION_ROUNDS, full_last=True)
     violation = float(max((-slack).max(initial=0.0), 0.0))
     if np.any(-slack > np.maximum(feasibility, tolerance)) or not np.all(np.isfinite(velocities)):
         when = "" if t is None else f" at t = {t:.6g} s"
@@ -606,7 +608,7 @@ class _ConicProblem:
             raise InvalidInputError("3D friction with a non-diagonal metric needs the clarabel "
                                     "package (a dependency of granular: pip install clarabel)") from error
         self.clarabel = clarabel
-        n, f = free.size - mu.size * s, mu.size
+        n = free.size - mu.size * s
         self.n, self.s, self.free = n, s, free
         # One scale per contact (normal and tangents alike, so each cone is preserved).
         contact_scale = 1.0 / np.sqrt(np.maximum(np.diag(W)[:n], np.finfo(float).tiny))
