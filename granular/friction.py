@@ -55,8 +55,9 @@ kinetic-metric projection of 0 onto ``(v + M^{-1} R(q)) cap T(q)``, with
   points of the cone's boundary, so this is (T); in 3D it is (T) when
   ``G M^{-1} T^T = 0`` (spheres, turning or not: the normal row has no rotational
   part and is orthogonal to the tangents, so the friction impulse of a contact
-  does not move its normal velocity). `seed_contact_law` computes the study's
-  projection directly; the tests check that both agree.
+  does not move its normal velocity). The tests compute the study's projection
+  directly (`reference_contact_law` in `tests/_reference.py`, with cvxpy) and check
+  that both agree.
 
 With a gap ``D > 0`` (Maury's anticipation) the normal part becomes
 ``G u = -D / h`` instead of ``G u = 0``, and for several contacts (N) and (T) hold
@@ -159,15 +160,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ConvergenceError, InvalidInputError, JammingError, SolverError
+from .errors import InvalidInputError, SolverError
 from . import friction_gauss_seidel as gauss_seidel
 from . import working_set
+from .conic import conic_fixed_point
+from .pivoting import lemke
 from .tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
 
 #: Rounds of adding violated rows to the working set before solving them all.
 _MAX_GENERATION_ROUNDS = 12
-#: Iterations of the De Saxce fixed point (3D).
-_MAX_FIXED_POINT_ITERATIONS = 400
 
 
 @dataclass(frozen=True)
@@ -484,182 +485,7 @@ def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray
     return normal, tangential, pivots
 
 
-def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None, t=None):
-    """Lemke's complementary pivoting for ``w = M z + q >= 0, z >= 0, z . w = 0``.
-
-    Covering vector of ones, lexicographic minimum-ratio rule (no cycling on
-    degenerate problems). Returns ``(z, pivots)``. Raises `JammingError` on ray
-    termination (for the planar law: no admissible velocity) and `SolverError`
-    when ``max_pivots`` (default ``50 n``) is exceeded.
-    """
-    n = q.size
-    if np.all(q >= 0.0):
-        return np.zeros(n), 0
-    when = "" if t is None else f" at t = {t:.6g} s"
-    max_pivots = 50 * n if max_pivots is None else max_pivots
-    # Tableau [B^-1 | B^-1 (-M) | B^-1 (-e) | B^-1 q] of  w - M z - e z0 = q; basis starts at w.
-    tableau = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q[:, None]]).astype(float)
-    basis = np.arange(n)
-    artificial = 2 * n
-    row = int(np.argmin(q))
-    entering = artificial
-    scale = max(float(np.abs(tableau).max()), 1.0)
-    for pivots in range(1, max_pivots + 1):
-        _pivot(tableau, row, entering)
-        leaving, basis[row] = basis[row], entering
-        if leaving == artificial:
-            z = np.zeros(2 * n + 1)
-            z[basis] = tableau[:, -1]
-            return np.maximum(z[n:2 * n], 0.0), pivots
-        entering = leaving + n if leaving < n else leaving - n  # the complement
-        column = tableau[:, entering]
-        candidates = np.flatnonzero(column > 1e-12 * scale)
-        if candidates.size == 0:
-            raise JammingError(f"the frictional contact problem has no solution{when} (Lemke ray "
-                               "termination): the constraints admit no velocity", t=t, status="ray")
-        row = _lexicographic_row(tableau, column, candidates, n)
-    raise SolverError(f"Lemke's method did not terminate in {max_pivots} pivots{when}", t=t,
-                      status="max_pivots")
-
-
-def _pivot(tableau: np.ndarray, row: int, column: int) -> None:
-    tableau[row] /= tableau[row, column]
-    factors = tableau[:, column].copy()
-    factors[row] = 0.0
-    tableau -= np.outer(factors, tableau[row])
-
-
-def _lexicographic_row(tableau, column, candidates, n) -> int:
-    """Minimum ratio ``rhs / column``, ties broken on the rows of ``B^-1 / column``."""
-    ratios = tableau[candidates, -1] / column[candidates]
-    best = ratios.min()
-    tied = candidates[ratios <= best + 1e-12 * max(abs(best), 1.0)]
-    for k in range(n):
-        if tied.size == 1:
-            break
-        values = tableau[tied, k] / column[tied]
-        tied = tied[values <= values.min() + 1e-12 * max(abs(values.min()), 1.0)]
-    return int(tied[0])
-
-
-# -- 3D: De Saxce's fixed point over second-order cone programs ---------------------------
-
-def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray, s: int,
-                      scale: float, t=None):
-    """Solve the 3D law on ``n`` normal rows, ``f`` frictional with ``s`` tangents each.
-
-    ``W`` ((n + f s) square), ``free`` as in `planar_lcp` with ``s`` tangent rows per
-    frictional contact. Iterates ``sigma <- mu |T u(sigma)|`` (module docstring),
-    each step one SOCP, until `_law_residual` is below ``FRICTION_TOLERANCE *
-    scale`` (velocity units). Returns ``(l_N (n,), l_T (f s,), socp_solves)``.
-    """
-    n, f = free.size - mu.size * s, mu.size
-    tangential_free = free[n:].reshape(f, s)
-    sigma = mu * np.linalg.norm(tangential_free, axis=1)
-    tolerance = FRICTION_TOLERANCE * scale
-    problem = _ConicProblem(W, free, mu, slot, s)
-    change, previous = np.inf, np.zeros(f)
-    for iteration in range(1, _MAX_FIXED_POINT_ITERATIONS + 1):
-        impulses = problem.solve(sigma, t)
-        velocity = W @ impulses + free
-        updated = mu * np.linalg.norm(velocity[n:].reshape(f, s), axis=1)
-        change = _law_residual(W, impulses, velocity, sigma, updated, slot, n, tolerance)
-        if change <= tolerance:
-            return impulses[:n], impulses[n:], iteration
-        # A contact whose update changes sign (it overshot) takes half the step: on a
-        # pile, groups of coupled contacts otherwise trade their impulses in a
-        # 2-cycle forever. Measured on such a 93-contact cluster: never converged
-        # plain, 60 solves with cumulative halving, 27 with every step halved, 18 so.
-        step = updated - sigma
-        sigma, previous = sigma + np.where(step * previous < 0.0, 0.5, 1.0) * step, step
-    when = "" if t is None else f" at t = {t:.6g} s"
-    raise ConvergenceError(f"the Coulomb fixed point did not converge in {_MAX_FIXED_POINT_ITERATIONS} "
-                           f"SOCP solves{when} (last change {change:.3g} in velocity units)", t=t,
-                           status="fixed_point")
-
-
-def _law_residual(W, impulses, velocity, sigma, updated, slot, n, tolerance) -> float:
-    """How far the SOCP answer is from the law (N)-(T), in velocity units.
-
-    A contact whose impulse moves velocities by more than round-off
-    (``W_kk l_N,k``) must have ``sigma_k = mu_k |T_k u|`` (then the SOCP's KKT
-    conditions are (N) and (T) for it); the error of its normal velocity is
-    ``|sigma_k - mu_k |T_k u||``. A contact without impulse only needs
-    ``G_k u + D_k/h >= 0``: its shift does not matter, and waiting for it to settle
-    (its tangential velocity is set by its neighbours, to solver noise) stalled
-    the iteration at 1e-6 of the velocity scale on a pile. Anderson acceleration
-    of the iteration was tried and diverged on the same pile.
-    """
-    active = np.diag(W)[slot] * impulses[slot] > 1e-3 * tolerance
-    shift_error = np.abs(updated - sigma)[active]
-    return max(float(shift_error.max(initial=0.0)), float(-velocity[:n].min(initial=0.0)))
-
-
-class _ConicProblem:
-    """``min 1/2 l^T W l + l^T (free + E sigma)`` over the product of friction cones,
-    in Clarabel's form ``A x + z = b, z in K`` (frictionless rows: ``l_N >= 0``;
-    frictional: ``(mu l_N, l_T) in SOC(1 + s)``), scaled per contact to a unit
-    Delassus diagonal so the solver's tolerances are relative to each contact."""
-
-    def __init__(self, W, free, mu, slot, s):
-        try:
-            import clarabel
-        except ImportError as error:  # pragma: no cover - depends on the installation
-            raise InvalidInputError("3D friction with a non-diagonal metric needs the clarabel "
-                                    "package (a dependency of granular: pip install clarabel)") from error
-        self.clarabel = clarabel
-        n = free.size - mu.size * s
-        self.n, self.s, self.free = n, s, free
-        # One scale per contact (normal and tangents alike, so each cone is preserved).
-        contact_scale = 1.0 / np.sqrt(np.maximum(np.diag(W)[:n], np.finfo(float).tiny))
-        self.D = np.concatenate([contact_scale, np.repeat(contact_scale[slot], s)])
-        self.v_ref = max(float(np.abs(free).max()), np.finfo(float).tiny)
-        P = self.D[:, None] * W * self.D[None, :]
-        self.P = sp.triu(sp.csc_matrix(0.5 * (P + P.T)), format="csc")
-        frictionless = np.setdiff1d(np.arange(n), slot)
-        rows, cols, values = [], [], []
-        for r, k in enumerate(frictionless):  # nonnegative cone first
-            rows.append(r), cols.append(k), values.append(-1.0)
-        r = frictionless.size
-        for j, k in enumerate(slot):
-            rows.append(r), cols.append(k), values.append(-mu[j])
-            for a in range(s):
-                rows.append(r + 1 + a), cols.append(n + s * j + a), values.append(-1.0)
-            r += 1 + s
-        size = free.size
-        self.A = sp.csc_matrix((values, (rows, cols)), shape=(size, size))
-        self.cones = ([clarabel.NonnegativeConeT(frictionless.size)] if frictionless.size else []) \
-            + [clarabel.SecondOrderConeT(1 + s) for _ in slot]
-        settings = clarabel.DefaultSettings()
-        settings.verbose = False
-        # Velocities come out of the duals of small impulses: an absolute duality gap
-        # of 1e-10 left them wrong by 1e-4 of the velocity scale in a pile, enough
-        # to stall the fixed point; 1e-13 gives 1e-8.
-        settings.tol_gap_abs = settings.tol_gap_rel = 1e-13
-        settings.tol_feas = 1e-12
-        settings.tol_ktratio = 1e-10
-        settings.max_iter = 400
-        settings.presolve_enable = False
-        self.settings = settings
-        self.slot = slot
-
-    def solve(self, sigma, t):
-        linear = self.free.copy()
-        linear[self.slot] += sigma
-        q = self.D * linear / self.v_ref
-        solver = self.clarabel.DefaultSolver(self.P, q, self.A, np.zeros(q.size), self.cones, self.settings)
-        solution = solver.solve()
-        status = str(solution.status)
-        if "Infeasible" in status:
-            raise JammingError("the frictional contact problem is infeasible"
-                               + ("" if t is None else f" at t = {t:.6g} s"), t=t, status=status)
-        if status not in ("Solved", "AlmostSolved"):
-            raise SolverError(f"Clarabel returned {status}" + ("" if t is None else f" at t = {t:.6g} s"),
-                              t=t, status=status)
-        return np.asarray(solution.x) * self.D * self.v_ref
-
-
-# -- diagnostics and the 2017 study's reference law ----------------------------------------
+# -- 3D with a non-diagonal metric: granular.conic; diagnostics ----------------------------
 
 def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.ndarray,
                       tangential: np.ndarray) -> dict:
@@ -693,31 +519,3 @@ def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.
             "penetration": np.maximum(-normal_velocity, 0.0),
             "separation_with_impulse": np.maximum(normal * normal_velocity, 0.0),
             "stick_slip": stick, "sliding_alignment": alignment}
-
-
-def seed_contact_law(M: np.ndarray, G: np.ndarray, T: np.ndarray, mu: float, v: np.ndarray,
-                     lower: float = 0.0) -> np.ndarray:
-    """The discrete contact law ``S(q, v)`` for one contact, solved as written in the study of
-    Moreau's contact dynamics with Coulomb friction (Springer, 2017,
-    doi:10.1007/978-3-319-55795-3_40), as a reference.
-
-    ``M`` (d, d), ``G`` (d,) the normal row, ``T`` (s, d) the tangent rows, ``v`` (d,).
-    Returns ``v`` if ``G v >= lower``, otherwise the kinetic-metric projection of 0
-    onto ``(v + M^{-1} R) cap {u : G u = lower}``, ``R = {G^T l_N + T^T l_T : |l_T| <=
-    mu l_N}``. With ``lower = -D/h != 0`` the objective is ``1/2 |u|_M^2 - lower l_N``
-    (the same up to a constant when ``lower = 0``), the form whose stationarity
-    gives (T) (module docstring). Solved with cvxpy (Clarabel), imported here.
-    """
-    import cvxpy as cp
-
-    T = np.atleast_2d(T)
-    if G @ v >= lower:
-        return v.copy()
-    normal, tangential = cp.Variable(), cp.Variable(T.shape[0])
-    Minv = np.linalg.inv(M)
-    u = v + Minv @ (G * normal + T.T @ tangential)
-    L = np.linalg.cholesky(M)
-    objective = 0.5 * cp.sum_squares(L.T @ u) - lower * normal
-    problem = cp.Problem(cp.Minimize(objective), [cp.norm(tangential) <= mu * normal, G @ u == lower])
-    problem.solve(solver="CLARABEL")
-    return v + Minv @ (G * float(normal.value) + T.T @ np.asarray(tangential.value).reshape(-1))

@@ -347,7 +347,7 @@ def _small_problem(W, c, feasibility, complementarity) -> np.ndarray | None:
     """Multipliers of ``min_{l >= 0} 1/2 l^T W l + c^T l`` by Lemke's method on its
     KKT conditions (the LCP ``W l + c >= 0, l >= 0, l . (W l + c) = 0``), or None
     when pivoting fails or misses the tolerances (the caller then uses OSQP)."""
-    from .friction import lemke  # the same pivoting solves the planar Coulomb law
+    from .pivoting import lemke  # the same pivoting solves the planar Coulomb law
 
     try:
         impulses, _ = lemke(W.toarray() if sp.issparse(W) else np.asarray(W), c)

@@ -8,7 +8,8 @@ import scipy.sparse as sp
 
 import granular as gr
 from granular.constraints import ConstraintSet
-from granular.friction import project_frictional, seed_contact_law
+from granular.friction import project_frictional
+from _reference import reference_contact_law
 from granular.metric import DenseMetric
 from granular.projection import project
 from granular.systems.frictional import block_on_incline
@@ -130,7 +131,7 @@ def test_planar_law_is_seed_002_projection_for_one_contact():
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
                                     constraints.friction, constraints.tangents)
         answer = project_frictional(metric, constraints, predicted, h=1e-2)
-        reference = seed_contact_law(metric.matrix(), constraints.jacobian.toarray()[0],
+        reference = reference_contact_law(metric.matrix(), constraints.jacobian.toarray()[0],
                                      constraints.tangents[0], float(constraints.friction[0]), predicted)
         assert np.allclose(answer.velocities, reference, atol=1e-6 * np.abs(predicted).max())
 
@@ -149,7 +150,7 @@ def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
                                     constraints.friction, tangents[None])
         answer = project_frictional(metric, constraints, predicted, h=1e-2)
-        reference = seed_contact_law(metric.matrix(), G, tangents, float(constraints.friction[0]), predicted)
+        reference = reference_contact_law(metric.matrix(), G, tangents, float(constraints.friction[0]), predicted)
         # the fixed point stops when sigma moves by FRICTION_TOLERANCE x scale; converging at a
         # linear rate rho, it is then within rho / (1 - rho) of that (rho <= 0.99 here)
         assert np.allclose(answer.velocities, reference, atol=100 * FRICTION_TOLERANCE * np.abs(predicted).max())

@@ -64,7 +64,7 @@ def test_rod_steps_are_seed_002_discrete_law(scene, runs):
     """Where end A carries an impulse, u_{n+1} is S(q, v): the kinetic-metric projection
     of 0 onto (v + M^-1 R) cap {G u = -D/h}, computed independently with cvxpy."""
     pytest.importorskip("cvxpy")
-    from granular.friction import seed_contact_law
+    from _reference import reference_contact_law
 
     trajectory, dt = runs[5e-3], 5e-3
     system = scene.build()
@@ -75,7 +75,7 @@ def test_rod_steps_are_seed_002_discrete_law(scene, runs):
         q, t = trajectory.positions[k - 1], trajectory.t[k]
         v = trajectory.velocities[k - 1] + dt * np.linalg.solve(system.mass, force)
         A = system.constraint_list[0]
-        expected = seed_contact_law(system.mass, A.grad(t, q), A.tangent(t, q), 5.0 / 3.0, v,
+        expected = reference_contact_law(system.mass, A.grad(t, q), A.tangent(t, q), 5.0 / 3.0, v,
                                     lower=-A.value(t, q) / dt)
         assert np.allclose(trajectory.velocities[k], expected, atol=1e-6 * np.abs(v).max())
 
