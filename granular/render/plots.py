@@ -81,11 +81,7 @@ def _energy(plt, trajectory):
     axes.plot(t, dissipated, label="dissipated by contacts", linestyle="--")
     axes.plot(t, total - total[0] + dissipated, label="balance: total - initial + dissipated",
               linestyle=":", color="black")
-    axes.set_xlabel("time (s)")
-    axes.set_ylabel("energy (J)")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize="small")
-    axes.set_title("energy")
+    _time_axes(axes, "energy (J)", title="energy", legend=True)
     return figure
 
 
@@ -117,11 +113,7 @@ def _multipliers(plt, trajectory):
     right.plot(t, summed, label="sum")
     if np.any(summed > 0):
         right.set_yscale("log")
-    right.set_xlabel("time (s)")
-    right.set_ylabel("impulse (N s)")
-    right.set_title("multipliers per frame")
-    right.grid(alpha=0.3)
-    right.legend(fontsize="small")
+    _time_axes(right, "impulse (N s)", title="multipliers per frame", legend=True)
     return figure
 
 
@@ -134,11 +126,7 @@ def _contacts(plt, trajectory):
     figure, axes = plt.subplots(figsize=(7.0, 4.2))
     axes.plot(t, considered, label="considered by the step", color="#95a5a6")
     axes.plot(t, active, label="active (impulse above solver noise)", color="#2c3e50", linewidth=2)
-    axes.set_xlabel("time (s)")
-    axes.set_ylabel("contacts")
-    axes.set_title("contacts")
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize="small")
+    _time_axes(axes, "contacts", title="contacts", legend=True)
     return figure
 
 
@@ -169,18 +157,11 @@ def _wall_forces(plt, trajectory):
         left.text(0.5, 0.5, "no wall contact", ha="center", va="center", transform=left.transAxes)
     else:
         left.legend(fontsize="small")
-    left.set_xlabel("time (s)")
-    left.set_ylabel("|force| (N)")
-    left.set_title("force on each wall (over each frame's step)")
-    left.grid(alpha=0.3)
+    _time_axes(left, "|force| (N)", title="force on each wall (over each frame's step)")
     total = forces.sum(axis=1)
     for axis, name in enumerate("xyz"):
         right.plot(t, total[:, axis], label=f"F{name}")
-    right.set_xlabel("time (s)")
-    right.set_ylabel("force (N)")
-    right.set_title("total force on the walls")
-    right.grid(alpha=0.3)
-    right.legend(fontsize="small")
+    _time_axes(right, "force (N)", title="total force on the walls", legend=True)
     return figure
 
 
@@ -245,3 +226,14 @@ def _bin_means(x: np.ndarray, y: np.ndarray, bins: int) -> tuple[np.ndarray, np.
     sums = np.bincount(which, weights=y, minlength=len(edges) - 1)
     full = counts > 0
     return 0.5 * (edges[:-1] + edges[1:])[full], sums[full] / counts[full]
+
+
+def _time_axes(axes, ylabel: str, title: str | None = None, legend: bool = False) -> None:
+    """The common dress of a plot against time: labels, title, grid, legend."""
+    axes.set_xlabel("time (s)")
+    axes.set_ylabel(ylabel)
+    if title is not None:
+        axes.set_title(title)
+    axes.grid(alpha=0.3)
+    if legend:
+        axes.legend(fontsize="small")
