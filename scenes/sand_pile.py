@@ -59,7 +59,7 @@ Powder Technology, 2002): sliding and rolling friction together are what makes a
 heap of spheres stand, and the angle grows with either coefficient and falls as
 the slot widens; spheres free to roll with little rolling resistance spread. The
 steep 49 deg of frictional points is therefore an artefact of forbidding rotation,
-not a measurement to compare with the 20-30 deg usually reported for glass beads.
+not a measurement to compare with the angles those studies report for glass beads.
 Measuring that angle here needs a wider floor (or a lower pour) and a larger
 ``mu_r``; it is left open.
 """
