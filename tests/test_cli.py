@@ -21,22 +21,8 @@ import pytest
 import granular as gr
 from granular.cli import FILE_ERROR, FAILURE, USAGE, main
 
-from _scenes import repository_scenes
-TINY_SCENE = '''\
-"""Tiny: eight spheres settle on the floor of a box (a test scene)."""
-import numpy as np
-
-import granular as gr
-
-DEFAULTS = dict(duration=0.027, dt=1e-3, record_every=3)
-
-
-def build():
-    grid = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
-    positions = np.array([0.0205, 0.0205, 0.0105]) + grid * 0.0205
-    return gr.SphereWorld(positions, 0.01, density=2500.0,
-                          walls=[gr.Box([0, 0, 0], [0.062, 0.062, 0.2], open_top=True)])
-'''
+from _scenes import repository_scenes, tiny_scene
+TINY_SCENE = tiny_scene(0.027)
 
 
 def granular(*args, cwd, env=None):

@@ -482,9 +482,9 @@ def _clip_segment(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.nda
 def shifted_walls(description: dict, displacements) -> dict:
     """``description`` with each wall moved by its row of ``displacements`` (W, 3) (m,
     a frame of `Trajectory.wall_displacements`): points, corners, centres, vertices."""
-    walls = []
-    for wall, shift in zip(description.get("walls", []) or [], np.asarray(displacements, float)):
-        moved = dict(wall)
+    walls, displacements = [], np.asarray(displacements, float)
+    for w, wall in enumerate(description.get("walls", []) or []):
+        shift, moved = displacements[w], dict(wall)
         for key in ("point", "lower", "upper", "centre"):
             if key in moved:
                 moved[key] = (np.asarray(moved[key], float) + shift).tolist()
@@ -597,24 +597,23 @@ def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
     `Trajectory.wall_displacements`); periodic cells have no polygon."""
     from ..walls import surface_count
 
+    if displacements is not None:
+        description = shifted_walls(description, displacements)
     polygons, surface = [], 0
     for w, wall in enumerate(description.get("walls", []) or []):
-        shift = np.zeros(3) if displacements is None else np.asarray(displacements[w], float)
         kind = wall.get("type")
         if kind == "plane":
-            polygons.append((plane_patch(np.asarray(wall["point"], float) + shift, wall["normal"], bounds),
-                             w, surface))
+            polygons.append((plane_patch(np.asarray(wall["point"], float), wall["normal"], bounds), w, surface))
         elif kind == "box":
-            faces = box_faces(np.asarray(wall["lower"], float) + shift, np.asarray(wall["upper"], float) + shift)
+            faces = box_faces(np.asarray(wall["lower"], float), np.asarray(wall["upper"], float))
             if wall.get("open_top"):
                 faces = faces[:5]       # the upper z face is the last (box_faces' order, Box.planes')
             polygons += [(corners, w, surface + f) for f, (corners, _) in enumerate(faces)]
         elif kind == "cylinder":
-            moved = dict(wall, centre=(np.asarray(wall["centre"], float) + shift).tolist())
             polygons += [(corners, w, surface + offset) for corners, offset in
-                         cylinder_polygons(moved, bounds, segments)]
+                         cylinder_polygons(wall, bounds, segments)]
         elif kind == "polygon":
-            polygons.append((np.asarray(wall["vertices"], float) + shift, w, surface))
+            polygons.append((np.asarray(wall["vertices"], float), w, surface))
         surface += surface_count(wall)
     return polygons
 
