@@ -71,11 +71,13 @@ impulse a local answer again, accepted by the same residual test as the sweeps'
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from . import sweep_kernels
 from .errors import ConvergenceError
 
 #: A frictional contact's block ``W_kk`` counts as ``diag(w_k, v_k, v_k)`` when it differs
@@ -123,6 +125,11 @@ class ContactRows:
     def width(self) -> int:
         """Impulse components per contact: 3, or 5 with rolling resistance."""
         return self.values.shape[1]
+
+    @cached_property
+    def compiled(self) -> "_Compiled":
+        """The arrays of the compiled sweeps and residual, gathered once."""
+        return _Compiled(self)
 
     def local_velocities(self, u: np.ndarray, rows=slice(None)) -> np.ndarray:
         """``U_k`` (k, 3) of the contacts ``rows`` for the velocities ``u`` (d + 1,)."""
@@ -198,31 +205,20 @@ def applies(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray, R=None, 
 
 
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
-    """Contacts (indices) grouped so that no two of a group share a coordinate.
+    """Contacts (indices, ascending) grouped so that no two of a group share a
+    coordinate (``dummy``, the padding of ``cols``, excepted).
 
-    Each group is a maximal independent set, built in rounds: a candidate joins
-    when it has the largest index among the candidates at each of its coordinates;
-    the winners' neighbours leave the candidates. Deterministic.
+    Each group is the greedy maximal independent set, in decreasing contact index,
+    of the contacts the previous groups left (`sweep_kernels.colours`): the set
+    that rounds of "a candidate joins when it has the largest index among the
+    candidates at each of its coordinates" also build (Blelloch, Fineman and Shun,
+    *Greedy sequential maximal independent set and matching are parallel on
+    average*, 2012). Deterministic.
     """
-    m, p = cols.shape
-    left = np.ones(m, dtype=bool)
-    index = np.arange(m)
-    classes = []
-    while left.any():
-        candidate = left.copy()
-        chosen = np.zeros(m, dtype=bool)
-        while candidate.any():
-            owner = np.full(dummy + 1, -1)
-            np.maximum.at(owner, cols[candidate].ravel(), np.repeat(index[candidate], p))
-            wins = candidate & np.all((owner[cols] == index[:, None]) | (cols == dummy), axis=1)
-            chosen |= wins
-            taken = np.zeros(dummy + 1, dtype=bool)
-            taken[cols[wins].ravel()] = True
-            taken[dummy] = False
-            candidate &= ~taken[cols].any(axis=1)
-        classes.append(np.flatnonzero(chosen))
-        left &= ~chosen
-    return classes
+    cols = np.ascontiguousarray(cols, dtype=np.int64)
+    colour = sweep_kernels.colours(cols, int(dummy))
+    order = np.argsort(colour, kind="stable")
+    return np.split(order, np.cumsum(np.bincount(colour))[:-1]) if colour.size else []
 
 
 def local_solution(U: np.ndarray, r: np.ndarray, w: np.ndarray, mu: np.ndarray,
@@ -312,12 +308,12 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     tolerance (the stalled-sweeps criterion above); otherwise the sweeps go on
     from there if Newton did better than them (module docstring).
     """
-    m, d = rows.cols.shape[0], predicted.size
+    m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
     r = _onto_cones(rows, start)
     u = np.append(predicted, 0.0)
     _add_impulses(rows, u, r)
-    groups = [_Group(rows, k) for k in colour_classes(rows.cols, d)]
+    kernels = rows.compiled
     history, previous, newton_at, newton_wait = [], None, 0, _NEWTON_AFTER
     for sweep in range(max_sweeps + 1):
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
@@ -329,8 +325,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
         if sweep == max_sweeps:
             break
         before = r.copy()
-        for group in groups:
-            group.update(u, r)
+        kernels.sweep(u, r)
         delta = r - before
         if check and _drifting(history, delta, previous):
             r = _extrapolate(rows, u, r, delta)
@@ -344,8 +339,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
                 r = _onto_cones(rows, solved)
                 u = np.append(predicted, 0.0)
                 _add_impulses(rows, u, r)
-                for group in groups:
-                    group.update(u, r)
+                kernels.sweep(u, r)
                 residual = _residual(rows, u, r)
                 if (residual / tolerance).max(initial=0.0) <= 1.0:
                     return r, sweep + 2, float(residual.max(initial=0.0))
@@ -372,8 +366,15 @@ _CHECK_EVERY = 2
 #: extrapolation (10 sweeps).
 _STALL_CHECKS = 5
 #: Residual checks without a 10% decrease after which (and between which) the sweeps
-#: hand over to `_newton`.
-_NEWTON_AFTER = 25
+#: hand over to `_newton`. Why this many (500 sweeps): the compiled sweeps cost about
+#: 0.1 ms per 1,600 contacts and a Newton iteration 30-40 ms (a sparse LU), and
+#: most slow descents are not stalls: of six sweeps the settling 1,000-sphere pour
+#: (`benchmarks/rotation_speed.py`, t = 0.25 s) had judged stalled after 25 checks,
+#: five reached the target by sweeping on in 420-1,100 sweeps, and the sixth settled
+#: at 0.19 of its tolerance, while Newton needed 3-60 iterations. Steps 250-270 of that
+#: pour: 25 checks, 3.9 s a step (2.95 Newton calls, 3.7 s of them); 100 checks,
+#: 0.95 s (0.6 calls); 250 checks, 0.28 s (no call).
+_NEWTON_AFTER = 250
 #: A jump is kept when the residual grows by at most this factor: along a pure
 #: drift it stays constant until a contact changes status at the end of the jump.
 _JUMP_GROWTH = 1.01
@@ -419,32 +420,19 @@ def natural_residual(rows: ContactRows, predicted: np.ndarray, r: np.ndarray) ->
 
 def _residual(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Natural residual (m,) of every contact, m/s (module docstring)."""
-    change = local_answer(rows.local_velocities(u), r, rows.w, rows.mu, rows.w_tangent, _rolling(rows)) - r
-    if rows.w_tangent is None and rows.rolling_friction is None:
-        return rows.w * np.linalg.norm(change, axis=1)
-    v = rows.w if rows.w_tangent is None else rows.w_tangent
-    weights = [rows.w, v, v] + ([] if rows.rolling_friction is None else [rows.w_rolling, rows.w_rolling])
-    return np.linalg.norm(np.column_stack(weights) * change, axis=1)
+    return rows.compiled.residual(u, r)
 
 
 def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
     """How far to extrapolate ``r + a delta`` (k, 3): up to the first contact that
     changes status (its normal impulse reaches 0 or a sticking impulse its cone's
-    boundary), found per contact by bisection. Contacts that would change within
-    one sweep (``a < 1``) are at their bound already and do not limit the step
-    (the caller projects them back onto their cones); ``limit`` caps it."""
-    def inside(a):
-        trial = r + a[:, None] * delta
-        return (trial[:, 0] >= 0.0) & (np.hypot(trial[:, 1], trial[:, 2]) <= mu * trial[:, 0] * (1.0 + 1e-12))
-
-    low, high = np.zeros(r.shape[0]), np.full(r.shape[0], limit)
-    leaves = ~inside(high)
-    for _ in range(60):
-        middle = 0.5 * (low + high)
-        ok = inside(middle)
-        low, high = np.where(ok, middle, low), np.where(ok, high, middle)
-    bounds = low[leaves & (low >= 1.0)]
-    return float(bounds.min(initial=limit))
+    boundary), found per contact by bisection (`sweep_kernels.longest_step`).
+    Contacts that would change within one sweep (``a < 1``) are at their bound
+    already and do not limit the step (the caller projects them back onto their
+    cones); ``limit`` caps it."""
+    return float(sweep_kernels.longest_step(np.ascontiguousarray(r[:, :3], dtype=float),
+                                            np.ascontiguousarray(delta[:, :3], dtype=float),
+                                            np.ascontiguousarray(mu, dtype=float), float(limit)))
 
 
 def _add_impulses(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> None:
@@ -453,43 +441,58 @@ def _add_impulses(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> None:
                                      * np.einsum("kap,ka->kp", rows.values, r)).ravel())
 
 
-class _Group:
-    """One colour: its contacts' rows gathered once, updated together."""
+class _Compiled:
+    """The sweeps and the residual of one `ContactRows` in compiled loops
+    (`granular.sweep_kernels`: why, and the arrays' meaning). The sweeps visit the
+    contacts colour after colour (`colour_classes`), the order of the vectorised
+    colours they replaced."""
 
-    def __init__(self, rows: ContactRows, members: np.ndarray):
-        self.members = members
-        self.cols = rows.cols[members]
-        self.values = rows.values[members]
-        self.scaled = rows.values[members] * rows.inverse_mass[self.cols][:, None, :]
-        self.w, self.mu, self.lower = rows.w[members], rows.mu[members], rows.lower[members]
-        self.offset = None if rows.tangent_offset is None else rows.tangent_offset[members]
-        self.v = None if rows.w_tangent is None else rows.w_tangent[members]
-        self.rolling = _rolling(rows, members)
-        # The local answer of `local_solution` in fewer numpy calls (the sweeps' inner
-        # loop): l_N = max(l_N - U_N / w, 0), l_T = l_T - U_T / v onto the disc.
-        self.inverse = 1.0 / np.column_stack([self.w, self.w if self.v is None else self.v])
-        self.shift = np.zeros((members.size, 3))
-        self.shift[:, 0] = self.lower
-        if self.offset is not None:
-            self.shift[:, 1:3] = self.offset
+    def __init__(self, rows: ContactRows):
+        m = rows.cols.shape[0]
+        self.rows = rows
+        self.cols = np.ascontiguousarray(rows.cols, dtype=np.int64)
+        self.values = np.ascontiguousarray(rows.values, dtype=float)
+        self.width = np.count_nonzero(self.cols < rows.inverse_mass.size - 1, axis=1).astype(np.int64)
+        self.scaled = self.values * rows.inverse_mass[self.cols][:, None, :]
+        self.shift = np.zeros((m, 3))
+        self.shift[:, 0] = rows.lower
+        if rows.tangent_offset is not None:
+            self.shift[:, 1:3] = rows.tangent_offset
+        v = rows.w if rows.w_tangent is None else rows.w_tangent
+        self.inverse = 1.0 / np.column_stack([rows.w, v])
+        self.mu = np.ascontiguousarray(rows.mu, dtype=float)
+        weights = [rows.w, v, v]
+        self.rolling = None
+        if rows.rolling_friction is not None:
+            self.rolling = np.column_stack([rows.rolling_friction, 1.0 / rows.w_rolling,
+                                            rows.coupling.reshape(m, 4)])
+            weights += [rows.w_rolling, rows.w_rolling]
+        self.weights = np.column_stack(weights)
 
-    def update(self, u: np.ndarray, r: np.ndarray) -> None:
-        """Replace the group's impulses in ``r`` by their local answers and move ``u``
-        (in place; no two members share a coordinate, so the writes do not collide)."""
-        U = np.einsum("kap,kp->ka", self.values, u[self.cols])
-        old = r[self.members]
+    @cached_property
+    def order(self) -> np.ndarray:
+        classes = colour_classes(self.cols, self.rows.inverse_mass.size - 1)
+        return np.concatenate(classes).astype(np.int64) if classes else np.zeros(0, dtype=np.int64)
+
+    def sweep(self, u: np.ndarray, r: np.ndarray) -> None:
+        """One sweep: every impulse of ``r`` (m, q) its local answer, ``u`` (d + 1,)
+        moved with them (both in place; both must be C-contiguous float arrays)."""
+        common = (self.order, self.cols, self.values, self.width, self.scaled, self.shift, self.inverse, self.mu)
         if self.rolling is None:
-            U -= self.shift
-            new = old - U * self.inverse[:, [0, 1, 1]]
-            np.maximum(new[:, 0], 0.0, out=new[:, 0])
-            size = np.hypot(new[:, 1], new[:, 2])
-            shrink = np.minimum(self.mu * new[:, 0], size) / np.where(size > 0.0, size, 1.0)
-            new[:, 1:] *= np.where(size > 0.0, shrink, 1.0)[:, None]
+            sweep_kernels.sweep(*common, u, r)
         else:
-            U[:, :3] -= self.shift
-            new = local_answer(U, old, self.w, self.mu, self.v, self.rolling)
-        r[self.members] = new
-        u[self.cols] += np.einsum("kap,ka->kp", self.scaled, new - old)
+            sweep_kernels.sweep_rolling(*common, self.rolling, u, r)
+
+    def residual(self, u: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """The natural residual (m,) of ``r`` at velocities ``u``, m/s."""
+        out = np.empty(self.cols.shape[0])
+        common = (self.cols, self.values, self.width, self.shift, self.inverse, self.mu)
+        u, r = np.ascontiguousarray(u, dtype=float), np.ascontiguousarray(r, dtype=float)
+        if self.rolling is None:
+            sweep_kernels.residual(*common, self.weights, u, r, out)
+        else:
+            sweep_kernels.residual_rolling(*common, self.rolling, self.weights, u, r, out)
+        return out
 
 
 # -- the way out of a stall: a semismooth Newton method on the same law --------------------
