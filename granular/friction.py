@@ -281,9 +281,10 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                 float(np.abs(offset).max(initial=0.0)) if offset is not None else 0.0)
     feasibility = VELOCITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
-    if s == 2 and gauss_seidel.applies(metric, G, T, mu, R, mu_r):
+    sweep_rows = gauss_seidel.contact_rows(metric, G, T, mu, lower, R, mu_r, offset) if s == 2 else None
+    if sweep_rows is not None:   # the sweeps apply (`granular.friction_gauss_seidel.applies`)
         return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                                  feasibility, t, start, R, mu_r, offset)
+                                  feasibility, t, start, sweep_rows, R)
     if R is not None:
         raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
                                 "sphere contact blocks, granular.friction_gauss_seidel)")
@@ -335,7 +336,7 @@ def rolling_rows(constraints) -> tuple:
 
 
 def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                       feasibility, t, start, R=None, mu_r=None, offset=None) -> FrictionalProjection:
+                       feasibility, t, start, sweep_rows, R=None) -> FrictionalProjection:
     """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
 
     Working set as in `project_frictional`: rows the prediction violates and rows
@@ -357,11 +358,7 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
 
     def solve(rows):
         nonlocal sweeps, impulses
-        tangent_rows = (2 * rows[:, None] + np.arange(2)).reshape(-1)
-        sub = gauss_seidel.contact_rows(metric, G[rows], T[tangent_rows], constraints.friction[rows], lower[rows],
-                                        None if R is None else R[tangent_rows],
-                                        None if R is None else mu_r[rows],
-                                        None if offset is None else offset[rows])
+        sub = sweep_rows.subset(rows)
         solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width], tolerance[rows],
                                              FRICTION_SWEEPS,
                                              t=t, names=lambda k: _contact_name(constraints, rows[k]))

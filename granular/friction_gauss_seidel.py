@@ -126,6 +126,16 @@ class ContactRows:
         """Impulse components per contact: 3, or 5 with rolling resistance."""
         return self.values.shape[1]
 
+    def subset(self, rows: np.ndarray) -> "ContactRows":
+        """The rows of the contacts ``rows`` (indices), as `contact_rows` would build
+        them from those contacts alone (up to padding and the scalar forms of
+        isotropic or roll-free sets, which give the same answers)."""
+        def take(values):
+            return None if values is None else values[rows]
+        return ContactRows(self.cols[rows], self.values[rows], self.inverse_mass, self.w[rows], self.mu[rows],
+                           self.lower[rows], take(self.w_tangent), take(self.rolling_friction), take(self.w_rolling),
+                           take(self.coupling), take(self.tangent_offset))
+
     @cached_property
     def compiled(self) -> "_Compiled":
         """The arrays of the compiled sweeps and residual, gathered once."""
