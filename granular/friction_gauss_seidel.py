@@ -446,9 +446,9 @@ def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
 
 
 def _add_impulses(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> None:
-    """``u += M^{-1} sum_k H_k^T r_k`` in place (u (d + 1,), r (m, 3))."""
-    np.add.at(u, rows.cols.ravel(), (rows.inverse_mass[rows.cols]
-                                     * np.einsum("kap,ka->kp", rows.values, r)).ravel())
+    """``u += M^{-1} sum_k H_k^T r_k`` in place (u (d + 1,), r (m, q))."""
+    compiled = rows.compiled
+    sweep_kernels.add_impulses(compiled.cols, compiled.width, compiled.scaled, np.ascontiguousarray(r, dtype=float), u)
 
 
 class _Compiled:

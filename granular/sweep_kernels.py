@@ -192,3 +192,15 @@ def colours(cols, dummy):
                     taken[cols[k, j]] = current
         current += 1
     return colour
+
+
+@numba.njit(cache=True)
+def add_impulses(cols, width, scaled, r, u):
+    """``u += M^{-1} sum_k H_k^T r_k`` in place (``scaled`` already holds ``M^{-1}``)."""
+    q = scaled.shape[1]
+    for k in range(cols.shape[0]):
+        for j in range(width[k]):
+            total = 0.0
+            for a in range(q):
+                total += scaled[k, a, j] * r[k, a]
+            u[cols[k, j]] += total
