@@ -143,10 +143,16 @@ class ContactRows:
     (``H = G M^{-1/2}``, sparse, for the diagonal metric of spheres; dense for a
     small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``."""
 
-    def __init__(self, metric, jacobian: sp.csr_matrix, c: np.ndarray):
-        if not sp.isspmatrix_csr(jacobian):
+    def __init__(self, metric, jacobian: sp.csr_matrix | np.ndarray, c: np.ndarray):
+        dense = isinstance(jacobian, np.ndarray)
+        if not dense and not sp.isspmatrix_csr(jacobian):
             jacobian = sp.csr_matrix(jacobian)
-        if hasattr(metric, "inverse_diagonal"):
+        if dense and hasattr(metric, "inverse_diagonal"):
+            # A small problem on the coordinates it touches (`granular.projection`):
+            # dense arrays throughout, no sparse constructor a call.
+            self.H = jacobian * np.sqrt(metric.inverse_diagonal)[None, :]
+            self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
+        elif hasattr(metric, "inverse_diagonal"):
             # Built from the arrays (scipy's elementwise products and row sums cost a
             # tenth of a millisecond each, three projections a step).
             data = jacobian.data * np.sqrt(metric.inverse_diagonal)[jacobian.indices]
@@ -155,7 +161,8 @@ class ContactRows:
             self.diagonal = np.bincount(row_of_entry, weights=data * data, minlength=jacobian.shape[0])
         else:
             lower = scipy.linalg.cholesky(metric.matrix(), lower=True)
-            self.H = scipy.linalg.solve_triangular(lower, jacobian.toarray().T, lower=True).T
+            G = jacobian if dense else jacobian.toarray()
+            self.H = scipy.linalg.solve_triangular(lower, G.T, lower=True).T
             self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
         self.diagonal = np.maximum(self.diagonal, np.finfo(float).tiny)
         self.HT = self.H.T.tocsr() if sp.issparse(self.H) else self.H.T
@@ -583,7 +590,9 @@ def _solve_block(rows_data, rows, keys, rho, right, start, tolerance, workspace,
         return np.zeros(0)
     if rows.size <= DENSE_ROWS:
         try:
-            return scipy.linalg.cho_solve(scipy.linalg.cho_factor(rows_data.dense_block(rows, rho)), right)
+            # Finite inputs (checked by `granular.projection`), finite block: no check.
+            factor = scipy.linalg.cho_factor(rows_data.dense_block(rows, rho), check_finite=False)
+            return scipy.linalg.cho_solve(factor, right, check_finite=False)
         except np.linalg.LinAlgError:
             pass  # not numerically definite: the sparse path with its iterative refinement
     operator = rows_data.operator(rows, rho)
