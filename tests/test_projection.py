@@ -335,3 +335,32 @@ def test_a_settled_lattice_keeps_physical_impulses_from_step_to_step():
     weight = float(world.masses_at(0.0).sum()) * 9.81 * dt         # N s, the pile's weight over a step
     largest = max(float(c.impulse.max(initial=0.0)) for c in run.contacts[-5:])
     assert 0.0 < largest <= 10.0 * weight, (largest, weight)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(seed):
+    """A few rows (12) touching 24 of 400 coordinates, a diagonal metric: `project`
+    solves them on those coordinates in dense arrays. The answer meets the KKT
+    conditions, leaves every other coordinate bit for bit as predicted, and agrees
+    with the general path (the same masses as a `DenseMetric`) to the distance the
+    tolerances allow."""
+    rng = np.random.default_rng(seed)
+    d, touched = 400, rng.choice(400, 24, replace=False)
+    masses = rng.uniform(0.5, 5.0, d)
+    G = sp.lil_matrix((12, d))
+    for k in range(12):
+        G[k, rng.choice(touched, 4, replace=False)] = rng.standard_normal(4)
+    G = G.tocsr()
+    v = 3.0 * rng.normal(size=d)
+    b = G @ rng.normal(size=d) - np.where(rng.random(12) < 0.5, 0.0, rng.uniform(0.0, 1.0, 12))
+    assert np.any(G @ v < b)
+    compact = project(DiagonalMetric(masses), G, v, b)
+    general = project(DenseMetric(np.diag(masses)), G, v, b)
+    assert compact.status == "active-set"
+    assert_kkt(DiagonalMetric(masses), G, v, b, compact.velocities, compact.impulses)
+    untouched = np.setdiff1d(np.arange(d), G.indices)
+    assert untouched.size >= d - 24 and np.array_equal(compact.velocities[untouched], v[untouched])
+    metric = DiagonalMetric(masses)
+    allowed = solution_distance_bound(metric, G, v, b, (compact.velocities, compact.impulses),
+                                      (general.velocities, general.impulses))
+    assert m_norm(metric, compact.velocities - general.velocities) ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
