@@ -77,8 +77,14 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from . import sweep_kernels
 from .errors import ConvergenceError
+
+def _kernels():
+    """`granular.sweep_kernels`, imported on first use: importing numba costs about
+    0.2 s, which a run without friction need not pay."""
+    from . import sweep_kernels
+    return sweep_kernels
+
 
 #: A frictional contact's block ``W_kk`` counts as ``diag(w_k, v_k, v_k)`` when it differs
 #: from it by less than this fraction of ``max(w_k, v_k)`` (round-off of unit tangents).
@@ -226,7 +232,7 @@ def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
     average*, 2012). Deterministic.
     """
     cols = np.ascontiguousarray(cols, dtype=np.int64)
-    colour = sweep_kernels.colours(cols, int(dummy))
+    colour = _kernels().colours(cols, int(dummy))
     order = np.argsort(colour, kind="stable")
     return np.split(order, np.cumsum(np.bincount(colour))[:-1]) if colour.size else []
 
@@ -440,7 +446,7 @@ def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
     Contacts that would change within one sweep (``a < 1``) are at their bound
     already and do not limit the step (the caller projects them back onto their
     cones); ``limit`` caps it."""
-    return float(sweep_kernels.longest_step(np.ascontiguousarray(r[:, :3], dtype=float),
+    return float(_kernels().longest_step(np.ascontiguousarray(r[:, :3], dtype=float),
                                             np.ascontiguousarray(delta[:, :3], dtype=float),
                                             np.ascontiguousarray(mu, dtype=float), float(limit)))
 
@@ -448,7 +454,7 @@ def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
 def _add_impulses(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> None:
     """``u += M^{-1} sum_k H_k^T r_k`` in place (u (d + 1,), r (m, q))."""
     compiled = rows.compiled
-    sweep_kernels.add_impulses(compiled.cols, compiled.width, compiled.scaled, np.ascontiguousarray(r, dtype=float), u)
+    _kernels().add_impulses(compiled.cols, compiled.width, compiled.scaled, np.ascontiguousarray(r, dtype=float), u)
 
 
 class _Compiled:
@@ -489,9 +495,9 @@ class _Compiled:
         moved with them (both in place; both must be C-contiguous float arrays)."""
         common = (self.order, self.cols, self.values, self.width, self.scaled, self.shift, self.inverse, self.mu)
         if self.rolling is None:
-            sweep_kernels.sweep(*common, u, r)
+            _kernels().sweep(*common, u, r)
         else:
-            sweep_kernels.sweep_rolling(*common, self.rolling, u, r)
+            _kernels().sweep_rolling(*common, self.rolling, u, r)
 
     def residual(self, u: np.ndarray, r: np.ndarray) -> np.ndarray:
         """The natural residual (m,) of ``r`` at velocities ``u``, m/s."""
@@ -499,9 +505,9 @@ class _Compiled:
         common = (self.cols, self.values, self.width, self.shift, self.inverse, self.mu)
         u, r = np.ascontiguousarray(u, dtype=float), np.ascontiguousarray(r, dtype=float)
         if self.rolling is None:
-            sweep_kernels.residual(*common, self.weights, u, r, out)
+            _kernels().residual(*common, self.weights, u, r, out)
         else:
-            sweep_kernels.residual_rolling(*common, self.rolling, self.weights, u, r, out)
+            _kernels().residual_rolling(*common, self.rolling, self.weights, u, r, out)
         return out
 
 
