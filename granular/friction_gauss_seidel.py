@@ -29,11 +29,12 @@ own impulse) then has a closed form::
 ``U_T = b_T (1 - v mu l_N / |b_T|)``, against ``l_T``). Frictionless rows
 (``mu = 0``) keep ``l_T = 0``.
 
-Vectorised sweeps. ``M^{-1}`` is diagonal, so contacts that share no coordinate
-do not see each other within a sweep: the contacts are coloured so that no two
-of a colour share a coordinate (`colour_classes`), and each colour is updated
-at once with numpy. The order is colour after colour; the answer is
-deterministic.
+Compiled sweeps. A sweep is a loop over the contacts in compiled code
+(`granular.sweep_kernels`, numba: five times the numpy sweeps it replaced, whose
+cost was interpreter overhead). The contacts are visited colour after colour
+(`colour_classes`: no two contacts of a colour share a coordinate, so a colour's
+updates do not see each other, the order the vectorised sweeps had); the answer
+is deterministic.
 
 Stopping, and what the answer guarantees. Every second sweep the natural
 residual ``e_k = |W_kk (r_k^local - r_k)|`` (m/s) is computed for all contacts with
