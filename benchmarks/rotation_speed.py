@@ -19,37 +19,29 @@ reported, not asserted (they depend on the machine and its load).
 
     .venv/bin/python benchmarks/rotation_speed.py [--steps K] [--worlds frictionless,points,turning,rolling]
 
-Measured (300 steps, 2 cores shared with three other engineers' work: load 5-7
-while these ran, so wall times are 2-3 times the processor's; the processor time
-per step, the solve share and the sweep counts are the robust figures)::
+Measured (300 steps, processor time per step; 2 cores, another process running on
+the second core part of the time, so the processor time is the robust figure; one
+run varies from the next by up to 40% in the frictional worlds, because a few
+steps whose sweeps stall call the Newton hand-over, and which steps do changes
+with the rounding of the sums)::
 
-    world           mean ms   median   cpu ms  solve  contacts  iter/step  KE end (J)
-    frictionless      225.6    164.3     72.7    96%       730         12      0.0365   (68 s)
-    turning          3459.5   1108.4   1534.7    99%       734        416      0.0195   (1038 s)
-    rolling          5637.2   1696.8   3696.9   100%       740        405      0.0179   (1691 s)
+    world           cpu ms before   cpu ms after        iter/step   ratio to frictionless
+    frictionless        21.8          16.2-20.8               12        1
+    turning           1281.1          106-127               547-577      6-8
+    rolling           3127.3          132-216               505-519      7-13
+    points             434.6            40-59               376-392      2-4
 
-and earlier (before the Newton hand-over, load 2-4, wall times only)::
-
-    points            654.7    529.9      -      98%       702        374      0.0103   (196 s)
-    turning           stopped after 191 steps: the sweeps did not converge in 5000
-                      sweeps at t = 0.192 s (a contact 0.0102 m/s from its law)
-    rolling          2380.9   1217.5      -      99%       739        516      0.0138   (714 s)
-
-Turning spheres now run the pour (they stalled at t = 0.192 s before the
-semismooth Newton hand-over of `granular.friction_gauss_seidel`), but at 21 times
-the frictionless step in processor time (1535 / 72.7 ms), far from the 3 times
-issue 12 asks; with rolling resistance 51 times (3697 ms: fewer sweeps a step
-than before, 405 against 516, but dearer ones: five impulse components per
-contact, the general local answer, and 1,722 working-set rows in one step at
-t = 0.25 s against about 1,000 without rolling; not profiled further). Where a
-turning step's time goes (cProfile of 15 steps from t = 0.17 s, about 1,000
-contacts): 55% in the Coulomb solve (416 sweeps a step on average, 0.4 ms a sweep
-of 1,000 contacts in 7 colours, bound by numpy's per-call cost; the Newton
-hand-overs about a tenth of it, 10-15 ms per sparse solve), and 40% in the frictionless active-set solves of the velocity scheme's
-restitution stage and force increment (`granular.active_set`: 90 dense Cholesky
-factors of 0.2 s each under the profiler in those 15 steps, where the whole
-frictionless step costs 73 ms; why they are so much dearer in the turning world
-was not measured further).
+"before" is the numpy sweeps with the Newton hand-over after 25 stalled checks
+(commit a8ab878, 2026-11-23, the same machine). The changes, each measured on this pour (`benchmarks/README.md`):
+the sweeps, the residual, the colouring and the drift step in compiled loops
+(`granular.sweep_kernels`, a sweep of 1,633 contacts 440 -> 94 us); the Newton
+hand-over after 250 stalled residual checks instead of 25 (steps 250-270: 3.9 s ->
+0.28 s a step: five of six "stalls" were slow descents that sweeping on finishes);
+the contacts' rows built once per projection; Newton's LU with a minimum-degree
+ordering in symmetric mode (2x faster). Issue 12 asks for 3 times the frictionless
+step; what remains is the sweep count itself (500-580 sweeps a step: Gauss-Seidel's
+linear rate in a deep contact network) and the Newton hand-overs of the stalled
+steps (10-40% of the time: sparse LUs of 5,500-9,500 unknowns, 20-70 ms each).
 """
 from __future__ import annotations
 
