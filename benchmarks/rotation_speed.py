@@ -25,11 +25,11 @@ run varies from the next by up to 40% in the frictional worlds, because a few
 steps whose sweeps stall call the Newton hand-over, and which steps do changes
 with the rounding of the sums)::
 
-    world           cpu ms before   cpu ms after        iter/step   ratio to frictionless
-    frictionless        21.8          16.2-20.8               12        1
-    turning           1281.1          106-127               547-577      6-8
-    rolling           3127.3          132-216               505-519      7-13
-    points             434.6            40-59               376-392      2-4
+    world           cpu ms before   cpu ms after (range)    iter/step   ratio to frictionless
+    frictionless        21.8          18.8 (17.1-20.8)            12        1
+    turning           1281.1           122 (106-127)             560        6.5 (6-8)
+    rolling           3127.3           179 (132-358)             509        9.5 (7-19)
+    points             434.6            44 (40-59)               382        2.3 (2-4)
 
 "before" is the numpy sweeps with the Newton hand-over after 25 stalled checks
 (commit a8ab878, 2026-11-23, the same machine). The changes, each measured on this pour (`benchmarks/README.md`):
@@ -37,11 +37,12 @@ the sweeps, the residual, the colouring and the drift step in compiled loops
 (`granular.sweep_kernels`, a sweep of 1,633 contacts 440 -> 94 us); the Newton
 hand-over after 250 stalled residual checks instead of 25 (steps 250-270: 3.9 s ->
 0.28 s a step: five of six "stalls" were slow descents that sweeping on finishes);
-the contacts' rows built once per projection; Newton's LU with a minimum-degree
-ordering in symmetric mode (2x faster). Issue 12 asks for 3 times the frictionless
+the contacts' rows built once per projection; Newton's LU ordering chosen by fill
+(2-3x faster factorisations), and its further variants only when the first misses
+the tolerance. Issue 12 asks for 3 times the frictionless
 step; what remains is the sweep count itself (500-580 sweeps a step: Gauss-Seidel's
 linear rate in a deep contact network) and the Newton hand-overs of the stalled
-steps (10-40% of the time: sparse LUs of 5,500-9,500 unknowns, 20-70 ms each).
+steps (10-40% of the time: sparse LUs of 5,500-9,500 unknowns, 20-200 ms each).
 """
 from __future__ import annotations
 
