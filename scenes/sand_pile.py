@@ -1,67 +1,110 @@
-"""Sand pile: frictional spheres poured onto a floor form a heap whose slope grows with mu.
+"""Sand pile: poured spheres that turn stand as a heap only with rolling resistance.
 
 A quasi-2D slot (one sphere thick, frictionless glass walls at y = 0 and y = W)
-over a rough floor. ``N`` spheres of radii 4-6 mm (polydisperse, so the heap
-does not crystallise) start at random in a loose column 0.1 m wide above x = 0 and
-fall, the higher ones later, like a stream from a funnel; Coulomb friction ``mu``
-acts between spheres and between spheres and the floor. By default friction turns
-the spheres (``rotation=True``, see `granular.world`): they can roll, resisted by
-``rolling_friction`` (``mu_r``, the rolling friction cone of Tasora and Anitescu,
-2013). ``rotation=False`` gives frictional points that never turn, whose heap
-depends on ``mu`` alone.
+over a rough floor ``2 floor_half_width`` long (end walls at x = -1 and 1 m by
+default). ``N`` spheres of radii 4-6 mm (polydisperse, so the heap does not
+crystallise) start at random in a loose column ``width`` wide above x = 0 (0.3 m by
+default, 0.23 m tall for 300 spheres) and fall, the higher ones later; Coulomb
+friction ``mu`` acts between spheres and between spheres and the floor. By default
+friction turns the spheres (``rotation=True``, see `granular.world`): they can
+roll, resisted by ``rolling_friction`` (``mu_r``, the rolling friction cone of
+Tasora and Anitescu, 2013: a torque impulse at most ``mu_r R* lambda_N``, ``R* =
+r_i r_j / (r_i + r_j)`` between spheres, about 2.5 mm here, and ``r_i`` on the
+floor). ``rotation=False`` gives frictional points that never turn.
 
 The angle of repose is read from the settled surface: the top of the highest
 sphere in bins one diameter wide along x, a straight line fitted to each flank
 between 20% and 80% of the heap's height, the angle the mean of both flanks.
 
-Prints, for the pours of `POURS` (spheres that turn at mu = 0.6 without and with
-rolling resistance mu_r = 0.1): the angle of repose, the time the heap came to
-rest (kinetic energy below `REST_ENERGY` for `REST_TIME`, else 2 s), the final
-kinetic energy and the wall time; the pours run in two processes. Writes
-``renders/sand_pile.png`` (the deposits and their fitted flanks).
+Runs the pours of `POURS` from each seed of `SEEDS` (15 pours, about 8 minutes on
+one core) until the heap rests (kinetic energy below `REST_ENERGY` for `REST_TIME`)
+or 2 s; prints each pour's angle and flanks, when it came to rest (or how many
+spheres still move), the spheres at the end walls and the timings, then each
+setting's mean angle; writes ``renders/sand_pile.png`` (seed 3's deposits and their
+fitted flanks).
 
-    python scenes/sand_pile.py
+    python scenes/sand_pile.py [--workers 1]
 
-Measured (2 cores shared with three other engineers' work, load 5-7, so wall
-times are 2-3 times the processor's; numpy Gauss-Seidel friction of
-`granular.friction` with its Newton hand-over)::
+Measured (one process, load 1-2 from other work, so wall time is the processor's;
+the compiled Gauss-Seidel sweeps and Newton hand-over of `granular` at commit
+cce0313), angles in degrees, flanks left / right::
 
-    mu = 0.6 (turning):             angle 0.5 deg, at rest at t = 1.08 s,  911 s
-                                    (841 ms/step, 825 in the contact solve)
-    mu = 0.6 (turning, mu_r = 0.1): angle 0.3 deg, at rest at t = 0.88 s, 1301 s
-                                    (1484 ms/step, 1466 in the contact solve)
+    setting (mu = 0.6)         seed  angle  flanks       rest at   wall   ms/step
+    points, column 0.1 m         3   48.7   49.5/48.0    0.86 s    11 s   12.9
+                                 4   43.7   51.6/35.9    0.98 s    12 s   12.8
+                                 5   48.3   49.4/47.1    stalled at 0.81 s (*)
+    turning, mu_r = 0            3   10.5   10.5/10.5    not at rest at 2 s, 103
+                                                         spheres moving
+                                                                   39 s   19.7
+                                 4    8.9    7.8/10.0    stalled at 1.30 s (*)
+                                 5    8.8    8.3/9.3     not at rest at 2 s, 85
+                                                         spheres moving
+                                                                   32 s   16.2
+    turning, mu_r = 0.1          3   17.2   18.5/15.8    1.29 s    44 s   34.3
+                                 4   18.4   20.0/16.8    1.31 s    44 s   33.4
+                                 5   16.7   18.1/15.3    1.19 s    50 s   42.2
+    turning, mu_r = 0.2          3   19.5   16.1/23.0    0.85 s    30 s   35.6
+                                 4   19.9   18.8/21.0    0.76 s    27 s   36.3
+                                 5   18.1   17.0/19.3    0.85 s    42 s   49.3
+    turning, mu_r = 0.3          3   20.7   23.8/17.5    0.71 s    29 s   41.1
+                                 4   22.1   23.4/20.9    0.70 s    32 s   45.1
+                                 5   23.4   17.9/28.8    0.61 s    29 s   47.5
 
-and, earlier, frictional points (``rotation=False``):
+Means of the pours that ran to their end: points 46.2 deg (2 pours, 43.7-48.7);
+turning spheres without rolling resistance 9.6 deg (2, a mound still shedding
+spheres); mu_r = 0.1: 17.4 deg (16.7-18.4); mu_r = 0.2: 19.2 deg (18.1-19.9); mu_r =
+0.3: 22.0 deg (20.7-23.4). The contact solve is 85-90% of a step. The turning pours
+cost 16-49 ms a step and 27-50 s each, the 15 pours 464 s (the turning pour of
+earlier versions, with numpy sweeps and a column 0.1 m wide, took 841 ms a step
+under a load of 5-7). (*) Two pours stopped with a `ConvergenceError` of the contact
+solve (`pour` keeps the state reached): the points of seed 5 when nearly at rest (no
+sphere faster than 1 cm/s; residual 7.5e-6 m/s against a tolerance of 6.6e-6), the
+turning spheres of seed 4 while 185 spheres still moved (2.4e-3 m/s against
+2.5e-4); the means leave them out.
 
-    mu = 0.0 (points):  angle  0.0 deg, at rest at t = 1.41 s,   50 s
-    mu = 0.3 (points):  angle 16.7 deg, at rest at t = 0.71 s,  165 s
-    mu = 0.6 (points):  angle 49.1 deg, at rest at t = 0.96 s,  332 s
+What the numbers mean. Spheres that turn need rolling resistance to stand as a free
+heap. Without it (mu_r = 0) nothing stops a sphere rolling on the flat floor: the
+pour leaves a low mound (9-10 deg) and 85-103 of the 300 spheres still move at 2 s,
+rolling out towards the end walls 1 m away; on a floor 0.5 m long they banked
+against its walls (the layer earlier versions reported). With mu_r = 0.1 the heap
+stands free within x = +-0.3 m (a few runaway spheres to 0.65 m: rolling on the
+floor decelerates at 5/7 mu_r g = 0.7 m/s^2, `tests/test_rotation.py`, so a sphere
+leaving at 1 m/s rolls 0.7 m) and the angle grows with mu_r: 17, 19 and 22 deg for
+mu_r = 0.1, 0.2 and 0.3, above the slope down which a lone sphere rolls on a plane
+of the same mu_r, ``atan(mu_r)`` = 6, 11 and 17 deg. The pour matters as much: from
+a column 0.1 m wide (0.68 m tall, the last spheres landing at 3.7 m/s) the same
+spheres spread to 11 deg at mu_r = 0.3 and 3 deg at mu_r = 0.1 (seed 3, floor
++-0.5 m, measured while choosing the column); from the 0.3 m column they land at up
+to 2 m/s. And one pour is one sample: identical settings (column 0.2 m, mu_r = 0.3,
+seed 3) gave 19.5, 19.6 and 21.3 deg under successive versions of the solver
+(round-off changed the order of events), so the seeds' spread, 2-3 deg for the
+turning heaps, is the precision of these angles. Frictional points cannot roll (as
+if their rolling resistance were unbounded): they stop where they land and the
+narrow column leaves a loose deposit of vertical chains at 44-49 deg, steeper than
+any heap of turning spheres; from the 0.3 m column they leave a flat-topped block as
+wide as the column, with no flank to fit.
 
-Until the sweeps handed over to a semismooth Newton method when they stall
-(`granular.friction_gauss_seidel`), the turning pours stopped at t = 0.534 s
-(mu_r = 0) and 0.443 s (mu_r = 0.1) with a `ConvergenceError`; see the README,
-"Rotation and rolling resistance".
-
-What the numbers mean. Frictional points cannot roll: at mu = 0.6 the grains stop
-where they land and the stream builds a loose, steep-sided deposit with vertical
-chains of spheres (49 deg), far steeper than any real pile of beads. Spheres that
-turn roll off the heap instead: both turning pours spread over the whole 0.5 m
-floor and bank against its end walls (`renders/sand_pile.png`), a layer 6-7 cm
-deep, so the "angles" above are those of a layer, not angles of repose: this floor
-is too short for the free heap of rolling spheres, and no angle of repose was
-measured with rotation. A rolling sphere with mu_r = 0.1 decelerates at only
-5/7 mu_r g = 0.7 m/s^2 (`tests/test_rotation.py`), so a grain leaving the impact
-zone at 0.5 m/s rolls 0.18 m. This agrees in kind with the DEM study of Zhou, Xu,
-Yu and Zulli (*Numerical investigation of the angle of repose of monosized
-spheres*, Physical Review E, 2001) and their experiments with glass beads (*An
-experimental and numerical study of the angle of repose of coarse spheres*,
-Powder Technology, 2002): sliding and rolling friction together are what makes a
-heap of spheres stand, and the angle grows with either coefficient and falls as
-the slot widens; spheres free to roll with little rolling resistance spread. The
-steep 49 deg of frictional points is therefore an artefact of forbidding rotation,
-not a measurement to compare with the angles those studies report for glass beads.
-Measuring that angle here needs a wider floor (or a lower pour) and a larger
-``mu_r``; it is left open.
+These trends are those of the DEM study of Zhou, Xu, Yu and Zulli (*Numerical
+investigation of the angle of repose of monosized spheres*, Physical Review E,
+2001), whose abstract reports that sliding and rolling friction are the primary
+reasons a sandpile forms, that increasing either coefficient increases the angle of
+repose, that larger particles and thicker containers decrease it, and that the angle
+is not sensitive to density, Poisson's ratio, damping or Young's modulus. Their
+rolling friction coefficient is a length (the torque is that length times the normal
+force); ours is dimensionless, so theirs = ``mu_r R*``: ours of 0.1, 0.2 and 0.3 are
+0.25, 0.5 and 0.75 mm between two spheres of radius 5 mm and 0.5, 1 and 1.5 mm on
+the floor. Their experiments with glass beads (*An experimental and numerical study
+of the angle of repose of coarse spheres*, Powder Technology, 2002) are not compared
+number for number: no text giving their measured angles was at hand, and no angle is
+quoted here that was not read. Nor would a match be expected: this slot is one
+sphere thick with frictionless side walls (their abstract relates the effect of the
+container's thickness to particle-wall interactions), the spheres are polydisperse
+(4-6 mm), the contacts hard and perfectly inelastic (their DEM has soft contacts,
+with a Young's modulus, a Poisson's ratio and damping, to which, by their abstract,
+the angle is not sensitive), and the heap comes from a column that falls all at once
+rather than from a steady stream. What this scene shows is the qualitative result
+they report: without rolling resistance spheres free to turn do not make a heap, and
+the angle rises with mu_r.
 """
 from __future__ import annotations
 
@@ -74,38 +117,56 @@ import granular as gr
 
 RADIUS_RANGE = (0.004, 0.006)       # m
 SLOT = 2.0 * RADIUS_RANGE[1] * 1.05  # m, slot thickness: one sphere
-FLOOR_HALF_WIDTH = 0.25             # m, end walls at x = -0.25 and 0.25
-FRICTIONS = (0.0, 0.3, 0.6)
+#: m, end walls at x = -1 and 1: the widest heap with rolling resistance (mu_r = 0.1)
+#: stands within x = +-0.3 m and its few runaway spheres stop by 0.65 m, so the heaps
+#: stand free. Spheres without rolling resistance still roll on towards the walls:
+#: nothing stops a sphere rolling on a flat floor.
+FLOOR_HALF_WIDTH = 1.0
+#: m, width of the falling column: wide enough that the column of 300 spheres is
+#: 0.23 m tall, so the last spheres land at about 2 m/s (a column 0.1 m wide is
+#: 0.68 m tall and its spheres, landing at up to 3.7 m/s, spread the heap to 11 deg
+#: at mu_r = 0.3).
+COLUMN_WIDTH = 0.3
 DEFAULTS = dict(duration=2.0, dt=1e-3, record_every=50)
 #: The heap rests when its kinetic energy stays below REST_ENERGY (J) for REST_TIME
 #: (s): about 1 mm/s per sphere (a sphere weighs 1-3 g).
 REST_ENERGY = 1e-7
 REST_TIME = 0.05
 RENDERS = Path(__file__).resolve().parent.parent / "renders"
-#: ``granular run sand_pile --set friction=0.3`` (the command runs the full duration;
-#: it does not stop when the heap rests as `pour` does).
-PARAMETERS = dict(friction=0.6, n=300, width=0.1, seed=3, rotation=True, rolling_friction=0.0)
+#: ``granular run sand_pile --set rolling_friction=0.3`` (the command runs the full
+#: duration; it does not stop when the heap rests as `pour` does).
+PARAMETERS = dict(friction=0.6, n=300, width=COLUMN_WIDTH, seed=3, rotation=True, rolling_friction=0.0,
+                  floor_half_width=FLOOR_HALF_WIDTH)
 PARAMETER_HELP = dict(friction="Coulomb friction coefficient between spheres and with the floor (1)",
                       n="number of spheres", width="width of the falling column (m)",
                       seed="random seed of the radii and starting places",
                       rotation="whether friction turns the spheres (default; False: frictional points)",
                       rolling_friction="rolling resistance coefficient mu_r between spheres and with the floor "
-                                       "(1; needs rotation=True)")
-#: The pours `main` compares: (friction, rotation, rolling_friction): turning spheres
-#: without and with rolling resistance (the frictional points' figures are in the
-#: module docstring; ``pour(0.6, rotation=False)`` repeats them).
-POURS = ((0.6, True, 0.0), (0.6, True, 0.1))
+                                       "(1; needs rotation=True)",
+                      floor_half_width="half the length of the floor: the end walls stand at x = -this and "
+                                       "+this (m)")
+#: The pours `main` compares, ``(friction, rotation, rolling_friction, column width
+#: (m))``: frictional points, then spheres that turn without and with rolling
+#: resistance. The points pour from the former column 0.1 m wide: they stop where they
+#: land, so from the 0.3 m column they leave a flat-topped block as wide as the
+#: column, with no flank to measure.
+POURS = ((0.6, False, 0.0, 0.1), (0.6, True, 0.0, COLUMN_WIDTH), (0.6, True, 0.1, COLUMN_WIDTH),
+         (0.6, True, 0.2, COLUMN_WIDTH), (0.6, True, 0.3, COLUMN_WIDTH))
+#: Each pour is repeated from these seeds (radii and starting places): a pour is
+#: chaotic, so one seed's angle is one sample (module docstring).
+SEEDS = (3, 4, 5)
 
 
-def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3,
-          rotation: bool = True, rolling_friction: float = 0.0) -> gr.SphereWorld:
+def build(friction: float = 0.6, n: int = 300, width: float = COLUMN_WIDTH, seed: int = 3,
+          rotation: bool = True, rolling_friction: float = 0.0,
+          floor_half_width: float = FLOOR_HALF_WIDTH) -> gr.SphereWorld:
     """``n`` spheres at random in a column ``width`` (m) wide above the centre of a
-    rough floor, at a loose 2D packing fraction of about 0.35 (random sequential
-    insertion: no lattice, so no sphere lands exactly on top of another, which
-    rotation-free spheres would keep as a standing tower). ``rotation=True``
-    (default): friction turns the spheres and they can roll (`granular.world`),
-    resisted by ``rolling_friction`` (``mu_r``, between spheres and on the floor);
-    ``False``: they do not turn (frictional points)."""
+    rough floor ``2 floor_half_width`` (m) long, at a loose 2D packing fraction of
+    about 0.35 (random sequential insertion: no lattice, so no sphere lands exactly
+    on top of another, which rotation-free spheres would keep as a standing tower).
+    ``rotation=True`` (default): friction turns the spheres and they can roll
+    (`granular.world`), resisted by ``rolling_friction`` (``mu_r``, between spheres and
+    on the floor); ``False``: they do not turn (frictional points)."""
     rng = np.random.default_rng(seed)
     radii = rng.uniform(*RADIUS_RANGE, n)
     area = np.pi * np.sum(radii ** 2) / 0.35
@@ -124,8 +185,8 @@ def build(friction: float = 0.6, n: int = 300, width: float = 0.1, seed: int = 3
     positions = np.stack([centres[:, 0], np.full(n, 0.5 * SLOT), centres[:, 1]], axis=1)
     walls = [gr.Plane([0, 0, 0], [0, 0, 1], friction=friction, rolling_friction=rolling_friction),
              gr.Plane([0, 0, 0], [0, 1, 0], friction=0.0), gr.Plane([0, SLOT, 0], [0, -1, 0], friction=0.0),
-             gr.Plane([-FLOOR_HALF_WIDTH, 0, 0], [1, 0, 0], friction=0.0),
-             gr.Plane([FLOOR_HALF_WIDTH, 0, 0], [-1, 0, 0], friction=0.0)]
+             gr.Plane([-floor_half_width, 0, 0], [1, 0, 0], friction=0.0),
+             gr.Plane([floor_half_width, 0, 0], [-1, 0, 0], friction=0.0)]
     return gr.SphereWorld(positions, radii, density=2500.0, walls=walls, friction=friction, rotation=rotation,
                           rolling_friction=rolling_friction)
 
@@ -143,8 +204,8 @@ def surface(positions: np.ndarray, radii: np.ndarray, bin_width: float) -> tuple
 
 def angle_of_repose(positions: np.ndarray, radii: np.ndarray) -> tuple[float, list]:
     """Mean flank angle (degrees) of the heap, and the two fitted lines
-    ``(slope, intercept, x_min, x_max)``. A heap lower than two diameters (a flat
-    layer) has angle 0."""
+    ``(slope, intercept, x_min, x_max)``, the left flank first. A heap lower than two
+    diameters (a flat layer) has angle 0."""
     diameter = 2.0 * float(radii.mean())
     x, height = surface(positions, radii, diameter)
     peak = int(np.argmax(height))
@@ -164,6 +225,11 @@ def angle_of_repose(positions: np.ndarray, radii: np.ndarray) -> tuple[float, li
     return (float(np.mean(angles)) if angles else 0.0), fits
 
 
+def flank_angles(fits: list) -> list:
+    """The angle (degrees) of each fitted flank of `angle_of_repose`."""
+    return [float(np.degrees(np.arctan(abs(slope)))) for slope, *_ in fits]
+
+
 def summary(trajectory: gr.Trajectory) -> dict:
     """``angle_of_repose`` (degrees, `angle_of_repose` of the last frame; 0 for a flat
     layer) and ``kinetic_energy`` (J) at the last frame (below `REST_ENERGY` at rest)."""
@@ -172,13 +238,17 @@ def summary(trajectory: gr.Trajectory) -> dict:
 
 
 def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"],
-         n: int = 300, rotation: bool = True, rolling_friction: float = 0.0) -> dict:
-    """Run one pour until the heap rests (`at_rest`) or ``duration`` (s); returns the
-    final state, the angle, the time reached and timings."""
-    world = build(friction, n=n, rotation=rotation, rolling_friction=rolling_friction)
+         n: int = 300, rotation: bool = True, rolling_friction: float = 0.0,
+         floor_half_width: float = FLOOR_HALF_WIDTH, width: float = COLUMN_WIDTH, seed: int = 3) -> dict:
+    """Run one pour until the heap rests (`REST_ENERGY` for `REST_TIME`) or ``duration``
+    (s); returns the final state, the angle and flanks, the time reached, whether the
+    heap rests, timings (wall and processor seconds), the spheres that touch an end
+    wall and those still moving (faster than 1 cm/s)."""
+    world = build(friction, n=n, width=width, seed=seed, rotation=rotation, rolling_friction=rolling_friction,
+                  floor_half_width=floor_half_width)
     simulation = gr.Simulation(world, dt)
-    solve_seconds, steps, calm, failure, result = 0.0, int(round(duration / dt)), 0, None, None
-    start = time.perf_counter()
+    solve_seconds, steps, calm, failure, result, at_rest = 0.0, int(round(duration / dt)), 0, None, None, False
+    start, processor = time.perf_counter(), time.process_time()
     for step in range(1, steps + 1):
         try:
             result = simulation.step()
@@ -190,47 +260,71 @@ def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DE
         solve_seconds += result.solver.seconds.get("solve", 0.0)
         calm = calm + 1 if result.kinetic_energy < REST_ENERGY else 0
         if calm * dt >= REST_TIME:
+            at_rest = True
             break
-    wall = time.perf_counter() - start
+    wall, processor = time.perf_counter() - start, time.process_time() - processor
     angle, fits = angle_of_repose(result.positions, result.radii)
-    return dict(failure=failure, friction=friction, rotation=rotation, rolling_friction=rolling_friction,
-                positions=result.positions, radii=result.radii, angle=angle, fits=fits,
-                kinetic_energy=result.kinetic_energy, t=result.t, seconds=wall, seconds_per_step=wall / step,
-                solve_per_step=solve_seconds / step)
+    at_wall = int(np.count_nonzero(floor_half_width - np.abs(result.positions[:, 0]) < result.radii + 1e-3))
+    moving = int(np.count_nonzero(np.linalg.norm(result.velocities, axis=1) > 0.01))
+    return dict(failure=failure, friction=friction, rotation=rotation, rolling_friction=rolling_friction, seed=seed,
+                n=n, width=width, floor_half_width=floor_half_width, positions=result.positions,
+                radii=result.radii, angle=angle, fits=fits, flanks=flank_angles(fits), at_wall=at_wall, moving=moving,
+                at_rest=at_rest,
+                kinetic_energy=result.kinetic_energy, t=result.t, steps=step, seconds=wall,
+                processor_seconds=processor, seconds_per_step=wall / step, solve_per_step=solve_seconds / step)
 
 
-def main(out_dir: Path = RENDERS, workers: int = 2) -> list:
-    """The pours of `POURS`, ``workers`` at a time (separate processes)."""
+def main(out_dir: Path = RENDERS, workers: int = 2, seeds: tuple = SEEDS) -> list:
+    """The pours of `POURS`, each from every seed of ``seeds``, ``workers`` at a time
+    (separate processes); prints each pour and each setting's mean angle, and plots the
+    first seed's deposits."""
     from concurrent.futures import ProcessPoolExecutor
 
-    print(f"sand pile: {300} spheres, r in {RADIUS_RANGE} m, quasi-2D slot, dt = {DEFAULTS['dt']} s, "
-          f"until at rest or {DEFAULTS['duration']} s")
+    print(f"sand pile: {PARAMETERS['n']} spheres, r in {RADIUS_RANGE} m, quasi-2D slot, floor "
+          f"+-{FLOOR_HALF_WIDTH} m, dt = {DEFAULTS['dt']} s, until at rest or "
+          f"{DEFAULTS['duration']} s; seeds {', '.join(map(str, seeds))}")
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        runs = list(pool.map(_pour, POURS))
+    settings = [(*setting, seed) for setting in POURS for seed in seeds]
+    if workers == 1:
+        runs = list(map(_pour, settings))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            runs = list(pool.map(_pour, settings))
     for run in runs:
-        print(f"  {_label(run)}: angle of repose {run['angle']:5.1f} deg at t = {run['t']:.2f} s, "
-              f"final KE {run['kinetic_energy']:.2e} J, {run['seconds']:.0f} s "
-              f"({run['seconds_per_step'] * 1e3:.1f} ms/step, {run['solve_per_step'] * 1e3:.1f} in the contact solve)")
+        flanks = " / ".join(f"{a:.1f}" for a in run["flanks"]) or "-"
+        state = (f"at rest at t = {run['t']:.2f} s" if run["at_rest"] else
+                 f"{run['moving']} spheres still moving at t = {run['t']:.2f} s")
+        print(f"  {_label(run)}, seed {run['seed']}: angle {run['angle']:5.1f} deg (flanks {flanks}), "
+              f"{state}, {run['at_wall']} spheres at the end walls, "
+              f"{run['seconds']:.0f} s ({run['processor_seconds']:.0f} s of processor, "
+              f"{run['seconds_per_step'] * 1e3:.1f} ms/step, {run['solve_per_step'] * 1e3:.1f} in the contact solve)")
         if run["failure"]:
             print(f"    stopped: {run['failure']}")
+    for setting in POURS:
+        done = [run for run in runs if (run["friction"], run["rotation"], run["rolling_friction"], run["width"])
+                == setting and not run["failure"]]  # a stopped pour is a state mid-pour, not a heap
+        if done:
+            angles = [run["angle"] for run in done]
+            print(f"  {_label(done[0])}: mean angle {np.mean(angles):.1f} deg over {len(done)} completed pours "
+                  f"({min(angles):.1f}-{max(angles):.1f})")
     print(f"  {time.perf_counter() - start:.0f} s in all ({workers} processes)")
-    plot(runs, Path(out_dir) / "sand_pile.png")
+    plot([run for run in runs if run["seed"] == seeds[0]], Path(out_dir) / "sand_pile.png")
     return runs
 
 
 def _pour(settings: tuple) -> dict:
-    friction, rotation, rolling_friction = settings
-    return pour(friction, rotation=rotation, rolling_friction=rolling_friction)
+    friction, rotation, rolling_friction, width, seed = settings
+    return pour(friction, rotation=rotation, rolling_friction=rolling_friction, width=width, seed=seed)
 
 
 def _label(run: dict) -> str:
-    turning = ("turning" + (f", mu_r = {run['rolling_friction']:.2f}" if run["rolling_friction"] else "")
+    turning = ("turning" + (f", mu_r = {run['rolling_friction']:.1f}" if run["rolling_friction"] else "")
                if run["rotation"] else "points")
-    return f"mu = {run['friction']:.1f} ({turning})"
+    return f"mu = {run['friction']:.1f} ({turning}, column {run['width']:.1f} m)"
 
 
 def plot(runs: list, path: Path) -> None:
+    """The deposits, one row per run on the same scale, with the fitted flanks (red)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -238,16 +332,25 @@ def plot(runs: list, path: Path) -> None:
     from matplotlib.patches import Circle
 
     top = max(float(np.max(run["positions"][:, 2] + run["radii"])) for run in runs) + 0.01
-    figure, axes = plt.subplots(len(runs), 1, figsize=(9, 0.5 + 20.0 * top * len(runs)), sharex=True)
+    reach = max(float(np.max(np.abs(run["positions"][:, 0]) + run["radii"])) for run in runs) + 0.01
+    width = 12.0
+    figure, axes = plt.subplots(len(runs), 1, figsize=(width, len(runs) * (0.75 + width * top / (2.0 * reach))),
+                                sharex=True)
     for axis, run in zip(np.atleast_1d(axes), runs):
         circles = [Circle((p[0], p[2]), r) for p, r in zip(run["positions"], run["radii"])]
         axis.add_collection(PatchCollection(circles, facecolor="tan", edgecolor="0.3", linewidth=0.3))
         for slope, intercept, x0, x1 in run["fits"]:
             xs = np.array([x0, x1])
             axis.plot(xs, slope * xs + intercept, "r-", lw=1.5)
-        axis.set(aspect="equal", ylim=(0, top), ylabel="z (m)",
-                 title=f"{_label(run)}: angle of repose {run['angle']:.1f} deg")
-    np.atleast_1d(axes)[-1].set(xlabel="x (m)", xlim=(-FLOOR_HALF_WIDTH, FLOOR_HALF_WIDTH))
+        flanks = " / ".join(f"{a:.1f}" for a in run["flanks"])
+        notes = ([f"{run['at_wall']} at the end walls"] if run["at_wall"] else []) + (
+            [] if run["at_rest"] else [f"stopped at t = {run['t']:.2f} s (stalled solve)"] if run["failure"]
+            else [f"{run['moving']} still moving at t = {run['t']:.2f} s"])
+        axis.set(aspect="equal", ylim=(0, top), ylabel="z (m)")
+        axis.set_title(f"{_label(run)}, seed {run['seed']}: angle {run['angle']:.1f} deg"
+                       + (f" (flanks {flanks})" if flanks else "") + ("; " + ", ".join(notes) if notes else ""),
+                       fontsize=10)
+    np.atleast_1d(axes)[-1].set(xlabel="x (m)", xlim=(-reach, reach))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
@@ -255,4 +358,8 @@ def plot(runs: list, path: Path) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Pour the sand piles of POURS and plot their deposits.")
+    parser.add_argument("--workers", type=int, default=2, help="pours run at once (processes)")
+    main(workers=parser.parse_args().workers)

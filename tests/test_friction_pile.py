@@ -22,8 +22,9 @@ def scene():
 
 def pour(scene, friction: float, n: int = 40, duration: float = 0.6, rotation: bool = False):
     """Every step of a small pour: (world, [(u before, StepResult)]); ``rotation``: the
-    spheres turn (the scene's default is frictional points)."""
-    world = scene.build(friction, n=n, rotation=rotation)
+    spheres turn. The column is 0.1 m wide (the scene's is wider, for 300 spheres), so
+    that 40 spheres stand as a column 0.09 m tall and build a heap, on a 0.5 m floor."""
+    world = scene.build(friction, n=n, rotation=rotation, width=0.1, floor_half_width=0.25)
     simulation = gr.Simulation(world, DT)
     steps, before = [], world.u0.reshape(-1, 3)
     for _ in range(int(round(duration / DT))):
