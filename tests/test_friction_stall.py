@@ -84,3 +84,19 @@ def test_stalled_cluster_converges_to_the_coulomb_law_without_gaining_energy(clu
     gained = 0.5 * np.sum(mass * u ** 2) - 0.5 * np.sum(mass * data["predicted"] ** 2)
     allowed = np.sum(normal * np.maximum(lower, 0.0)) + np.sum(np.linalg.norm(r, axis=1) * tolerance)
     assert gained <= allowed
+
+
+@pytest.mark.long
+def test_the_turning_pour_whose_newton_attempts_came_too_seldom_runs_on():
+    """The sand pile's pour of turning spheres (mu = 0.6, seed 4) stopped at
+    t = 1.297 s after 5,000 sweeps when the Newton attempts after the first came
+    500 and 1,000 residual checks apart (all three missed); with attempts
+    `_NEWTON_RETRY` checks apart the pour runs on (about 30 s of processor time)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
+    import sand_pile
+
+    outcome = sand_pile.pour(0.6, duration=1.35, rotation=True, rolling_friction=0.0, seed=4)
+    assert outcome["failure"] is None
+    assert outcome["t"] == pytest.approx(1.35)
