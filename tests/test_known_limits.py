@@ -36,8 +36,8 @@ def _sand_pile():
 @pytest.mark.long
 @pytest.mark.xfail(strict=True,
                    reason="a stick/slip pattern of turning spheres with rolling resistance in which the Coulomb "
-                          "sweeps circle at 10-25 times their tolerance and every Newton attempt (22, from "
-                          "NEWTON_AFTER = 25 or 250) ends at 2.4-12 times it: no hand-over reaches the law")
+                          "sweeps circle at 10-25 times their tolerance and every Newton attempt (22-25, "
+                          "whether the first comes after 25 or 250 checks) ends at 2.4-13 times it")
 def test_a_narrow_pour_of_rolling_spheres_passes_its_impact_phase():
     """`scenes/sand_pile.py`'s pour in a 0.2 m column on a 1 m floor, mu = 0.6,
     mu_r = 0.1, seed 4: the sweeps stop with `ConvergenceError` at t = 0.19 s, the
