@@ -282,7 +282,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     feasibility = VELOCITY_TOLERANCE * scale
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
     sweep_rows = gauss_seidel.contact_rows(metric, G, T, mu, lower, R, mu_r, offset) if s == 2 else None
-    if sweep_rows is not None:   # the sweeps apply (`granular.friction_gauss_seidel.applies`)
+    if sweep_rows is not None:   # a diagonal metric and sphere blocks: the sweeps apply
         return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
                                   feasibility, t, start, sweep_rows, R)
     if R is not None:

@@ -215,12 +215,6 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
                        None if tangent_offset is None else np.asarray(tangent_offset, dtype=float))
 
 
-def applies(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray, R=None, rolling_friction=None) -> bool:
-    """Whether the sweeps solve this set exactly: a diagonal metric and blocks of the
-    form `contact_rows` needs at every frictional contact (it is not None)."""
-    return contact_rows(metric, G, T, mu, np.zeros(G.shape[0]), R, rolling_friction) is not None
-
-
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
     """Contacts (indices, ascending) grouped so that no two of a group share a
     coordinate (``dummy``, the padding of ``cols``, excepted).

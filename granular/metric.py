@@ -27,6 +27,14 @@ class DiagonalMetric:
     def size(self) -> int:
         return self.diagonal.size
 
+    def restricted(self, coordinates: np.ndarray) -> "DiagonalMetric":
+        """The metric of the coordinates ``coordinates`` alone (the same entries, the
+        inverses not recomputed)."""
+        restricted = DiagonalMetric.__new__(DiagonalMetric)
+        restricted.diagonal = self.diagonal[coordinates]
+        restricted.inverse_diagonal = self.inverse_diagonal[coordinates]
+        return restricted
+
     def apply(self, u: np.ndarray) -> np.ndarray:
         """``M u`` for u of shape (d,) or (d, k)."""
         return self.diagonal * u if u.ndim == 1 else self.diagonal[:, None] * u

@@ -41,6 +41,7 @@ import scipy.sparse.linalg as spla
 from . import active_set, working_set
 from .interior_point import interior_point
 from .kkt import accurate, kkt_holds
+from .metric import DiagonalMetric
 from .backends import get_backend
 from .errors import GranularError, JammingError, NonFiniteError, SolverError
 from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
@@ -118,33 +119,28 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     """
     start = time.perf_counter()
     m = lower.size
-    if solver == "osqp" and _compact_applies(metric, jacobian):
+    when = "" if t is None else f" at t = {t:.6g} s"
+    if not (np.all(np.isfinite(predicted)) and np.all(np.isfinite(lower))):
+        raise NonFiniteError(f"the predicted velocity or the constraint bounds are not finite{when}: "
+                             "a numerical blow-up (reduce the time step)", t=t, status="non_finite")
+    compact = solver == "osqp" and _compact_applies(metric, jacobian)
+    if compact:
         answer = _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, start)
         if answer is not None:
             return answer
-    if not (np.all(np.isfinite(predicted)) and np.all(np.isfinite(lower))):
-        when = "" if t is None else f" at t = {t:.6g} s"
-        raise NonFiniteError(f"the predicted velocity or the constraint bounds are not finite{when}: "
-                             "a numerical blow-up (reduce the time step)", t=t, status="non_finite")
     normal_velocity = jacobian @ predicted
     if m == 0 or np.all(normal_velocity >= lower):
         return Projection(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0,
                           time.perf_counter() - start)
     c = normal_velocity - lower
-    # Velocity scale of the problem: violations are measured against it. |G||v|
-    # (not |G v|) is the round-off level of G v: a sliding contact has G v ~ 0.
-    # Rows the prediction satisfies do not set it: a far obstacle has a huge D/h.
-    magnitude = abs(jacobian) @ np.abs(predicted)
-    scale = max(float(-c.min()), float(magnitude.max()))
-    when = "" if t is None else f" at t = {t:.6g} s"
-    feasibility = VELOCITY_TOLERANCE * scale
-    complementarity = COMPLEMENTARITY_TOLERANCE * scale
-    warm = np.zeros(m) if warm_start is None else np.maximum(np.nan_to_num(warm_start), 0.0)
+    feasibility, complementarity = _tolerances(c, abs(jacobian) @ np.abs(predicted))
+    warm = _warm_impulses(warm_start, m)
     if solver == "osqp":
-        answer = _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
-                                complementarity, start)
-        if answer is not None:
-            return answer
+        if not compact:   # (the compact path ran the active-set method on this problem already)
+            answer = _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
+                                    complementarity, start)
+            if answer is not None:
+                return answer
         # The active-set method fails on empty sets (jams) above all: a linear
         # program says so in milliseconds, where OSQP would iterate to its limit.
         _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t)
@@ -175,44 +171,42 @@ _COMPACT_ROWS = active_set.DENSE_ROWS
 
 
 def _compact_applies(metric, jacobian) -> bool:
-    return (sp.issparse(jacobian) and jacobian.shape[0] <= _COMPACT_ROWS
-            and getattr(metric, "inverse_diagonal", None) is not None and hasattr(metric, "diagonal"))
+    return sp.issparse(jacobian) and jacobian.shape[0] <= _COMPACT_ROWS and isinstance(metric, DiagonalMetric)
 
 
-class _CoordinateMetric:
-    """A diagonal metric restricted to some coordinates (the same entries, not
-    recomputed: ``diagonal`` (k,) and ``inverse_diagonal`` (k,))."""
+def _tolerances(c: np.ndarray, magnitude: np.ndarray) -> tuple[float, float]:
+    """``(feasibility, complementarity)`` (velocity units) of a problem with linear term
+    ``c = G v - b`` (m,) and ``magnitude = |G| |v|`` (m,).
 
-    def __init__(self, metric, coordinates: np.ndarray):
-        self.diagonal = np.asarray(metric.diagonal)[coordinates]
-        self.inverse_diagonal = np.asarray(metric.inverse_diagonal)[coordinates]
+    Velocity scale of the problem: violations are measured against it. |G||v|
+    (not |G v|) is the round-off level of G v: a sliding contact has G v ~ 0.
+    Rows the prediction satisfies do not set it: a far obstacle has a huge D/h."""
+    scale = max(float(-c.min()), float(magnitude.max()))
+    return VELOCITY_TOLERANCE * scale, COMPLEMENTARITY_TOLERANCE * scale
 
-    def solve(self, x: np.ndarray) -> np.ndarray:
-        return self.inverse_diagonal * x
+
+def _warm_impulses(warm_start, m: int) -> np.ndarray:
+    return np.zeros(m) if warm_start is None else np.maximum(np.nan_to_num(warm_start), 0.0)
 
 
 def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, start) -> Projection | None:
     """`project` of a small problem on the coordinates its rows touch (`_COMPACT_ROWS`):
     the rows as a dense (m, k) array, the active-set method on it, the other
     coordinates unchanged (no row moves them). None, for `project` to take its general
-    path (and its errors), when an input is not finite or the active-set method
-    certifies no answer."""
+    path, when the active-set method certifies no answer."""
     G = sp.csr_matrix(jacobian)
     m = lower.size
     coordinates, position = np.unique(G.indices, return_inverse=True)
     dense = np.zeros((m, coordinates.size))
     np.add.at(dense, (np.repeat(np.arange(m), np.diff(G.indptr)), position), G.data)
     local = predicted[coordinates]
-    if not (np.all(np.isfinite(local)) and np.all(np.isfinite(lower))):
-        return None
     normal_velocity = dense @ local
     if m == 0 or np.all(normal_velocity >= lower):
         return Projection(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start)
     c = normal_velocity - lower
-    scale = max(float(-c.min()), float((np.abs(dense) @ np.abs(local)).max()))   # as `project`
-    warm = np.zeros(m) if warm_start is None else np.maximum(np.nan_to_num(warm_start), 0.0)
-    answer = _by_active_set(_CoordinateMetric(metric, coordinates), dense, local, lower, c, warm, keys, workspace,
-                            VELOCITY_TOLERANCE * scale, COMPLEMENTARITY_TOLERANCE * scale, start)
+    feasibility, complementarity = _tolerances(c, np.abs(dense) @ np.abs(local))
+    answer = _by_active_set(metric.restricted(coordinates), dense, local, lower, c, _warm_impulses(warm_start, m),
+                            keys, workspace, feasibility, complementarity, start)
     if answer is None:
         return None
     velocities = predicted.copy()
