@@ -156,6 +156,23 @@ def test_sweeps_meet_the_coulomb_law_on_random_sphere_crowds(seed):
     mu = 0.5): the sphere path is taken and `coulomb_residuals` of its answer are
     within its stated tolerance at every contact; the cone and l_N >= 0 hold to
     round-off; the momentum balance holds."""
+    assert_the_crowd_meets_the_coulomb_law(seed)
+
+
+@pytest.mark.parametrize("near", [0.0, 1.0, np.inf], ids=["violated-and-warm-rows", "closing-rows", "every-row"])
+def test_the_answer_meets_the_law_whichever_rows_the_sweeps_start_from(near, monkeypatch):
+    """The sweeps' first working set is a guess (`granular.friction.NEAR_CONTACT`):
+    with only the rows the prediction violates, with every row closing slower than
+    the velocity scale, or with every row, the answer meets the Coulomb law at every
+    contact of the crowd, rows outside the set included."""
+    import granular.friction
+
+    monkeypatch.setattr(granular.friction, "NEAR_CONTACT", near)
+    for seed in range(3):
+        assert_the_crowd_meets_the_coulomb_law(seed)
+
+
+def assert_the_crowd_meets_the_coulomb_law(seed):
     from granular.friction import coulomb_residuals, project_frictional, tangential_jacobian
 
     world, constraints, predicted, h = crowd(seed)
