@@ -172,24 +172,29 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
         return None
     m, d = G.shape
     rolling = R is not None and rolling_friction is not None and np.any(rolling_friction > 0.0)
-    H = sp.vstack([G, T, R] if rolling else [G, T]).tocoo()
-    contact = np.where(H.row < m, H.row, np.where(H.row < 3 * m, (H.row - m) // 2, (H.row - 3 * m) // 2))
-    local = np.where(H.row < m, 0, np.where(H.row < 3 * m, 1 + (H.row - m) % 2, 3 + (H.row - 3 * m) % 2))
     bound = np.zeros(m) if not rolling else np.asarray(rolling_friction, dtype=float)
-    keep = (H.data != 0.0) & ((local == 0) | ((local < 3) & (mu[contact] > 0.0))
-                              | ((local >= 3) & (bound[contact] > 0.0)))
-    contact, local, col, value = contact[keep], local[keep], H.col[keep], H.data[keep]
+    # Every entry of H = [G; T; R] as (contact, local row 0..4, coordinate, value),
+    # block by block (cheaper than stacking the blocks and decoding the stacked rows).
+    entries = [_entries(G, 1, 0, None)]
+    if np.any(mu > 0.0):
+        entries.append(_entries(T, 2, 1, mu > 0.0))
+    if rolling:
+        entries.append(_entries(R, 2, 3, bound > 0.0))
+    contact, local, col, value = (np.concatenate(parts) for parts in zip(*entries))
     # The support of each contact: its distinct coordinates, numbered 0..p-1.
-    support, position = np.unique(contact.astype(np.int64) * (d + 1) + col, return_inverse=True)
+    support, position = _distinct(contact * (d + 1) + col)
     owner, coordinate = support // (d + 1), support % (d + 1)
-    slot = np.arange(support.size) - np.searchsorted(owner, owner)
+    counts = np.bincount(owner, minlength=m)
+    slot = np.arange(support.size) - (np.cumsum(counts) - counts)[owner]
     p = int(slot.max(initial=0)) + 1
     cols = np.full((m, p), d, dtype=np.int64)
     cols[owner, slot] = coordinate
-    values = np.zeros((m, 5 if rolling else 3, p))
-    np.add.at(values, (contact, local, slot[position]), value)
+    q = 5 if rolling else 3
+    # Summed like np.add.at (a duplicate entry of H adds up), at bincount's speed.
+    values = np.bincount((contact * q + local) * p + slot[position], weights=value,
+                         minlength=m * q * p).reshape(m, q, p)
     inverse_mass = np.append(np.asarray(inverse, dtype=float), 0.0)
-    full = np.einsum("kap,kbp,kp->kab", values, values, inverse_mass[cols])
+    full = (values * inverse_mass[cols][:, None, :]) @ values.transpose(0, 2, 1)
     blocks = full[:, :3, :3]
     w = blocks[:, 0, 0]
     frictional = mu > 0.0
@@ -213,6 +218,35 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
     return ContactRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
                        w_tangent, bound if rolling else None, w_rolling, coupling,
                        None if tangent_offset is None else np.asarray(tangent_offset, dtype=float))
+
+
+def _entries(block: sp.csr_matrix, per_contact: int, first_local: int, applies: np.ndarray | None):
+    """The nonzero entries of a block of ``H`` with ``per_contact`` rows per contact
+    (row ``per_contact k + a`` is local row ``first_local + a`` of contact ``k``),
+    keeping those of the contacts ``applies`` (all when None): (contact, local row,
+    coordinate, value), int64 and float arrays."""
+    block = sp.csr_matrix(block)
+    row = np.repeat(np.arange(block.shape[0], dtype=np.int64), np.diff(block.indptr))
+    contact = row // per_contact
+    keep = block.data != 0.0
+    if applies is not None:
+        keep &= applies[contact]
+    return (contact[keep], first_local + row[keep] % per_contact, block.indices[keep].astype(np.int64),
+            block.data[keep])
+
+
+def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` by a stable sort: the keys of a
+    contact's rows come in a few sorted runs (one per block of ``H``), which the
+    stable sort (timsort) merges in linear time, where ``np.unique``'s quicksort took
+    10 ms of the 15 ms that building the rows of 3,200 turning contacts cost."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    first = np.ones(keys.size, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    position = np.empty(keys.size, dtype=np.int64)
+    position[order] = np.cumsum(first) - 1
+    return ordered[first], position
 
 
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
