@@ -31,8 +31,9 @@ spheres showed contact impulses of 0.55 N s, 700 times the whole pile's weight
 over a step, where the answer without it has 5e-5 N s (`tests/test_projection.py`).
 Centred on zero instead, a body at rest was answered only to the tolerances after
 proximal updates, not to round-off (the property tests saw its energy rise by
-1e-32 J). The previous impulses also choose the first active set and start the
-conjugate gradients, so a settled pile needs few rounds.
+1e-32 J). The previous impulses also start the conjugate gradients and, through a
+few projected SOR sweeps from them (`_predicted_active`), choose the first active
+set, so a settled pile needs few rounds.
 
 Linear algebra. One sparse LDL^T factorisation (qdldl, the OSQP developers'
 factorisation) of a base block ``W_BB + rho D_B`` serves many systems: a system
