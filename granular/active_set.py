@@ -62,8 +62,6 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
-from . import dual_sweeps
-
 #: Proximal regularisation, relative to the Delassus diagonal. Each proximal update
 #: shrinks the distance to the plain answer by ``rho / (sigma + rho)`` along an
 #: eigenvalue ``sigma`` of the scaled ``W_AA`` (1e-4 for sigma = 1e-4, the smallest
@@ -550,6 +548,10 @@ def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     if PREDICTION_SWEEPS == 0 or rows_data.size <= DENSE_ROWS or not sp.issparse(rows_data.H) \
             or not impulses.any():
         return None
+    # Imported at first use: numba's import costs a few tenths of a second, which
+    # `import granular` and runs without a large warm-started projection do not pay.
+    from . import dual_sweeps
+
     values, velocity = dual_sweeps.projected_gauss_seidel(rows_data.H, rows_data.diagonal, rows_data.c, impulses,
                                                            PREDICTION_SWEEPS, PREDICTION_RELAXATION)
     active = (values > 0.0) | (rows_data.H @ velocity + rows_data.c < -feasibility)

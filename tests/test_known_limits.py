@@ -22,25 +22,3 @@ def test_a_settling_lattice_of_equal_spheres_runs_to_rest():
     exactness bound of 1e-9 r: the strict relative tolerance, not the physics, fails."""
     run = gr.Simulation(lattice_in_a_box(4), dt=1e-3).run(duration=0.5, record_every=100)
     assert run.t[-1] == pytest.approx(0.5)
-
-
-def _sand_pile():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    import sand_pile
-    return sand_pile
-
-
-@pytest.mark.long
-@pytest.mark.xfail(strict=True,
-                   reason="a stick/slip pattern of turning spheres with rolling resistance in which the Coulomb "
-                          "sweeps circle at 10-25 times their tolerance and every Newton attempt (22-25, "
-                          "whether the first comes after 25 or 250 checks) ends at 2.4-13 times it")
-def test_a_narrow_pour_of_rolling_spheres_passes_its_impact_phase():
-    """`scenes/sand_pile.py`'s pour in a 0.2 m column on a 1 m floor, mu = 0.6,
-    mu_r = 0.1, seed 4: the sweeps stop with `ConvergenceError` at t = 0.19 s, the
-    spheres still falling in their stream (found by the angle-of-repose study)."""
-    outcome = _sand_pile().pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
-    assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.25)
