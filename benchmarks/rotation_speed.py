@@ -31,6 +31,12 @@ with the rounding of the sums)::
     rolling           3127.3           179 (132-358)             509        9.5 (7-19)
     points             434.6            44 (40-59)               382        2.3 (2-4)
 
+Later (first working set with the slowly separating rows, `granular.friction.NEAR_CONTACT`;
+rows built block by block): turning 231 sweeps a step instead of 557, 113 ms against
+120 ms a step run side by side with the code before it (sweeps outside Newton 44
+against 70 ms; the Newton hand-overs 52 against 29 ms a step, 9 and 8 calls);
+`benchmarks/README.md` has the table.
+
 "before" is the numpy sweeps with the Newton hand-over after 25 stalled checks
 (commit a8ab878, 2026-11-23, the same machine). The changes, each measured on this pour (`benchmarks/README.md`):
 the sweeps, the residual, the colouring and the drift step in compiled loops
