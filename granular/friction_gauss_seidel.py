@@ -377,7 +377,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
         if check and len(history) - newton_at >= newton_wait and _stalled(history, newton_wait):
             newton_at = len(history)
             newton_wait = _NEWTON_RETRY
-            solved, ratio = _newton(rows, predicted, r, tolerance, 0.25 * _TARGET)
+            solved, ratio = _newton_on_loaded(rows, predicted, r, residual, tolerance)
             if ratio < history[-1]:
                 # One sweep from Newton's answer makes every impulse a local answer
                 # (in its cone, a sliding one exactly on its boundary).
@@ -557,6 +557,32 @@ _NEWTON_PATIENCE = 6
 #: The Newton variants `_newton` tries: (regularisation ``eps`` of ``J + eps I``, relative
 #: to the unit diagonal ``J`` has on a sticking or open contact; whether steps are damped).
 _NEWTON_VARIANTS = ((1e-2, False), (1e-3, True), (3e-2, False))
+
+def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
+                      tolerance: np.ndarray) -> tuple[np.ndarray, float]:
+    """`_newton` on the contacts that carry an impulse or miss their law (``residual``
+    (m,) > 0, m/s), the others kept at zero impulse: ``(r (m, q), ratio)``, the ratio
+    over the contacts it solved.
+
+    Why: an open contact with no impulse that meets its law adds its rows to
+    Newton's system without taking part (its equation is ``r_k = 0``), and the
+    sweeps' working set holds many of them (the rows that join it before they close,
+    `granular.friction.NEAR_CONTACT`): about 20% of the 2,300 contacts of the stalls
+    of the 1,000-sphere pour. Measured on the same stalls of that pour (seed 0, 300
+    steps), this set against the whole working set: turning spheres, 11 calls, 10.4 s
+    against 17.4 s, the same ratio in 8 calls and a lower one in 3 (1.66 against 6.5,
+    0.15 against 1.31); rolling resistance, 3 calls, 16.8 s against 28.7 s, ratios
+    0.59 / 0.43 / 0.43 against 0.48 / 0.43 / 0.32, all within the tolerance. A contact
+    left out that should push is seen by the residual test `solve` makes after one
+    sweep from Newton's answer, and the sweeps go on."""
+    taking_part = np.flatnonzero((r[:, 0] > 0.0) | (residual > 0.0))
+    solved = np.zeros_like(r)
+    if taking_part.size == 0:
+        return solved, np.inf
+    solved[taking_part], ratio = _newton(rows.subset(taking_part), predicted, r[taking_part],
+                                         tolerance[taking_part], 0.25 * _TARGET)
+    return solved, ratio
+
 
 class _Newton:
     """The law (N)-(T)-(R) of all contacts as the zero of Alart and Curnier's function

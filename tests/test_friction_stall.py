@@ -118,3 +118,27 @@ def test_the_narrow_pour_of_rolling_spheres_runs_through_its_impact_phase():
     outcome = sand_pile.pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
     assert outcome["failure"] is None
     assert outcome["t"] == pytest.approx(0.25)
+
+
+def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true_residual(cluster):
+    """After 1,000 plain sweeps the cluster is stalled above its tolerance. Newton on
+    the contacts that carry an impulse or miss their law (`_newton_on_loaded`) leaves
+    the others at zero impulse, and the ratio it reports is the natural residual of
+    the contacts it solved, recomputed on the whole cluster from the impulses it
+    returns; it improves on the stalled sweeps."""
+    data, _, _, rows = cluster
+    predicted, tolerance = data["predicted"], data["tolerance"]
+    r = gauss_seidel._onto_cones(rows, data["start"])
+    u = np.append(predicted, 0.0)
+    gauss_seidel._add_impulses(rows, u, r)
+    for _ in range(1000):
+        rows.compiled.sweep(u, r)
+    residual = gauss_seidel._residual(rows, u, r)
+    assert (residual / tolerance).max() > 1.0   # stalled
+    part = (r[:, 0] > 0.0) | (residual > 0.0)
+    assert 0 < part.sum() < len(r)   # some contacts are left out
+    solved, ratio = gauss_seidel._newton_on_loaded(rows, predicted, r, residual, tolerance)
+    assert np.all(solved[~part] == 0.0)
+    recomputed = gauss_seidel.natural_residual(rows, predicted, solved)
+    assert ratio == pytest.approx((recomputed[part] / tolerance[part]).max(), rel=1e-6, abs=1e-9)
+    assert ratio < (residual / tolerance).max()
