@@ -205,6 +205,13 @@ class ContactRows:
     def block(self, rows: np.ndarray, rho: float, upper: bool = False) -> sp.csc_matrix:
         """``W_AA + rho D_A`` on the rows ``rows`` (sorted), sparse; only its upper
         triangle with ``upper``."""
+        if upper and sp.issparse(self.H):
+            # Compiled (imported at first use, like `granular.dual_sweeps`): the same
+            # entries as the cut from ``W`` or the products below, at a fraction of
+            # their cost, so no reason to form ``W`` for it.
+            from .delassus_blocks import upper_block
+
+            return upper_block(self.H, rows, rho * self.diagonal[rows])
         W = self._delassus_if_worth(rows.size)
         if W is not None:
             return _principal_block(W, rows, rho * self.diagonal[rows], upper)

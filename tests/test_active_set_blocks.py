@@ -91,3 +91,37 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
     H = G.multiply(np.sqrt(1.0 / masses)[None, :]).tocsr()
     exact = (H[rows] @ H[rows].T).toarray() + np.diag(1e-3 * data.diagonal[rows])
     np.testing.assert_allclose(later_block, exact, rtol=0, atol=1e-14 * scale)
+
+
+@pytest.mark.parametrize("axis_aligned", [False, True])
+def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
+    """`ContactRows.block(upper=True)` (what qdldl factorises) comes from
+    `granular.delassus_blocks`; its structure and entries are those of scipy's
+    product plus the shift, exact zeros left out (two normals along different axes
+    on one body), the diagonal of a zero row kept with its shift alone."""
+    from granular.active_set import _csr_rows, _upper_triangle
+    from granular.delassus_blocks import upper_block
+
+    rng = np.random.default_rng(7)
+    G = _contact_jacobian(rng, 500, 120, zero_rows={3, 40})
+    if axis_aligned:
+        G.data = np.sign(G.data) * (np.abs(G.data) > 0.5)
+    masses = rng.uniform(0.5, 2.0, 120).repeat(3)
+    data = ContactRows(_Diagonal(1.0 / masses), G, rng.normal(size=500))
+    rows = np.sort(np.concatenate([[3, 40], rng.choice(np.setdiff1d(np.arange(500), [3, 40]), 250, replace=False)]))
+    shift = 1e-3 * data.diagonal[rows]
+    H = _csr_rows(data.H, rows)
+    expected = sp.csc_matrix(H @ H.T.tocsr())
+    expected.setdiag(expected.diagonal() + shift)
+    expected = _upper_triangle(expected)
+    for block in (upper_block(data.H, rows, shift), data.block(rows, 1e-3, upper=True)):
+        assert block.has_sorted_indices
+        np.testing.assert_array_equal(block.indptr, expected.indptr)
+        np.testing.assert_array_equal(block.indices, expected.indices)
+        np.testing.assert_array_equal(block.data, expected.data)
+    if axis_aligned:
+        assert expected.nnz < np.count_nonzero(np.triu(np.abs(H.toarray()) @ np.abs(H.toarray()).T))
+    W = sp.csc_matrix(data.H @ data.HT)
+    W.sort_indices()
+    np.testing.assert_array_equal(upper_block(data.H, rows, shift).toarray(),
+                                  _principal_block(W, rows, shift, True).toarray())
