@@ -17,7 +17,7 @@ solver's iteration count), and the kinetic energy at the end; a world whose
 contact solve stalls (`ConvergenceError`) is reported with the step it reached. Figures are
 reported, not asserted (they depend on the machine and its load).
 
-    .venv/bin/python benchmarks/rotation_speed.py [--steps K] [--worlds frictionless,points,turning,rolling]
+    .venv/bin/python benchmarks/rotation_speed.py [--steps K] [--worlds frictionless,points,turning,rolling] [--seed S]
 
 Measured (300 steps, processor time per step; 2 cores, another process running on
 the second core part of the time, so the processor time is the robust figure; one
@@ -32,10 +32,10 @@ with the rounding of the sums)::
     points             434.6            44 (40-59)               382        2.3 (2-4)
 
 Later (first working set with the slowly separating rows, `granular.friction.NEAR_CONTACT`;
-rows built block by block): turning 231 sweeps a step instead of 557, 113 ms against
-120 ms a step run side by side with the code before it (sweeps outside Newton 44
-against 70 ms; the Newton hand-overs 52 against 29 ms a step, 9 and 8 calls);
-`benchmarks/README.md` has the table.
+rows built block by block; Newton on the loaded contacts), over ``--seed 0..3``:
+turning 65 ms a step against 92 (3.8 times the frictionless step, 4.8 before),
+rolling 103 against 159, points 27 against 39; 233-247 sweeps a step instead of
+518-577. `benchmarks/README.md` has the table.
 
 "before" is the numpy sweeps with the Newton hand-over after 25 stalled checks
 (commit a8ab878, 2026-11-23, the same machine). The changes, each measured on this pour (`benchmarks/README.md`):
@@ -82,8 +82,8 @@ def pour(seed: int = 0, **options) -> gr.SphereWorld:
                           walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.6], open_top=True)], **options)
 
 
-def measure(name: str, steps: int) -> dict:
-    simulation = gr.Simulation(pour(**WORLDS[name]), 1e-3)
+def measure(name: str, steps: int, seed: int = 0) -> dict:
+    simulation = gr.Simulation(pour(seed, **WORLDS[name]), 1e-3)
     walls, cpus, solves, contacts, iterations, failure = [], [], [], [], [], None
     for _ in range(steps):
         start, cpu = time.perf_counter(), time.process_time()
@@ -108,12 +108,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--worlds", default=",".join(WORLDS))
+    parser.add_argument("--seed", type=int, default=0, help="jitter of the lattice and initial velocities")
     args = parser.parse_args()
-    print(f"1,000-sphere pour, {args.steps} steps of 1 ms")
+    print(f"1,000-sphere pour, {args.steps} steps of 1 ms, seed {args.seed}")
     print(f"  {'world':14}{'mean ms':>9}{'median':>9}{'cpu ms':>9}{'solve':>7}{'contacts':>10}{'iter/step':>11}"
           f"{'KE end (J)':>12}")
     for name in args.worlds.split(","):
-        row = measure(name, args.steps)
+        row = measure(name, args.steps, args.seed)
         print(f"  {name:14}{1e3 * row['mean']:9.1f}{1e3 * row['median']:9.1f}{1e3 * row['cpu']:9.1f}"
               f"{100 * row['solve']:6.0f}%"
               f"{row['contacts']:10.0f}{row['iterations']:11.0f}{row['energy']:12.3g}   ({row['total']:.0f} s)",
