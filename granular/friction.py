@@ -367,7 +367,7 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
     if warm_tangential is not None:
         warm_tangential = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
         impulses[:, 1:1 + warm_tangential.shape[1]] = warm_tangential
-    working = (c < 0.0) | (warm > 0.0) | (c < NEAR_CONTACT * scale)
+    working = (warm > 0.0) | (c < NEAR_CONTACT * scale)   # scale >= 0: the violated rows (c < 0) too
     sweeps = 0
 
     def solve(rows):

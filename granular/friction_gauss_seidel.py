@@ -560,9 +560,9 @@ _NEWTON_VARIANTS = ((1e-2, False), (1e-3, True), (3e-2, False))
 
 def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
                       tolerance: np.ndarray) -> tuple[np.ndarray, float]:
-    """`_newton` on the contacts that carry an impulse or miss their law (``residual``
-    (m,) > 0, m/s), the others kept at zero impulse: ``(r (m, q), ratio)``, the ratio
-    over the contacts it solved.
+    """`_newton` on the contacts that carry an impulse in ``r`` or missed their law at
+    the last residual check (``residual`` (m,) > 0, m/s), the others kept at zero
+    impulse: ``(r (m, q), ratio)``, the ratio over the contacts it solved.
 
     Why: an open contact with no impulse that meets its law adds its rows to
     Newton's system without taking part (its equation is ``r_k = 0``), and the
