@@ -21,13 +21,19 @@ import numpy as np
 
 
 @numba.njit(cache=True)
-def sweeps(indptr, indices, data, diagonal, c, impulses, u, count, relaxation):
-    """``count`` projected Gauss-Seidel sweeps in row order, in place on ``impulses``
-    (m,) and ``u = H^T impulses`` (d,); ``(indptr, indices, data)`` is ``H`` (CSR),
-    ``diagonal`` (m,) is ``diag W`` (positive); each step along a coordinate is
-    scaled by ``relaxation`` in (0, 2) (over-relaxation above 1)."""
+def sweeps(indptr, indices, data, diagonal, c, impulses, u, count, relaxation, settle):
+    """At most ``count`` projected Gauss-Seidel sweeps in row order, in place on
+    ``impulses`` (m,) and ``u = H^T impulses`` (d,); ``(indptr, indices, data)`` is
+    ``H`` (CSR), ``diagonal`` (m,) is ``diag W`` (positive); each step along a
+    coordinate is scaled by ``relaxation`` in (0, 2) (over-relaxation above 1).
+
+    With ``settle`` > 0 the sweeps stop after sweep ``s`` (1-based) once ``s >=
+    settle`` and no row has entered or left the support (``impulses > 0``) in the
+    latter half of the sweeps made (``s >= 2 x`` the last sweep that changed it).
+    Returns the number of sweeps made."""
     m = c.size
-    for _ in range(count):
+    last_change = 0
+    for sweep in range(1, count + 1):
         for k in range(m):
             slack = c[k]
             for entry in range(indptr[k], indptr[k + 1]):
@@ -37,15 +43,23 @@ def sweeps(indptr, indices, data, diagonal, c, impulses, u, count, relaxation):
                 new = 0.0
             change = new - impulses[k]
             if change != 0.0:
+                if (new > 0.0) != (impulses[k] > 0.0):
+                    last_change = sweep
                 impulses[k] = new
                 for entry in range(indptr[k], indptr[k + 1]):
                     u[indices[entry]] += data[entry] * change
+        if settle > 0 and sweep >= settle and sweep >= 2 * last_change:
+            return sweep
+    return count
 
 
 def projected_gauss_seidel(H, diagonal: np.ndarray, c: np.ndarray, start: np.ndarray, count: int,
-                           relaxation: float = 1.0):
-    """``(impulses, u)`` after ``count`` sweeps from ``start`` (m,), ``u = H^T impulses``."""
+                           relaxation: float = 1.0, settle: int = 0):
+    """``(impulses, u, sweeps made)`` after at most ``count`` sweeps from ``start``
+    (m,), ``u = H^T impulses``; ``settle`` > 0 stops earlier once the support has
+    settled (see `sweeps`)."""
     impulses = np.array(start, dtype=float)
     u = np.asarray(H.T @ impulses, dtype=float)
-    sweeps(H.indptr, H.indices, H.data, diagonal, c, impulses, u, int(count), float(relaxation))
-    return impulses, u
+    made = sweeps(H.indptr, H.indices, H.data, diagonal, c, impulses, u, int(count), float(relaxation),
+                  int(settle))
+    return impulses, u, made

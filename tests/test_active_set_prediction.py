@@ -66,7 +66,7 @@ def test_the_sweeps_converge_to_the_complementarity_answer_of_a_definite_problem
     c = rng.normal(size=m)
     diagonal = np.asarray(H.multiply(H).sum(axis=1)).ravel()
     for relaxation in (1.0, 1.7):
-        impulses, u = projected_gauss_seidel(H, diagonal, c, np.zeros(m), 3000, relaxation)
+        impulses, u, _ = projected_gauss_seidel(H, diagonal, c, np.zeros(m), 3000, relaxation)
         W = (H @ H.T).toarray()
         slack = W @ impulses + c
         np.testing.assert_allclose(u, H.T @ impulses, atol=1e-12)   # kept up to date incrementally
