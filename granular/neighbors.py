@@ -1,8 +1,10 @@
 """Candidate sphere pairs: every pair whose gap is at most a margin.
 
 ``gap_ij = |q_j - q_i| - (r_i + r_j)`` (m), with the minimum-image pair vector
-along periodic axes. `candidate_pairs` uses scipy's cKDTree and costs
-O(N log N); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
+along periodic axes. `candidate_pairs` uses a compiled cell list
+(`granular.cell_lists`, O(N)) in open scenes of spheres of similar sizes and
+scipy's cKDTree (O(N log N)) otherwise (periodic axes, a few large spheres, or
+spheres spread far apart); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
 oracle of the tests.
 
 Both return ``(i, j)``: two int arrays of the same length with ``i < j``, sorted
@@ -86,6 +88,16 @@ def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
     small_max = float(radii.max()) if large.size == 0 else _LARGE_RADIUS_FACTOR * median
     cutoff = 2.0 * small_max + margin
     largest_cutoff = float(radii.max()) * 2.0 + margin
+    found = None
+    if periodic is None and large.size == 0:
+        # Imported at first use, like the other compiled kernels (numba's import
+        # costs a few tenths of a second).
+        from .cell_lists import pairs_within
+        found = pairs_within(positions, cutoff)
+    if found is not None:
+        i, j = found
+        keep = pair_gaps(positions, radii, i, j, periodic) <= margin
+        return i[keep], j[keep]
     tree = _tree(positions, largest_cutoff, periodic)
     pairs = tree.query_pairs(cutoff, output_type="ndarray").astype(np.int64)
     i, j = pairs[:, 0], pairs[:, 1]

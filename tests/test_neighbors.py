@@ -90,6 +90,46 @@ def test_candidate_pairs_of_a_periodic_cloud_outside_the_cell_and_of_one_sphere(
     assert i.size == 0 and j.size == 0
 
 
+# -- the cell list of open scenes (granular.cell_lists) --------------------------------------
+
+def test_the_cell_list_finds_every_pair_within_its_cutoff_and_no_other():
+    """Centres at most ``cutoff`` apart, against all N(N-1)/2 distances; the grid's
+    cubes are exactly ``cutoff`` wide, so many pairs straddle cube faces."""
+    from granular.cell_lists import pairs_within
+    positions, _ = random_cloud(10, 700, 1.0, 0.03)
+    cutoff = 0.1
+    i, j = np.triu_indices(len(positions), k=1)
+    close = np.linalg.norm(positions[j] - positions[i], axis=1) <= cutoff
+    found = pairs_within(positions, cutoff)
+    assert_same_pairs(found, (i[close].astype(np.int64), j[close].astype(np.int64)))
+    assert close.sum() > 500
+
+
+def test_pairs_exactly_at_the_margin_on_a_lattice_are_found_by_the_cell_list():
+    """A cubic lattice whose neighbours are exactly ``2 r + margin`` apart (the
+    search distance of equal spheres): every lattice bond is at the margin up to
+    rounding, so both finders must make the same call on each of them."""
+    r, margin = 0.01, 0.004
+    spacing = 2 * r + margin
+    grid = np.stack(np.meshgrid(*[np.arange(9)] * 3, indexing="ij"), -1).reshape(-1, 3)
+    positions = grid * spacing + 0.3
+    radii = np.full(len(positions), r)
+    expected = brute_force_pairs(positions, radii, margin)
+    assert_same_pairs(candidate_pairs(positions, radii, margin), expected)
+    bonds = 3 * 9 * 9 * 8
+    assert 100 < expected[0].size < bonds   # rounding puts bonds on both sides of the margin
+
+
+def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
+    """A bounding box of far more cubes than spheres: the cell list declines, and
+    the k-d tree gives the brute-force pairs."""
+    from granular.cell_lists import pairs_within
+    positions, radii = random_cloud(11, 300, 1.0, 0.03)
+    positions[7] = [1e4, -3e3, 50.0]
+    assert pairs_within(positions, 0.1) is None
+    assert_same_pairs(candidate_pairs(positions, radii, 0.02), brute_force_pairs(positions, radii, 0.02))
+
+
 # -- the constraint rows of a world ------------------------------------------------------------
 
 def packed_box_world(seed: int = 0, periodic: bool = False):

@@ -1,0 +1,138 @@
+"""Candidate sphere pairs by a cell list (compiled): the search of `granular.neighbors`
+for open (non-periodic) scenes of spheres of similar sizes.
+
+Space is cut into cubes of side ``cutoff`` (m); two spheres within ``cutoff`` of
+each other lie in the same cube or in two cubes that touch, so each sphere is
+compared with the spheres of the 27 cubes around its own (Allen and Tildesley,
+*Computer Simulation of Liquids*, Oxford University Press, 1987, section 5.3.2).
+Spheres are grouped by cube with a counting sort, so a search costs O(N + pairs
+compared) and no tree is built. On 1,000 spheres in a box (2,700 pairs) it takes
+about a tenth of scipy's ``cKDTree`` build and ``query_pairs``.
+
+The grid spans the spheres' bounding box; when that box holds far more cubes than
+spheres (a sphere thrown far away), `pairs_within` returns None and the caller
+uses the k-d tree, whose cost does not depend on the spread.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: Grid cubes allowed per sphere before the k-d tree is used instead: the counting
+#: sort allocates one offset per cube.
+MAX_CELLS_PER_SPHERE = 8
+#: Relative widening of the search distance and of the cubes: many times the
+#: rounding of a squared distance (a few 1e-16) and of a cube index.
+_WIDENING = 1e-9
+
+
+@numba.njit(cache=True)
+def _grouped(positions, origin, side, dims):
+    """The spheres grouped by cube on a grid of ``dims + 2`` cubes a side (a layer
+    of empty cubes around, so that neighbours need no bounds checks): ``members``
+    (N,) sphere indices in cube order, ``starts`` (cubes + 1,) offsets into it, and
+    ``sorted_positions`` (N, 3) in the order of ``members`` (contiguous, so a cube's
+    spheres are read together)."""
+    n = positions.shape[0]
+    total = (dims[0] + 2) * (dims[1] + 2) * (dims[2] + 2)
+    linear = np.empty(n, dtype=np.int64)
+    starts = np.zeros(total + 1, dtype=np.int64)
+    for k in range(n):
+        c = 0
+        for axis in range(3):
+            index = int((positions[k, axis] - origin[axis]) / side)
+            c = c * (dims[axis] + 2) + min(max(index, 0), dims[axis] - 1) + 1
+        linear[k] = c
+        starts[c + 1] += 1
+    for c in range(total):
+        starts[c + 1] += starts[c]
+    fill = starts[:-1].copy()
+    members = np.empty(n, dtype=np.int64)
+    sorted_positions = np.empty((n, 3))
+    for k in range(n):
+        slot = fill[linear[k]]
+        members[slot] = k
+        sorted_positions[slot] = positions[k]
+        fill[linear[k]] += 1
+    return members, starts, sorted_positions
+
+
+@numba.njit(cache=True)
+def _pairs(positions, cutoff, origin, dims):
+    """Pairs ``(i, j)``, ``i < j``, whose centres are at most ``cutoff`` apart,
+    unordered. Each cube is compared with itself and with the 13 cubes after it in
+    the lexicographic order of the offsets, so each pair of cubes is met once."""
+    members, starts, sorted_positions = _grouped(positions, origin, cutoff, dims)
+    stride_y = dims[2] + 2
+    stride_x = (dims[1] + 2) * stride_y
+    later = np.empty(14, dtype=np.int64)    # (0, 0, 0) then the 13 later offsets
+    for offset in range(13, 27):
+        later[offset - 13] = (offset // 9 - 1) * stride_x + ((offset // 3) % 3 - 1) * stride_y + offset % 3 - 1
+    limit = cutoff * cutoff
+    capacity = 16 * positions.shape[0] + 16
+    first = np.empty(capacity, dtype=np.int64)
+    second = np.empty(capacity, dtype=np.int64)
+    count = 0
+    for own in range(starts.size - 1):
+        own_start, own_end = starts[own], starts[own + 1]
+        if own_start == own_end:
+            continue
+        for k in range(14):
+            other = own + later[k]
+            other_end = starts[other + 1]
+            for a in range(own_start, own_end):
+                b_first = a + 1 if k == 0 else starts[other]
+                for b in range(b_first, other_end):
+                    d0 = sorted_positions[b, 0] - sorted_positions[a, 0]
+                    d1 = sorted_positions[b, 1] - sorted_positions[a, 1]
+                    d2 = sorted_positions[b, 2] - sorted_positions[a, 2]
+                    if d0 * d0 + d1 * d1 + d2 * d2 > limit:
+                        continue
+                    if count == capacity:
+                        capacity *= 2
+                        grown = np.empty(capacity, dtype=np.int64)
+                        grown[:count] = first[:count]
+                        first = grown
+                        grown = np.empty(capacity, dtype=np.int64)
+                        grown[:count] = second[:count]
+                        second = grown
+                    i, j = members[a], members[b]
+                    first[count] = min(i, j)
+                    second[count] = max(i, j)
+                    count += 1
+    return first[:count], second[:count]
+
+
+@numba.njit(cache=True)
+def _bounding_grid(positions, side):
+    """Origin (3,) and cubes per axis (3,) of the grid of side ``side`` on the
+    spheres' bounding box (numpy's reductions along the short axis cost more)."""
+    low = positions[0].copy()
+    high = positions[0].copy()
+    for k in range(1, positions.shape[0]):
+        for axis in range(3):
+            low[axis] = min(low[axis], positions[k, axis])
+            high[axis] = max(high[axis], positions[k, axis])
+    dims = np.empty(3, dtype=np.int64)
+    for axis in range(3):
+        dims[axis] = int(np.floor((high[axis] - low[axis]) / side)) + 1
+    return low, dims
+
+
+def pairs_within(positions: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Pairs ``(i, j)`` (int64 arrays, ``i < j``, sorted lexicographically) of the
+    centres ``positions`` (N, 3) (m) at most ``cutoff`` (m, > 0) apart, to a relative
+    rounding of the squared distance; None when the spheres' bounding box would
+    need more than `MAX_CELLS_PER_SPHERE` cubes a sphere. The caller filters the
+    pairs by its exact gap test."""
+    n = len(positions)
+    positions = np.ascontiguousarray(positions, dtype=float)
+    # Widened so that no pair at most ``cutoff`` apart is lost to the rounding of
+    # the squared distance or of a cube index; the caller's exact test decides.
+    side = float(cutoff) * (1.0 + _WIDENING)
+    low, dims = _bounding_grid(positions, side)
+    if float(dims[0] + 2) * float(dims[1] + 2) * float(dims[2] + 2) > MAX_CELLS_PER_SPHERE * n + 27:
+        return None
+    i, j = _pairs(positions, side, low, dims)
+    keys = np.sort(i * n + j)
+    return keys // n, keys % n
