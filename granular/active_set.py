@@ -583,11 +583,16 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
     ``sigma / (sigma + rho)`` (1 - 1e-8 for a contact that carries load, so a pile at
     rest is answered at once) and sets the part ``W_AA`` cannot see (loops of
     impulses that cancel on every body, ``sigma = 0``) to zero. One solve, with the
-    factor the first round then uses."""
+    factor the first round then uses: the block is the whole of ``A``, the rows
+    without a previous impulse (those the guessing sweeps added) entering ``l_A``
+    as zeros. (Solved on the support of ``l`` alone, the block differed from the
+    first round's whenever the sweeps changed the set, and every step paid a second
+    factorisation: measured on SCoPI's 1,000-sphere pile, 1.9 factorisations a step
+    against 1.1, 35 against 24 ms.)"""
     reference = np.zeros(rows_data.size)
-    rows = np.flatnonzero(active & (impulses > 0.0))
-    if rows.size == 0:
+    if not np.any(active & (impulses > 0.0)):
         return reference
+    rows = np.flatnonzero(active)
     loads = rows_data.operator(rows, 0.0)(impulses[rows])
     reference[rows] = _solve_block(rows_data, rows, keys, rho, loads, impulses[rows], 0.1 * feasibility,
                                    workspace, stats)
