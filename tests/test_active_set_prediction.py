@@ -65,8 +65,9 @@ def test_the_sweeps_converge_to_the_complementarity_answer_of_a_definite_problem
     H = sp.csr_matrix(H)
     c = rng.normal(size=m)
     diagonal = np.asarray(H.multiply(H).sum(axis=1)).ravel()
-    for relaxation in (1.0, 1.7):
-        impulses, u, _ = projected_gauss_seidel(H, diagonal, c, np.zeros(m), 3000, relaxation)
+    for relaxation, full_every in ((1.0, 1), (1.7, 1), (1.7, 3)):
+        impulses, u, _ = projected_gauss_seidel(H, diagonal, c, np.zeros(m), 3000, relaxation,
+                                                full_every=full_every)
         W = (H @ H.T).toarray()
         slack = W @ impulses + c
         np.testing.assert_allclose(u, H.T @ impulses, atol=1e-12)   # kept up to date incrementally
