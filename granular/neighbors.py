@@ -68,7 +68,7 @@ def _tree(positions: np.ndarray, cutoff: float, periodic: PeriodicBox | None) ->
 
 def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
                     periodic: PeriodicBox | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Pairs ``i < j`` with ``gap_ij <= margin``, found with a k-d tree.
+    """Pairs ``i < j`` with ``gap_ij <= margin``.
 
     Parameters
     ----------
@@ -81,25 +81,41 @@ def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
     periodic : PeriodicBox or None
         Periodic axes, minimum-image distances.
     """
+    i, j, _, _ = candidate_contacts(positions, radii, margin, periodic)
+    return i, j
+
+
+def candidate_contacts(positions: np.ndarray, radii: np.ndarray, margin: float,
+                       periodic: PeriodicBox | None = None):
+    """`candidate_pairs` with what its gap test computed: ``(i, j, vectors (M, 3),
+    distances (M,))``, the pair vectors ``q_j - q_i`` (m, minimum image) and their
+    lengths, which the constraint rows reuse."""
     n = len(positions)
     if n < 2:
         empty = np.zeros(0, dtype=np.int64)
-        return empty, empty
+        return empty, empty, np.zeros((0, 3)), np.zeros(0)
+    i, j = _pairs_to_test(positions, radii, margin, periodic)
+    vectors = pair_vectors(positions, i, j, periodic)
+    distances = np.linalg.norm(vectors, axis=1)
+    keep = distances - radii[i] - radii[j] <= margin   # `pair_gaps`, term for term
+    return i[keep], j[keep], vectors[keep], distances[keep]
+
+
+def _pairs_to_test(positions, radii, margin, periodic):
+    """Every pair that may have ``gap_ij <= margin`` (and others), ``i < j``, sorted."""
+    n = len(positions)
     median = float(np.median(radii))
     large = np.flatnonzero(radii > _LARGE_RADIUS_FACTOR * median)
     small_max = float(radii.max()) if large.size == 0 else _LARGE_RADIUS_FACTOR * median
     cutoff = 2.0 * small_max + margin
     largest_cutoff = float(radii.max()) * 2.0 + margin
-    found = None
     if periodic is None and large.size == 0:
         # Imported at first use, like the other compiled kernels (numba's import
         # costs a few tenths of a second).
         from .cell_lists import pairs_within
         found = pairs_within(positions, cutoff)
-    if found is not None:
-        i, j = found
-        keep = pair_gaps(positions, radii, i, j, periodic) <= margin
-        return i[keep], j[keep]
+        if found is not None:
+            return found
     tree = _tree(positions, largest_cutoff, periodic)
     pairs = tree.query_pairs(cutoff, output_type="ndarray").astype(np.int64)
     i, j = pairs[:, 0], pairs[:, 1]
@@ -112,9 +128,7 @@ def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
         keep = extra_i != extra_j
         i = np.concatenate([i, extra_i[keep]])
         j = np.concatenate([j, extra_j[keep]])
-    i, j = _sorted_unique(i, j, n)
-    keep = pair_gaps(positions, radii, i, j, periodic) <= margin
-    return i[keep], j[keep]
+    return _sorted_unique(i, j, n)
 
 
 def brute_force_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,

@@ -64,7 +64,7 @@ import scipy.sparse as sp
 from .constraints import ConstraintSet
 from .errors import InvalidInputError, NonFiniteError, OverlapError, RadiusError
 from .metric import DiagonalMetric
-from .neighbors import candidate_pairs, pair_vectors
+from .neighbors import candidate_contacts, candidate_pairs, pair_vectors
 from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
 from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
 
@@ -408,10 +408,8 @@ class SphereWorld:
         radii = self.radii_at(t_next)
         skin = SEARCH_SKIN * float(radii.min())
         self.check_periodic_cell(radii, margin=2.0 * h * max_speed + skin)
-        i, j = candidate_pairs(positions, radii, 2.0 * h * max_speed + skin, self.periodic)
+        i, j, vectors, distances = candidate_contacts(positions, radii, 2.0 * h * max_speed + skin, self.periodic)
         searched = time.perf_counter()
-        vectors = pair_vectors(positions, i, j, self.periodic)
-        distances = np.linalg.norm(vectors, axis=1)
         if np.any(distances == 0.0):
             k = int(np.flatnonzero(distances == 0.0)[0])
             raise InvalidInputError(f"spheres {i[k]} and {j[k]} have coincident centres at t = {t_next:.6g} s")
