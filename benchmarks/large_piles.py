@@ -1,6 +1,6 @@
 """Large piles: a settled pile of 100,000 spheres, and 1,000,000 spheres poured into a box.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py settled [--n 100000] [--steps 10]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py settled [--n 100000] [--steps 10] [--layer-file F.npz]
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py pour [--n 1000000] [--steps 5]
 
 Both start from a lattice of spheres of radius 1 cm (radii jittered by up to 5%,
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import resource
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -86,12 +87,9 @@ def tiled(world: gr.SphereWorld, positions, velocities, copies: int) -> gr.Spher
                           restitution=0.0)
 
 
-def settled(n: int, steps: int, layers: int, copies: int):
-    """A periodic layer of ``n / copies^2`` spheres settles to rest (every sphere slower
-    than ``g dt``), is tiled ``copies x copies`` times into ``n`` spheres at rest, and
-    ``steps`` steps of the tiled pile are timed after two warm-up steps."""
-    side = int(round(np.sqrt(n / (layers * copies * copies))))
-    small = periodic_layer(side, layers)
+def settle(small: gr.SphereWorld):
+    """Positions and velocities (N, 3) of ``small`` once every sphere is slower than
+    ``g dt``."""
     sim = gr.Simulation(small, dt=DT)
     began, settling = time.perf_counter(), 0
     while True:
@@ -102,9 +100,28 @@ def settled(n: int, steps: int, layers: int, copies: int):
             break
         if settling % 200 == 0:
             print(f"  settling step {settling}: max speed {speed:.3g} m/s", flush=True)
-    print(f"{small.n} spheres came to rest after {settling} steps ({time.perf_counter() - began:.0f} s); "
-          f"tiled {copies} x {copies}", flush=True)
-    world = tiled(small, sim.positions, sim.velocities, copies)
+    print(f"{small.n} spheres came to rest after {settling} steps ({time.perf_counter() - began:.0f} s)",
+          flush=True)
+    return sim.positions, sim.velocities
+
+
+def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None = None):
+    """A periodic layer of ``n / copies^2`` spheres settles to rest (every sphere slower
+    than ``g dt``), is tiled ``copies x copies`` times into ``n`` spheres at rest, and
+    ``steps`` steps of the tiled pile are timed after two warm-up steps. With
+    ``layer_file`` (.npz), the layer at rest is read from it when it exists and
+    saved to it otherwise."""
+    side = int(round(np.sqrt(n / (layers * copies * copies))))
+    small = periodic_layer(side, layers)
+    if layer_file is not None and Path(layer_file).exists():
+        saved = np.load(layer_file)
+        positions, velocities = saved["positions"], saved["velocities"]
+        print(f"{small.n} spheres at rest read from {layer_file}; tiled {copies} x {copies}", flush=True)
+    else:
+        positions, velocities = settle(small)
+        if layer_file is not None:
+            np.savez(layer_file, positions=positions, velocities=velocities)
+    world = tiled(small, positions, velocities, copies)
     big = gr.Simulation(world, dt=DT)
     seconds, worst = [], np.inf
     for k in range(steps + 2):
@@ -146,9 +163,11 @@ def main():
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--layers", type=int, default=10, help="settled: lattice layers")
     parser.add_argument("--copies", type=int, default=10, help="settled: tiles per side")
+    parser.add_argument("--layer-file", default=None,
+                        help="settled: .npz of the layer at rest (read if it exists, else written)")
     args = parser.parse_args()
     if args.case == "settled":
-        settled(args.n or 100_000, args.steps or 10, args.layers, args.copies)
+        settled(args.n or 100_000, args.steps or 10, args.layers, args.copies, args.layer_file)
     else:
         pour(args.n or 1_000_000, args.steps or 5)
 
