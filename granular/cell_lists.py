@@ -104,19 +104,16 @@ def _pairs(positions, cutoff, origin, dims):
 
 
 @numba.njit(cache=True)
-def _bounding_grid(positions, side):
-    """Origin (3,) and cubes per axis (3,) of the grid of side ``side`` on the
-    spheres' bounding box (numpy's reductions along the short axis cost more)."""
+def _bounds(positions):
+    """Lowest and highest coordinates (3,) (numpy's reductions along the short axis
+    cost more)."""
     low = positions[0].copy()
     high = positions[0].copy()
     for k in range(1, positions.shape[0]):
         for axis in range(3):
             low[axis] = min(low[axis], positions[k, axis])
             high[axis] = max(high[axis], positions[k, axis])
-    dims = np.empty(3, dtype=np.int64)
-    for axis in range(3):
-        dims[axis] = int(np.floor((high[axis] - low[axis]) / side)) + 1
-    return low, dims
+    return low, high
 
 
 def pairs_within(positions: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray] | None:
@@ -124,15 +121,18 @@ def pairs_within(positions: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.n
     centres ``positions`` (N, 3) (m) at most ``cutoff`` (m, > 0) apart, to a relative
     rounding of the squared distance; None when the spheres' bounding box would
     need more than `MAX_CELLS_PER_SPHERE` cubes a sphere. The caller filters the
-    pairs by its exact gap test."""
+    pairs by its exact gap test. Positions that are not finite also give None (the
+    tree then reports them)."""
     n = len(positions)
     positions = np.ascontiguousarray(positions, dtype=float)
     # Widened so that no pair at most ``cutoff`` apart is lost to the rounding of
     # the squared distance or of a cube index; the caller's exact test decides.
     side = float(cutoff) * (1.0 + _WIDENING)
-    low, dims = _bounding_grid(positions, side)
-    if float(dims[0] + 2) * float(dims[1] + 2) * float(dims[2] + 2) > MAX_CELLS_PER_SPHERE * n + 27:
+    low, high = _bounds(positions)
+    cubes = np.floor((high - low) / side) + 1.0
+    if not np.all(np.isfinite(cubes)) or np.prod(cubes + 2.0) > MAX_CELLS_PER_SPHERE * n + 27:
         return None
+    dims = cubes.astype(np.int64)
     i, j = _pairs(positions, side, low, dims)
     keys = np.sort(i * n + j)
     return keys // n, keys % n
