@@ -84,6 +84,7 @@ class ConstraintSet:
     rolling_radius: np.ndarray | None = None
     tangential_offset: np.ndarray | None = None
     normal_offset: np.ndarray | None = None
+    _keys: dict = field(default_factory=dict, compare=False, repr=False, init=False)
 
     def __post_init__(self):
         if self.friction is None:
@@ -102,11 +103,16 @@ class ConstraintSet:
         return np.where(self.gap < 0.0, np.minimum(bound, self.separation_speed), bound)
 
     def keys(self, n_bodies: int) -> np.ndarray:
-        """An integer identifying each row across steps (for warm starts)."""
-        pair = self.i.astype(np.int64) * (n_bodies + 1) + self.j
-        on_wall = self.wall >= 0
-        wall_key = -(self.wall.astype(np.int64) * (n_bodies + 1) + self.i) - 1
-        return np.where(on_wall, wall_key, pair)
+        """An integer identifying each row across steps (for warm starts), read-only
+        (computed once: a step asks for them three times)."""
+        if n_bodies not in self._keys:
+            pair = self.i.astype(np.int64) * (n_bodies + 1) + self.j
+            on_wall = self.wall >= 0
+            wall_key = -(self.wall.astype(np.int64) * (n_bodies + 1) + self.i) - 1
+            keys = np.where(on_wall, wall_key, pair)
+            keys.flags.writeable = False
+            self._keys[n_bodies] = keys
+        return self._keys[n_bodies]
 
     def subset(self, rows: np.ndarray) -> "ConstraintSet":
         rows = np.asarray(rows)
