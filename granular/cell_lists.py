@@ -104,6 +104,87 @@ def _pairs(positions, cutoff, origin, dims):
 
 
 @numba.njit(cache=True)
+def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
+    """`_pairs` in a cell periodic along the axes where ``periodic`` is true:
+    ``positions`` wrapped into the cell there, cube sides ``sides`` (3,) (at least
+    the cutoff), at least 3 cubes along a periodic axis (so a cube's neighbours
+    are distinct cubes and each pair of cubes is met once), distances to the
+    nearest periodic image (``lengths`` (3,) the periods)."""
+    n = positions.shape[0]
+    total = dims[0] * dims[1] * dims[2]
+    linear = np.empty(n, dtype=np.int64)
+    starts = np.zeros(total + 1, dtype=np.int64)
+    for k in range(n):
+        c = 0
+        for axis in range(3):
+            index = int((positions[k, axis] - origin[axis]) / sides[axis])
+            c = c * dims[axis] + min(max(index, 0), dims[axis] - 1)
+        linear[k] = c
+        starts[c + 1] += 1
+    for c in range(total):
+        starts[c + 1] += starts[c]
+    fill = starts[:-1].copy()
+    members = np.empty(n, dtype=np.int64)
+    sorted_positions = np.empty((n, 3))
+    for k in range(n):
+        slot = fill[linear[k]]
+        members[slot] = k
+        sorted_positions[slot] = positions[k]
+        fill[linear[k]] += 1
+    limit = sides.min() * sides.min()
+    capacity = 16 * n + 16
+    first = np.empty(capacity, dtype=np.int64)
+    second = np.empty(capacity, dtype=np.int64)
+    count = 0
+    neighbour = np.empty(3, dtype=np.int64)
+    own_cell = np.empty(3, dtype=np.int64)
+    for own in range(total):
+        own_start, own_end = starts[own], starts[own + 1]
+        if own_start == own_end:
+            continue
+        own_cell[0] = own // (dims[1] * dims[2])
+        own_cell[1] = (own // dims[2]) % dims[1]
+        own_cell[2] = own % dims[2]
+        for offset in range(13, 27):    # (0, 0, 0) then the 13 later offsets
+            outside = False
+            for axis in range(3):
+                step = (offset // 9 - 1) if axis == 0 else ((offset // 3) % 3 - 1 if axis == 1 else offset % 3 - 1)
+                index = own_cell[axis] + step
+                if periodic[axis]:
+                    index = (index + dims[axis]) % dims[axis]
+                elif index < 0 or index >= dims[axis]:
+                    outside = True
+                neighbour[axis] = index
+            if outside:
+                continue
+            other = (neighbour[0] * dims[1] + neighbour[1]) * dims[2] + neighbour[2]
+            for a in range(own_start, own_end):
+                b_first = a + 1 if offset == 13 else starts[other]
+                for b in range(b_first, starts[other + 1]):
+                    squared = 0.0
+                    for axis in range(3):
+                        d = sorted_positions[b, axis] - sorted_positions[a, axis]
+                        if periodic[axis]:
+                            d -= lengths[axis] * np.rint(d / lengths[axis])
+                        squared += d * d
+                    if squared > limit:
+                        continue
+                    if count == capacity:
+                        capacity *= 2
+                        grown = np.empty(capacity, dtype=np.int64)
+                        grown[:count] = first[:count]
+                        first = grown
+                        grown = np.empty(capacity, dtype=np.int64)
+                        grown[:count] = second[:count]
+                        second = grown
+                    i, j = members[a], members[b]
+                    first[count] = min(i, j)
+                    second[count] = max(i, j)
+                    count += 1
+    return first[:count], second[:count]
+
+
+@numba.njit(cache=True)
 def _bounds(positions):
     """Lowest and highest coordinates (3,) (numpy's reductions along the short axis
     cost more)."""
@@ -116,23 +197,37 @@ def _bounds(positions):
     return low, high
 
 
-def pairs_within(positions: np.ndarray, cutoff: float) -> tuple[np.ndarray, np.ndarray] | None:
+def pairs_within(positions: np.ndarray, cutoff: float, periodic=None) -> tuple[np.ndarray, np.ndarray] | None:
     """Pairs ``(i, j)`` (int64 arrays, ``i < j``, sorted lexicographically) of the
     centres ``positions`` (N, 3) (m) at most ``cutoff`` (m, > 0) apart, to a relative
-    rounding of the squared distance; None when the spheres' bounding box would
-    need more than `MAX_CELLS_PER_SPHERE` cubes a sphere. The caller filters the
-    pairs by its exact gap test. Positions that are not finite also give None (the
-    tree then reports them)."""
+    rounding of the squared distance, through the nearest periodic image along the
+    axes of ``periodic`` (a `granular.walls.PeriodicBox`, or None). None when the
+    spheres' bounding box would need more than `MAX_CELLS_PER_SPHERE` cubes a
+    sphere, or a periodic axis is shorter than three cutoffs; the caller then
+    uses the k-d tree, and filters the pairs by its exact gap test. Positions that
+    are not finite also give None (the tree then reports them)."""
     n = len(positions)
     positions = np.ascontiguousarray(positions, dtype=float)
     # Widened so that no pair at most ``cutoff`` apart is lost to the rounding of
     # the squared distance or of a cube index; the caller's exact test decides.
     side = float(cutoff) * (1.0 + _WIDENING)
+    if periodic is not None:
+        positions = periodic.wrap(positions)
     low, high = _bounds(positions)
     cubes = np.floor((high - low) / side) + 1.0
-    if not np.all(np.isfinite(cubes)) or np.prod(cubes + 2.0) > MAX_CELLS_PER_SPHERE * n + 27:
-        return None
-    dims = cubes.astype(np.int64)
-    i, j = _pairs(positions, side, low, dims)
+    if periodic is None:
+        if not np.all(np.isfinite(cubes)) or np.prod(cubes + 2.0) > MAX_CELLS_PER_SPHERE * n + 27:
+            return None
+        i, j = _pairs(positions, side, low, cubes.astype(np.int64))
+    else:
+        along = np.zeros(3, dtype=bool)
+        along[list(periodic.axes)] = True
+        lengths = np.where(along, periodic.upper - periodic.lower, 1.0)
+        cubes[along] = np.floor(lengths[along] / side)
+        if not np.all(np.isfinite(cubes)) or np.any(cubes[along] < 3) or np.prod(cubes) > MAX_CELLS_PER_SPHERE * n + 27:
+            return None
+        origin = np.where(along, periodic.lower, low)
+        sides = np.where(along, lengths / cubes, side)
+        i, j = _pairs_periodic(positions, sides, origin, cubes.astype(np.int64), lengths, along)
     keys = np.sort(i * n + j)
     return keys // n, keys % n

@@ -2,9 +2,9 @@
 
 ``gap_ij = |q_j - q_i| - (r_i + r_j)`` (m), with the minimum-image pair vector
 along periodic axes. `candidate_pairs` uses a compiled cell list
-(`granular.cell_lists`, O(N)) in open scenes of spheres of similar sizes and
-scipy's cKDTree (O(N log N)) otherwise (periodic axes, a few large spheres, or
-spheres spread far apart); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
+(`granular.cell_lists`, O(N)) for spheres of similar sizes and scipy's cKDTree
+(O(N log N)) otherwise (a few large spheres, spheres spread far apart, or a
+periodic cell less than three search distances wide); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
 oracle of the tests.
 
 Both return ``(i, j)``: two int arrays of the same length with ``i < j``, sorted
@@ -109,11 +109,11 @@ def _pairs_to_test(positions, radii, margin, periodic):
     small_max = float(radii.max()) if large.size == 0 else _LARGE_RADIUS_FACTOR * median
     cutoff = 2.0 * small_max + margin
     largest_cutoff = float(radii.max()) * 2.0 + margin
-    if periodic is None and large.size == 0:
+    if large.size == 0:
         # Imported at first use, like the other compiled kernels (numba's import
         # costs a few tenths of a second).
         from .cell_lists import pairs_within
-        found = pairs_within(positions, cutoff)
+        found = pairs_within(positions, cutoff, periodic)
         if found is not None:
             return found
     tree = _tree(positions, largest_cutoff, periodic)

@@ -130,6 +130,27 @@ def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
     assert_same_pairs(candidate_pairs(positions, radii, 0.02), brute_force_pairs(positions, radii, 0.02))
 
 
+@pytest.mark.parametrize("period_in_cutoffs", [3.05, 3.9, 2.5])
+def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs(period_in_cutoffs):
+    """Periodic along x and y, the cell list needs at least three cubes a period, so
+    that a cube's neighbours through the faces are distinct cubes: a period of
+    3.05 and 3.9 cutoffs takes three cubes (pairs wrap through both faces), 2.5
+    falls back on the tree. Both give the brute-force pairs."""
+    from granular.cell_lists import pairs_within
+    rng = np.random.default_rng(12)
+    radius, margin = 0.03, 0.01
+    cutoff = 2 * radius + margin
+    length = period_in_cutoffs * cutoff
+    positions = rng.uniform(0.0, length, (120, 3)) * [1.0, 1.0, 3.0]
+    radii = np.full(len(positions), radius)
+    periodic = gr.PeriodicBox([0, 0, 0], [length, length, 1.0], axes=(0, 1))
+    expected = brute_force_pairs(positions, radii, margin, periodic)
+    assert_same_pairs(candidate_pairs(positions, radii, margin, periodic), expected)
+    assert (pairs_within(positions, cutoff, periodic) is None) == (period_in_cutoffs < 3)
+    direct = np.linalg.norm(positions[expected[1]] - positions[expected[0]], axis=1)
+    assert np.any(direct > 2 * radius + margin)   # some pairs exist only through a face
+
+
 # -- the constraint rows of a world ------------------------------------------------------------
 
 def packed_box_world(seed: int = 0, periodic: bool = False):
