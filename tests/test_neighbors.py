@@ -151,6 +151,21 @@ def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs
     assert np.any(direct > 2 * radius + margin)   # some pairs exist only through a face
 
 
+@pytest.mark.parametrize("axes, margin", [(None, 0.2), ((0, 1, 2), 0.12)])
+def test_a_crowd_with_more_pairs_than_the_cell_list_first_makes_room_for(axes, margin):
+    """The kernels start with room for 16 pairs a sphere and double it when full:
+    300 spheres with more candidate pairs than that give the brute-force pairs (the
+    periodic margin keeps three cubes a period, so the cell list is used)."""
+    from granular.cell_lists import pairs_within
+    rng = np.random.default_rng(13)
+    positions, radii = rng.uniform(0.0, 1.0, (300, 3)), np.full(300, 0.1)
+    periodic = None if axes is None else gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=axes)
+    assert pairs_within(positions, 0.2 + margin, periodic) is not None
+    expected = brute_force_pairs(positions, radii, margin, periodic)
+    assert expected[0].size > 16 * 300 + 16
+    assert_same_pairs(candidate_pairs(positions, radii, margin, periodic), expected)
+
+
 # -- the constraint rows of a world ------------------------------------------------------------
 
 def packed_box_world(seed: int = 0, periodic: bool = False):
