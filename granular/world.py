@@ -417,8 +417,7 @@ class SphereWorld:
         gaps = distances - radii[i] - radii[j]
         e_sphere = self.particle_restitution
         restitution = COMBINATION_RULES[self.restitution_rule](e_sphere[i], e_sphere[j])
-        wall_parts = [self._wall_rows(k, plane.at(t_next), positions, radii, h * max_speed + skin)
-                      for k, plane in enumerate(self.planes)]
+        wall_parts = self._all_wall_rows(t_next, positions, radii, h * max_speed + skin)
         wi = np.concatenate([part[0] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
         wk = np.concatenate([part[1] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
         wgap = np.concatenate([part[2] for part in wall_parts]) if wall_parts else np.zeros(0)
@@ -466,6 +465,32 @@ class SphereWorld:
         if self.separation_speed is not None:
             return self.separation_speed
         return 0.1 * float(radii.min()) / h
+
+    def _all_wall_rows(self, t_next, positions, radii, margin) -> list[tuple]:
+        """The rows of every contact surface at the end of the step (`_wall_rows`), one
+        part per surface (`_wall_velocities` pairs them); when every surface is a still
+        plane, all in one pass and one part (`_plane_rows`)."""
+        if self.planes and all(type(plane) is Plane and not plane.moves for plane in self.planes):
+            return self._plane_rows(self.planes, positions, radii, margin)
+        return [self._wall_rows(k, plane.at(t_next), positions, radii, margin) for k, plane in enumerate(self.planes)]
+
+    def _plane_rows(self, planes, positions, radii, margin) -> list[tuple]:
+        """`_wall_rows` of the flat ``planes`` in one pass, as a single part (the rows of
+        plane 0, then of plane 1, ...: the parts concatenated). The gaps are computed
+        as `Plane.gaps` computes them, term for term, and the rows are the same; the
+        per-plane calls cost 0.07 ms each in interpreter overhead (five walls: 0.3 ms,
+        a tenth of a step of Siconos' box in steps 10-50)."""
+        points = np.array([plane.point for plane in planes])
+        normals = np.array([plane.normal for plane in planes])
+        gaps = ((positions[None, :, :] - points[:, None, :]) @ normals[:, :, None])[..., 0] - radii
+        k, near = np.nonzero(gaps <= margin)
+        plane_e = np.array([np.nan if plane.restitution is None else plane.restitution for plane in planes])
+        plane_mu = np.array([self.friction if plane.friction is None else plane.friction for plane in planes])
+        plane_mu_r = np.array([self.rolling_friction if plane.rolling_friction is None else plane.rolling_friction
+                               for plane in planes])
+        e = np.where(np.isnan(plane_e[k]), self.particle_restitution[near], plane_e[k])
+        return [(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
+                 plane_mu_r[k])]
 
     def _wall_rows(self, k, plane, positions, radii, margin):
         """The rows of contact surface ``k``, ``plane`` being its still geometry at the

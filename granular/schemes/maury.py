@@ -487,7 +487,10 @@ class VelocityScheme:
         # separates at the next step, and its impact impulse would only mislead it.
         carried = self._remembered(constraints, outcome["maury_impulses"], tangential, state)
         contact_change = constraints.jacobian.T @ impulses
-        sustained_change = constraints.jacobian.T @ outcome["sustained"]
+        sustained = outcome["sustained"]
+        # Without impacts the sustained impulses are all of them (one product saved).
+        sustained_change = (contact_change if np.array_equal(sustained, impulses)
+                            else constraints.jacobian.T @ sustained)
         rolling = outcome.get("rolling_impulses")
         if tangential is not None:
             friction_change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1) \
