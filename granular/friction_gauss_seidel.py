@@ -65,7 +65,7 @@ impulse field alone (``H^T dr = 0``): 60% of it is, 40% moves velocities, and th
 residual, in velocity units, does not fall. A regularised semismooth Newton
 method on the same law (`_newton`) from the stalled impulses reaches 0.002-0.04
 times the tolerance in 3-20 linear solves, so `solve` hands over to it after
-`_NEWTON_AFTER` checks without progress; one sweep from its answer makes every
+`_first_newton_wait` checks without progress; one sweep from its answer makes every
 impulse a local answer again, accepted by the same residual test as the sweeps'
 (otherwise the sweeps go on from there).
 """
@@ -346,8 +346,8 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     at once (`_longest_step`). This only moves the starting point of the next
     sweeps: the answer is accepted by the residual alone.
 
-    Newton hand-over: after `_NEWTON_AFTER` residual checks without a 10% decrease
-    (and `_NEWTON_RETRY` checks after an attempt), `_newton` starts from the current
+    Newton hand-over: after `_first_newton_wait` residual checks without a 10%
+    decrease (and `_NEWTON_RETRY` checks after an attempt), `_newton` starts from the current
     impulses; after one sweep from its answer (so that every impulse is a local
     answer again) the impulses are returned when their residual is within the
     tolerance (the stalled-sweeps criterion above); otherwise the sweeps go on
@@ -359,7 +359,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     u = np.append(predicted, 0.0)
     _add_impulses(rows, u, r)
     kernels = rows.compiled
-    history, previous, newton_at, newton_wait = [], None, 0, _NEWTON_AFTER
+    history, previous, newton_at, newton_wait = [], None, 0, _first_newton_wait(m)
     for sweep in range(max_sweeps + 1):
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
@@ -411,15 +411,21 @@ _CHECK_EVERY = 2
 #: extrapolation (10 sweeps).
 _STALL_CHECKS = 5
 #: Residual checks without a 10% decrease after which the sweeps first hand over to
-#: `_newton`. Why this many (500 sweeps): the compiled sweeps cost about
-#: 0.1 ms per 1,600 contacts and a Newton iteration 30-40 ms (a sparse LU), and
-#: most slow descents are not stalls: of six sweeps the settling 1,000-sphere pour
-#: (`benchmarks/rotation_speed.py`, t = 0.25 s) had judged stalled after 25 checks,
-#: five reached the target by sweeping on in 420-1,100 sweeps, and the sixth settled
-#: at 0.19 of its tolerance, while Newton needed 3-60 iterations. Steps 250-270 of that
-#: pour: 25 checks, 3.9 s a step (2.95 Newton calls, 3.7 s of them); 100 checks,
-#: 0.95 s (0.6 calls); 250 checks, 0.28 s (no call).
-_NEWTON_AFTER = 250
+#: `_newton`: the larger of `_NEWTON_AFTER` and `_NEWTON_CHECKS_PER_CONTACT` per contact
+#: (`_first_newton_wait`). Why so many: most slow descents are not stalls, and a Newton
+#: call costs as much as thousands of sweeps (measured: 1,600 sweeps on the 54 contacts
+#: of `tests/data/stalled_turning_cluster.npz`, about 7,000 on the 2,300 contacts of
+#: the settling 1,000-sphere pour of `benchmarks/rotation_speed.py`, whose LUs of
+#: 5,400 unknowns cost 25-45 ms each against 0.14 ms a sweep). Waiting until the
+#: stalled sweeps have cost about as much as a call bounds the work by twice the
+#: better choice made in hindsight, stall or slow descent (the ski-rental argument).
+#: History: 25 checks gave that pour's steps 250-270 3.9 s a step (2.95 calls), 100
+#: checks 0.95 s and 250 checks 0.28 s; over its 300 steps, 250 checks still made
+#: 2-11 calls a seed (1.2-10 s; mean step 73 ms over seeds 0-3), and this rule (2,300
+#: checks there) one call in seed 0 and none in seeds 1-3 (mean step 56 ms; both with
+#: another process on the second core).
+_NEWTON_AFTER = 800
+_NEWTON_CHECKS_PER_CONTACT = 1
 #: Residual checks without a 10% decrease between a Newton attempt that did not end
 #: the solve and the next. Whether Newton reaches the tolerance depends on where it
 #: starts, so a stall needs several attempts: in the sand pile's pour (seed 4,
@@ -430,6 +436,11 @@ _NEWTON_RETRY = 100
 #: A jump is kept when the residual grows by at most this factor: along a pure
 #: drift it stays constant until a contact changes status at the end of the jump.
 _JUMP_GROWTH = 1.01
+
+
+def _first_newton_wait(contacts: int) -> int:
+    """Stalled residual checks before the first Newton attempt (`_NEWTON_AFTER`)."""
+    return max(_NEWTON_AFTER, _NEWTON_CHECKS_PER_CONTACT * contacts)
 
 
 def _stalled(history, window: int = _STALL_WINDOW) -> bool:
