@@ -7,7 +7,10 @@ compared with the spheres of the 27 cubes around its own (Allen and Tildesley,
 *Computer Simulation of Liquids*, Oxford University Press, 1987, section 5.3.2).
 Spheres are grouped by cube with a counting sort, so a search costs O(N + pairs
 compared) and no tree is built. On 1,000 spheres in a box (2,700 pairs) it takes
-about a tenth of scipy's ``cKDTree`` build and ``query_pairs``.
+about a tenth of scipy's ``cKDTree`` build and ``query_pairs``. For open scenes
+`contacts_within` also does the exact gap test and keeps the pair vectors and
+distances, in one pass that yields the pairs already sorted (0.20 ms against 0.39
+for the search, sort and numpy gap test it replaces on Siconos' 1,000 spheres).
 
 The grid spans the spheres' bounding box along open axes and the period along
 periodic ones (cubes of a period divided into a whole number, at least three, so
@@ -106,6 +109,89 @@ def _pairs(positions, cutoff, origin, dims):
     return first[:count], second[:count]
 
 
+
+@numba.njit(cache=True)
+def _contacts(positions, radii, margin, origin, side, dims):
+    """The pairs ``i < j`` of an open scene with ``gap_ij <= margin``, sorted
+    lexicographically, with their vectors ``q_j - q_i`` and distances:
+    `granular.neighbors.candidate_contacts` in one pass. Each sphere ``i`` meets
+    the spheres ``j > i`` of the 27 cubes around its own (cubes of side ``side``
+    at least ``2 r_max + margin``), so the pairs come out by ``i`` and only the
+    few of one sphere need sorting. The vector, its length (the square root of
+    the sum of the squares in the order x, y, z) and the gap test are computed as
+    `granular.neighbors.pair_gaps` computes them, term for term."""
+    members, starts, sorted_positions = _grouped(positions, origin, side, dims)
+    n = positions.shape[0]
+    slot_of = np.empty(n, dtype=np.int64)
+    for slot in range(n):
+        slot_of[members[slot]] = slot
+    limit = side * side
+    stride_y = dims[2] + 2
+    stride_x = (dims[1] + 2) * stride_y
+    around = np.empty(27, dtype=np.int64)
+    for offset in range(27):
+        around[offset] = (offset // 9 - 1) * stride_x + ((offset // 3) % 3 - 1) * stride_y + offset % 3 - 1
+    capacity = 8 * n + 16
+    first = np.empty(capacity, dtype=np.int64)
+    second = np.empty(capacity, dtype=np.int64)
+    vectors = np.empty((capacity, 3))
+    distances = np.empty(capacity)
+    count = 0
+    for i in range(n):
+        c = 0
+        for axis in range(3):
+            index = int((positions[i, axis] - origin[axis]) / side)
+            c = c * (dims[axis] + 2) + min(max(index, 0), dims[axis] - 1) + 1
+        begin = count
+        a = slot_of[i]
+        for k in range(27):
+            other = c + around[k]
+            for b in range(starts[other], starts[other + 1]):
+                j = members[b]
+                if j <= i:
+                    continue
+                # The sorted copies hold the same coordinates: v = q_j - q_i exactly.
+                v0 = sorted_positions[b, 0] - sorted_positions[a, 0]
+                v1 = sorted_positions[b, 1] - sorted_positions[a, 1]
+                v2 = sorted_positions[b, 2] - sorted_positions[a, 2]
+                square = v0 * v0 + v1 * v1 + v2 * v2
+                if square > limit:   # farther than a cube: cannot pass the test below
+                    continue
+                distance = np.sqrt(square)
+                if distance - radii[i] - radii[j] > margin:
+                    continue
+                if count == capacity:
+                    capacity *= 2
+                    first = _grown(first, count, capacity)
+                    second = _grown(second, count, capacity)
+                    wider = np.empty((capacity, 3))
+                    wider[:count] = vectors[:count]
+                    vectors = wider
+                    distances = _grown(distances, count, capacity)
+                first[count], second[count] = i, j
+                vectors[count, 0], vectors[count, 1], vectors[count, 2] = v0, v1, v2
+                distances[count] = distance
+                # Insertion into the sorted run of sphere i (a handful of pairs).
+                slot = count
+                while slot > begin and second[slot - 1] > j:
+                    second[slot] = second[slot - 1]
+                    vectors[slot] = vectors[slot - 1]
+                    distances[slot] = distances[slot - 1]
+                    slot -= 1
+                second[slot] = j
+                vectors[slot, 0], vectors[slot, 1], vectors[slot, 2] = v0, v1, v2
+                distances[slot] = distance
+                count += 1
+    return first[:count], second[:count], vectors[:count], distances[:count]
+
+
+@numba.njit(cache=True)
+def _grown(values, count, capacity):
+    """``values[:count]`` in an array of ``capacity`` entries."""
+    grown = np.empty(capacity, dtype=values.dtype)
+    grown[:count] = values[:count]
+    return grown
+
 @numba.njit(cache=True)
 def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
     """`_pairs` in a cell periodic along the axes where ``periodic`` is true:
@@ -202,6 +288,23 @@ def _bounds(positions):
             high[axis] = max(high[axis], positions[k, axis])
     return low, high
 
+
+
+def contacts_within(positions: np.ndarray, radii: np.ndarray, margin: float):
+    """``(i, j, vectors (M, 3), distances (M,))`` of the pairs ``i < j`` of an open
+    scene with ``gap_ij <= margin`` (m), sorted lexicographically
+    (`granular.neighbors.candidate_contacts`), or None where `pairs_within` would
+    return None (the caller then uses the k-d tree). ``radii`` (N,) m, of similar
+    sizes: the cubes are ``2 max(radii) + margin`` wide."""
+    n = len(positions)
+    positions = np.ascontiguousarray(positions, dtype=float)
+    side = (2.0 * float(np.max(radii)) + float(margin)) * (1.0 + _WIDENING)
+    low, high = _bounds(positions)
+    cubes = np.floor((high - low) / side) + 1.0
+    if not np.all(np.isfinite(cubes)) or np.prod(cubes + 2.0) > MAX_CELLS_PER_SPHERE * n + 27:
+        return None
+    return _contacts(positions, np.ascontiguousarray(radii, dtype=float), float(margin), low, side,
+                     cubes.astype(np.int64))
 
 def pairs_within(positions: np.ndarray, cutoff: float, periodic=None) -> tuple[np.ndarray, np.ndarray] | None:
     """Pairs ``(i, j)`` (int64 arrays, ``i < j``, sorted lexicographically) of the

@@ -2,7 +2,8 @@
 
 ``gap_ij = |q_j - q_i| - (r_i + r_j)`` (m), with the minimum-image pair vector
 along periodic axes. `candidate_pairs` uses a compiled cell list
-(`granular.cell_lists`, O(N)) for spheres of similar sizes and scipy's cKDTree
+(`granular.cell_lists`, O(N); in open scenes one pass that also tests the gaps)
+for spheres of similar sizes and scipy's cKDTree
 (O(N log N)) otherwise (a few large spheres, spheres spread far apart, or a
 periodic cell less than three search distances wide); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
 oracle of the tests.
@@ -94,11 +95,25 @@ def candidate_contacts(positions: np.ndarray, radii: np.ndarray, margin: float,
     if n < 2:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, np.zeros((0, 3)), np.zeros(0)
+    if periodic is None and not _has_large_spheres(radii):
+        # Imported at first use, like the other compiled kernels.
+        from .cell_lists import contacts_within
+        found = contacts_within(positions, radii, margin)
+        if found is not None:
+            return found
     i, j = _pairs_to_test(positions, radii, margin, periodic)
     vectors = pair_vectors(positions, i, j, periodic)
     distances = np.linalg.norm(vectors, axis=1)
     keep = distances - radii[i] - radii[j] <= margin   # `pair_gaps`, term for term
     return i[keep], j[keep], vectors[keep], distances[keep]
+
+
+def _has_large_spheres(radii: np.ndarray) -> bool:
+    """Whether some sphere is larger than `_LARGE_RADIUS_FACTOR` times the median."""
+    largest = float(radii.max())
+    if largest <= _LARGE_RADIUS_FACTOR * float(radii.min()):   # the median is at least the smallest
+        return False
+    return largest > _LARGE_RADIUS_FACTOR * float(np.median(radii))
 
 
 def _pairs_to_test(positions, radii, margin, periodic):

@@ -120,6 +120,30 @@ def test_pairs_exactly_at_the_margin_on_a_lattice_are_found_by_the_cell_list():
     assert 100 < expected[0].size < bonds   # rounding puts bonds on both sides of the margin
 
 
+
+@pytest.mark.parametrize("case", ["cloud", "margin lattice", "crowd", "large spheres"])
+def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_distances(case):
+    """`candidate_contacts` (the one-pass cell list for open scenes of similar
+    spheres, the tree otherwise) gives the brute-force pairs, and for each the
+    vector ``q_j - q_i`` and its length exactly as `pair_vectors` and
+    ``np.linalg.norm`` compute them: the constraint rows are built from them."""
+    from granular.neighbors import candidate_contacts, pair_vectors
+    margin = 0.01
+    if case == "margin lattice":
+        r, margin = 0.01, 0.004
+        grid = np.stack(np.meshgrid(*[np.arange(7)] * 3, indexing="ij"), -1).reshape(-1, 3)
+        positions, radii = grid * (2 * r + margin) + 0.3, np.full(7 ** 3, r)
+    elif case == "crowd":   # more than eight pairs a sphere: the pair arrays grow
+        positions, radii = random_cloud(4, 600, 0.12, 0.02)
+    else:
+        positions, radii = random_cloud(5, 800, 1.0, 0.02, polydisperse=case == "large spheres")
+    i, j, vectors, distances = candidate_contacts(positions, radii, margin)
+    expected = brute_force_pairs(positions, radii, margin)
+    assert_same_pairs((i, j), expected)
+    assert expected[0].size > (8 * len(positions) if case == "crowd" else 100)
+    np.testing.assert_array_equal(vectors, pair_vectors(positions, i, j))
+    np.testing.assert_array_equal(distances, np.linalg.norm(vectors, axis=1))
+
 def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
     """A bounding box of far more cubes than spheres: the cell list declines, and
     the k-d tree gives the brute-force pairs."""
