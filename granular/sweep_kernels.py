@@ -204,3 +204,63 @@ def add_impulses(cols, width, scaled, r, u):
             for a in range(q):
                 total += scaled[k, a, j] * r[k, a]
             u[cols[k, j]] += total
+
+
+@numba.njit(cache=True)
+def _support(k, blocks, on, scratch):
+    """The distinct coordinates (sorted, into ``scratch``) of contact ``k``'s nonzero
+    entries in ``blocks`` (``(indptr, indices, data, rows per contact)`` each, taken
+    where ``on[b][k]``); returns their count."""
+    n = 0
+    for b in range(len(blocks)):
+        indptr, indices, data, per = blocks[b]
+        if not on[b][k]:
+            continue
+        for row in range(per * k, per * k + per):
+            for entry in range(indptr[row], indptr[row + 1]):
+                if data[entry] == 0.0:
+                    continue
+                column = indices[entry]
+                slot = n   # insertion into the sorted distinct coordinates
+                while slot > 0 and scratch[slot - 1] > column:
+                    slot -= 1
+                if slot > 0 and scratch[slot - 1] == column:
+                    continue
+                for move in range(n, slot, -1):
+                    scratch[move] = scratch[move - 1]
+                scratch[slot] = column
+                n += 1
+    return n
+
+
+@numba.njit(cache=True)
+def gather_rows(m, d, q, blocks, on, first_local, widest):
+    """``(cols (m, p), values (m, q, p))`` of `friction_gauss_seidel.ContactRows` from
+    the CSR blocks of ``H`` (`_support`'s ``blocks``; block ``b`` fills the local rows
+    ``first_local[b] ..`` of the contacts ``on[b]``), padded with the dummy
+    coordinate ``d``; ``widest`` bounds a contact's entries. A duplicate entry adds
+    up; each value is the sum of its entries in the order of the blocks, from 0.0."""
+    scratch = np.empty(widest, dtype=np.int64)
+    p = 1
+    for k in range(m):
+        p = max(p, _support(k, blocks, on, scratch))
+    cols = np.full((m, p), d, dtype=np.int64)
+    values = np.zeros((m, q, p))
+    for k in range(m):
+        n = _support(k, blocks, on, scratch)
+        cols[k, :n] = scratch[:n]
+    for b in range(len(blocks)):
+        indptr, indices, data, per = blocks[b]
+        for k in range(m):
+            if not on[b][k]:
+                continue
+            for a in range(per):
+                row = per * k + a
+                for entry in range(indptr[row], indptr[row + 1]):
+                    if data[entry] == 0.0:
+                        continue
+                    slot = 0
+                    while cols[k, slot] != indices[entry]:
+                        slot += 1
+                    values[k, first_local[b] + a, slot] += data[entry]
+    return cols, values

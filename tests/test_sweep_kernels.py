@@ -143,3 +143,43 @@ def test_greedy_colours_are_the_colours_of_rounds_of_local_maxima(seed):
     assert len(found) == len(expected) > 3
     for a, b in zip(found, expected):
         assert np.array_equal(a, b)
+
+
+def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
+    """`sweep_kernels.gather_rows` (through `contact_rows`) against the dense rows of
+    ``H = [G; T; R]``: each contact's coordinates are the sorted coordinates of its
+    nonzero entries (tangents only where mu > 0, rolling rows only where mu_r > 0),
+    and its values are the dense rows on them. The blocks are given with an
+    explicit zero and a duplicate entry, which must be left out and added up."""
+    import scipy.sparse as sp
+
+    rng = np.random.default_rng(3)
+    m, d = 7, 30
+    G = sp.random(m, d, density=0.15, random_state=rng, format="csr")
+    T = sp.random(2 * m, d, density=0.15, random_state=rng, format="csr")
+    R = sp.random(2 * m, d, density=0.1, random_state=rng, format="csr")
+    # Row 0 of G gets an explicit zero on a new coordinate and a duplicate of its first entry.
+    extra_columns = [int(np.setdiff1d(np.arange(d), G.indices)[0]), int(G.indices[G.indptr[0]])]
+    G = sp.csr_matrix((np.concatenate([[0.0, 0.25], G.data]), np.concatenate([extra_columns, G.indices]),
+                       np.concatenate([[0], G.indptr[1:] + 2])), shape=(m, d))
+    mu = np.where(np.arange(m) % 3 == 0, 0.0, 0.5)
+    mu_r = np.where(np.arange(m) % 2 == 0, 0.1, 0.0)
+    blocks = (gauss_seidel._csr_block(G, 1), gauss_seidel._csr_block(T, 2), gauss_seidel._csr_block(R, 2))
+    cols, values = gauss_seidel._kernels().gather_rows(m, d, 5, blocks, (np.ones(m, bool), mu > 0.0, mu_r > 0.0),
+                                                       np.array([0, 1, 3]), 64)
+    dense_G, dense_T, dense_R = G.toarray(), T.toarray(), R.toarray()   # toarray sums duplicates
+    for k in range(m):
+        rows = np.zeros((5, d))
+        rows[0] = dense_G[k]
+        if mu[k] > 0.0:
+            rows[1:3] = dense_T[2 * k:2 * k + 2]
+        if mu_r[k] > 0.0:
+            rows[3:5] = dense_R[2 * k:2 * k + 2]
+        present = np.flatnonzero(np.zeros(d, bool) | (G[k].toarray()[0] != 0)
+                                 | (mu[k] > 0.0) & (np.abs(dense_T[2 * k:2 * k + 2]).sum(axis=0) > 0)
+                                 | (mu_r[k] > 0.0) & (np.abs(dense_R[2 * k:2 * k + 2]).sum(axis=0) > 0))
+        real = cols[k] < d
+        np.testing.assert_array_equal(cols[k][real], present)
+        np.testing.assert_array_equal(values[k][:, real], rows[:, present])
+        assert np.all(values[k][:, ~real] == 0.0)
+    assert extra_columns[0] not in cols[0]            # the explicit zero is left out
