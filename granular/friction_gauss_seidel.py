@@ -369,10 +369,14 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
                 return r, sweep, float(residual.max(initial=0.0))
         if sweep == max_sweeps:
             break
-        before = r.copy()
+        # The change of the impulses is needed only by the drift test of the checks that
+        # make it (`_drift_check`): at such a check and at the sweep before it.
+        next_check = (sweep + 1) % _CHECK_EVERY == 0 or sweep + 1 == max_sweeps
+        tracked = (check and _drift_check(len(history))) or (next_check and _drift_check(len(history) + 1))
+        before = r.copy() if tracked else None
         kernels.sweep(u, r)
-        delta = r - before
-        if check and _drifting(history, delta, previous):
+        delta = r - before if tracked else None
+        if check and delta is not None and _drifting(history, delta, previous):
             r = _extrapolate(rows, u, r, delta)
         if check and len(history) - newton_at >= newton_wait and _stalled(history, newton_wait):
             newton_at = len(history)
@@ -448,10 +452,15 @@ def _stalled(history, window: int = _STALL_WINDOW) -> bool:
     return len(history) > window and history[-1] > 0.9 * history[-1 - window]
 
 
+def _drift_check(checks: int) -> bool:
+    """Whether the residual check that makes ``checks`` checks in all tests for a drift."""
+    return checks > _STALL_CHECKS and checks % _STALL_CHECKS == 0
+
+
 def _drifting(history, delta, previous) -> bool:
     """Whether the residual stalled over `_STALL_CHECKS` checks and the last two
     sweeps moved the impulses alike (within 5%)."""
-    if previous is None or len(history) <= _STALL_CHECKS or len(history) % _STALL_CHECKS:
+    if previous is None or not _drift_check(len(history)):
         return False
     if history[-1] < 0.9 * history[-1 - _STALL_CHECKS]:
         return False
