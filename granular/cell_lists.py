@@ -36,9 +36,9 @@ _WIDENING = 1e-9
 def _grouped(positions, origin, side, dims):
     """The spheres grouped by cube on a grid of ``dims + 2`` cubes a side (a layer
     of empty cubes around, so that neighbours need no bounds checks): ``members``
-    (N,) sphere indices in cube order, ``starts`` (cubes + 1,) offsets into it, and
+    (N,) sphere indices in cube order, ``starts`` (cubes + 1,) offsets into it,
     ``sorted_positions`` (N, 3) in the order of ``members`` (contiguous, so a cube's
-    spheres are read together)."""
+    spheres are read together) and ``linear`` (N,) the cube of each sphere."""
     n = positions.shape[0]
     total = (dims[0] + 2) * (dims[1] + 2) * (dims[2] + 2)
     linear = np.empty(n, dtype=np.int64)
@@ -60,7 +60,7 @@ def _grouped(positions, origin, side, dims):
         members[slot] = k
         sorted_positions[slot] = positions[k]
         fill[linear[k]] += 1
-    return members, starts, sorted_positions
+    return members, starts, sorted_positions, linear
 
 
 @numba.njit(cache=True)
@@ -68,7 +68,7 @@ def _pairs(positions, cutoff, origin, dims):
     """Pairs ``(i, j)``, ``i < j``, whose centres are at most ``cutoff`` apart,
     unordered. Each cube is compared with itself and with the 13 cubes after it in
     the lexicographic order of the offsets, so each pair of cubes is met once."""
-    members, starts, sorted_positions = _grouped(positions, origin, cutoff, dims)
+    members, starts, sorted_positions, _ = _grouped(positions, origin, cutoff, dims)
     stride_y = dims[2] + 2
     stride_x = (dims[1] + 2) * stride_y
     later = np.empty(14, dtype=np.int64)    # (0, 0, 0) then the 13 later offsets
@@ -109,7 +109,6 @@ def _pairs(positions, cutoff, origin, dims):
     return first[:count], second[:count]
 
 
-
 @numba.njit(cache=True)
 def _contacts(positions, radii, margin, origin, side, dims):
     """The pairs ``i < j`` of an open scene with ``gap_ij <= margin``, sorted
@@ -120,7 +119,7 @@ def _contacts(positions, radii, margin, origin, side, dims):
     few of one sphere need sorting. The vector, its length (the square root of
     the sum of the squares in the order x, y, z) and the gap test are computed as
     `granular.neighbors.pair_gaps` computes them, term for term."""
-    members, starts, sorted_positions = _grouped(positions, origin, side, dims)
+    members, starts, sorted_positions, cube = _grouped(positions, origin, side, dims)
     n = positions.shape[0]
     slot_of = np.empty(n, dtype=np.int64)
     for slot in range(n):
@@ -138,14 +137,10 @@ def _contacts(positions, radii, margin, origin, side, dims):
     distances = np.empty(capacity)
     count = 0
     for i in range(n):
-        c = 0
-        for axis in range(3):
-            index = int((positions[i, axis] - origin[axis]) / side)
-            c = c * (dims[axis] + 2) + min(max(index, 0), dims[axis] - 1) + 1
         begin = count
         a = slot_of[i]
         for k in range(27):
-            other = c + around[k]
+            other = cube[i] + around[k]
             for b in range(starts[other], starts[other + 1]):
                 j = members[b]
                 if j <= i:
@@ -168,9 +163,7 @@ def _contacts(positions, radii, margin, origin, side, dims):
                     wider[:count] = vectors[:count]
                     vectors = wider
                     distances = _grown(distances, count, capacity)
-                first[count], second[count] = i, j
-                vectors[count, 0], vectors[count, 1], vectors[count, 2] = v0, v1, v2
-                distances[count] = distance
+                first[count] = i
                 # Insertion into the sorted run of sphere i (a handful of pairs).
                 slot = count
                 while slot > begin and second[slot - 1] > j:
@@ -191,6 +184,7 @@ def _grown(values, count, capacity):
     grown = np.empty(capacity, dtype=values.dtype)
     grown[:count] = values[:count]
     return grown
+
 
 @numba.njit(cache=True)
 def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
@@ -305,6 +299,7 @@ def contacts_within(positions: np.ndarray, radii: np.ndarray, margin: float):
         return None
     return _contacts(positions, np.ascontiguousarray(radii, dtype=float), float(margin), low, side,
                      cubes.astype(np.int64))
+
 
 def pairs_within(positions: np.ndarray, cutoff: float, periodic=None) -> tuple[np.ndarray, np.ndarray] | None:
     """Pairs ``(i, j)`` (int64 arrays, ``i < j``, sorted lexicographically) of the

@@ -220,35 +220,6 @@ def _csr_block(block: sp.csr_matrix, per_contact: int) -> tuple:
             int(per_contact))
 
 
-def _entries(block: sp.csr_matrix, per_contact: int, first_local: int, applies: np.ndarray | None):
-    """The nonzero entries of a block of ``H`` with ``per_contact`` rows per contact
-    (row ``per_contact k + a`` is local row ``first_local + a`` of contact ``k``),
-    keeping those of the contacts ``applies`` (all when None): (contact, local row,
-    coordinate, value), int64 and float arrays."""
-    block = sp.csr_matrix(block)
-    row = np.repeat(np.arange(block.shape[0], dtype=np.int64), np.diff(block.indptr))
-    contact = row // per_contact
-    keep = block.data != 0.0
-    if applies is not None:
-        keep &= applies[contact]
-    return (contact[keep], first_local + row[keep] % per_contact, block.indices[keep].astype(np.int64),
-            block.data[keep])
-
-
-def _distinct(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(keys, return_inverse=True)`` by a stable sort: the keys of a
-    contact's rows come in a few sorted runs (one per block of ``H``), which the
-    stable sort (timsort) merges in linear time, where ``np.unique``'s quicksort took
-    10 ms of the 15 ms that building the rows of 3,200 turning contacts cost."""
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    first = np.ones(keys.size, dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    position = np.empty(keys.size, dtype=np.int64)
-    position[order] = np.cumsum(first) - 1
-    return ordered[first], position
-
-
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
     """Contacts (indices, ascending) grouped so that no two of a group share a
     coordinate (``dummy``, the padding of ``cols``, excepted).

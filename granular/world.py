@@ -484,13 +484,17 @@ class SphereWorld:
         normals = np.array([plane.normal for plane in planes])
         gaps = ((positions[None, :, :] - points[:, None, :]) @ normals[:, :, None])[..., 0] - radii
         k, near = np.nonzero(gaps <= margin)
-        plane_e = np.array([np.nan if plane.restitution is None else plane.restitution for plane in planes])
-        plane_mu = np.array([self.friction if plane.friction is None else plane.friction for plane in planes])
-        plane_mu_r = np.array([self.rolling_friction if plane.rolling_friction is None else plane.rolling_friction
-                               for plane in planes])
+        plane_e, plane_mu, plane_mu_r = np.array([self._surface_law(plane) for plane in planes]).T
         e = np.where(np.isnan(plane_e[k]), self.particle_restitution[near], plane_e[k])
         return [(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
                  plane_mu_r[k])]
+
+    def _surface_law(self, plane) -> tuple[float, float, float]:
+        """``(restitution, friction, rolling friction)`` of a surface's contacts: its own,
+        or the world's where it has none (restitution NaN: each sphere's own)."""
+        return (np.nan if plane.restitution is None else float(plane.restitution),
+                self.friction if plane.friction is None else float(plane.friction),
+                self.rolling_friction if plane.rolling_friction is None else float(plane.rolling_friction))
 
     def _wall_rows(self, k, plane, positions, radii, margin):
         """The rows of contact surface ``k``, ``plane`` being its still geometry at the
@@ -498,10 +502,10 @@ class SphereWorld:
         restitution, friction, rolling friction)`` of the spheres within ``margin``."""
         gaps, normals = plane.gaps(positions, radii)
         near = np.flatnonzero(gaps <= margin)
-        e = (self.particle_restitution[near] if plane.restitution is None
-             else np.full(near.size, plane.restitution))
-        mu = np.full(near.size, self.friction if plane.friction is None else plane.friction)
-        mu_r = np.full(near.size, self.rolling_friction if plane.rolling_friction is None else plane.rolling_friction)
+        restitution, friction, rolling_friction = self._surface_law(plane)
+        e = self.particle_restitution[near] if np.isnan(restitution) else np.full(near.size, restitution)
+        mu = np.full(near.size, friction)
+        mu_r = np.full(near.size, rolling_friction)
         return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
                 np.array(normals[near], dtype=float).reshape(-1, 3), e, mu, mu_r)
 
