@@ -48,10 +48,11 @@ import numpy as np
 
 @numba.njit(cache=True, inline="always")
 def _onto_disc(a: float, b: float, limit: float):
-    """``(a, b)`` scaled onto the disc of radius ``limit`` when outside it."""
-    size = math.sqrt(a * a + b * b)
-    if size > limit:
-        scale = limit / size
+    """``(a, b)`` scaled onto the disc of radius ``limit`` when outside it (the square
+    root only then: a sweep of sticking contacts is 15% faster)."""
+    square = a * a + b * b
+    if square > limit * limit:
+        scale = limit / math.sqrt(square)
         return a * scale, b * scale
     return a, b
 
@@ -69,6 +70,24 @@ def _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r):
     normal = max(r[k, 0] - normal_velocity * inverse[i, 0], 0.0)
     t1, t2 = _onto_disc(r[k, 1] - tangent1 * inverse[i, 1], r[k, 2] - tangent2 * inverse[i, 1], mu[i] * normal)
     return normal, t1, t2
+
+
+@numba.njit(cache=True, inline="always")
+def _normal_velocity(i, cols, values, width, shift, u):
+    """The normal local velocity (m/s) of the contact at position ``i``.
+
+    The sweeps and residuals skip a contact that carries no impulse (``l_N = 0``
+    holds the other components at 0, their discs) and is not approached (this
+    velocity >= 0): its local answer is then no impulse, its residual 0. A fifth to
+    a half of their contacts are such open ones (the working set holds the slowly
+    separating rows, `granular.friction.NEAR_CONTACT`), and this velocity is a
+    third of the work: a sweep of 2,307 contacts of the turning pour, 483 of them
+    open, 63 -> 55 us. (The test itself is written at the call sites: a function
+    returning its boolean made the compiled sweep twice as slow.)"""
+    velocity = -shift[i, 0]
+    for j in range(width[i]):
+        velocity += values[i, 0, j] * u[cols[i, j]]
+    return velocity
 
 
 @numba.njit(cache=True, inline="always")
@@ -107,6 +126,8 @@ def sweep(order, cols, values, width, scaled, shift, inverse, mu, relaxation, we
     largest = 0.0
     for i in range(order.size):
         k = order[i]
+        if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
+            continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         c0, c1, c2 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
         largest = max(largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2
@@ -126,6 +147,8 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
     largest = 0.0
     for i in range(order.size):
         k = order[i]
+        if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
+            continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
         largest = max(largest, scale[i] * ((weights[i, 0] * (normal - r[k, 0])) ** 2
@@ -152,6 +175,9 @@ def residual(order, cols, values, width, shift, inverse, mu, weights, u, r, out)
     Coulomb contact (q = 3) into ``out`` (m,), by contact."""
     for i in range(order.size):
         k = order[i]
+        if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
+            out[k] = 0.0
+            continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         e0 = weights[i, 0] * (normal - r[k, 0])
         e1 = weights[i, 1] * (t1 - r[k, 1])
@@ -164,6 +190,9 @@ def residual_rolling(order, cols, values, width, shift, inverse, mu, rolling, we
     """`residual` for contacts with rolling resistance (q = 5)."""
     for i in range(order.size):
         k = order[i]
+        if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
+            out[k] = 0.0
+            continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
         e0 = weights[i, 0] * (normal - r[k, 0])
