@@ -105,21 +105,10 @@ def _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2):
     return _onto_disc(r[k, 3] - rolling1 * rolling[i, 1], r[k, 4] - rolling2 * rolling[i, 1], rolling[i, 0] * normal)
 
 
-@numba.njit(cache=True, inline="always")
-def _relaxed(k, r, normal, t1, t2, mu, relaxation):
-    """The over-relaxed answer: ``r_k + relaxation (answer - r_k)``, projected back
-    onto the cone (``l_N >= 0``, ``|l_T| <= mu l_N``). A fixed point of the relaxed
-    update is one of the plain update, so the law solved is the same."""
-    normal = max(r[k, 0] + relaxation * (normal - r[k, 0]), 0.0)
-    t1, t2 = _onto_disc(r[k, 1] + relaxation * (t1 - r[k, 1]), r[k, 2] + relaxation * (t2 - r[k, 2]), mu * normal)
-    return normal, t1, t2
-
-
 @numba.njit(cache=True)
-def sweep(order, cols, values, width, scaled, shift, inverse, mu, relaxation, weights, scale, u, r):
+def sweep(order, cols, values, width, scaled, shift, inverse, mu, weights, scale, u, r):
     """One Gauss-Seidel sweep of Coulomb contacts (q = 3) in the arrays' order: each
-    impulse ``r[order[i]]`` becomes its local answer, relaxed (`_relaxed`), and ``u``
-    moves with it (in place). Returns the largest natural residual met on the way,
+    impulse ``r[order[i]]`` becomes its local answer and ``u`` moves with it (in place). Returns the largest natural residual met on the way,
     each contact's at its visit, in units of ``scale`` (m,: the inverse squared
     tolerances, (s/m)^2): the estimate by which `friction_gauss_seidel.solve` spares
     most residual passes."""
@@ -132,9 +121,6 @@ def sweep(order, cols, values, width, scaled, shift, inverse, mu, relaxation, we
         c0, c1, c2 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
         largest = max(largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2
                                            + (weights[i, 2] * c2) ** 2))
-        if relaxation != 1.0:
-            normal, t1, t2 = _relaxed(k, r, normal, t1, t2, mu[i], relaxation)
-            c0, c1, c2 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
         r[k, 0], r[k, 1], r[k, 2] = normal, t1, t2
         for j in range(width[i]):
             u[cols[i, j]] += scaled[i, 0, j] * c0 + scaled[i, 1, j] * c1 + scaled[i, 2, j] * c2
@@ -142,7 +128,7 @@ def sweep(order, cols, values, width, scaled, shift, inverse, mu, relaxation, we
 
 
 @numba.njit(cache=True)
-def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rolling, relaxation, weights, scale, u, r):
+def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rolling, weights, scale, u, r):
     """`sweep` for contacts with rolling resistance (q = 5)."""
     largest = 0.0
     for i in range(order.size):
@@ -156,11 +142,6 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
                                            + (weights[i, 2] * (t2 - r[k, 2])) ** 2
                                            + (weights[i, 3] * (l1 - r[k, 3])) ** 2
                                            + (weights[i, 4] * (l2 - r[k, 4])) ** 2))
-        if relaxation != 1.0:
-            normal, t1, t2 = _relaxed(k, r, normal, t1, t2, mu[i], relaxation)
-            l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
-            l1, l2 = _onto_disc(r[k, 3] + relaxation * (l1 - r[k, 3]), r[k, 4] + relaxation * (l2 - r[k, 4]),
-                                rolling[i, 0] * normal)
         c0, c1, c2, c3, c4 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2], l1 - r[k, 3], l2 - r[k, 4]
         r[k, 0], r[k, 1], r[k, 2], r[k, 3], r[k, 4] = normal, t1, t2, l1, l2
         for j in range(width[i]):

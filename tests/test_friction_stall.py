@@ -51,9 +51,40 @@ def test_plain_sweeps_stall_on_the_captured_cluster(cluster, monkeypatch):
 
 def test_stalled_cluster_converges_to_the_coulomb_law_without_gaining_energy(cluster):
     data, G, T, rows = cluster
-    tolerance, mu, lower = data["tolerance"], data["mu"], data["lower"]
-    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 5000)
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 5000)
     assert sweeps < 5000
+    assert_coulomb_law(data, G, T, r)
+
+
+@pytest.fixture(scope="module")
+def approached():
+    """`data/stall_of_approached_contacts.npz`: the whole working set (504 contacts on
+    the 1,791 coordinates they touch) of a step of the sand pile's pour of turning
+    spheres (mu = 0.6, mu_r = 0, seed 4, t = 0.698 s), stored as the cluster above,
+    where the sweeps and every Newton attempt failed for 20,000 sweeps: Newton solved
+    its contacts (those that carry an impulse or miss their law) within the
+    tolerance, and its answer approached open contacts left out of it."""
+    data = dict(np.load(Path(__file__).parent / "data" / "stall_of_approached_contacts.npz"))
+    G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
+    rows = gauss_seidel.contact_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    return data, G, T, rows
+
+
+def test_newton_takes_in_the_contacts_its_answer_approaches(approached, monkeypatch):
+    data, G, T, rows = approached
+    arguments = (rows, data["predicted"], data["start"], data["tolerance"], 20000)
+    r, sweeps, _ = gauss_seidel.solve(*arguments)
+    assert sweeps < 20000
+    assert_coulomb_law(data, G, T, r)
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_ROUNDS", 1)   # Newton on its first contacts only
+    with pytest.raises(ConvergenceError, match="did not converge in 20000 sweeps"):
+        gauss_seidel.solve(*arguments)
+
+
+def assert_coulomb_law(data, G, T, r):
+    """The impulses ``r`` (m, 3) meet the law (N)-(T) of every contact within its
+    tolerance, the cone exactly, and gain no energy beyond what the law allows."""
+    tolerance, mu, lower = data["tolerance"], data["mu"], data["lower"]
     normal, tangential = r[:, 0], r[:, 1:3]
     u = data["predicted"] + data["inverse_mass"] * (G.T @ normal + T.T @ tangential.reshape(-1))
     U_N = G @ u - lower                                     # D/h + G u (m/s)
@@ -92,12 +123,7 @@ def test_the_turning_pour_whose_newton_attempts_came_too_seldom_runs_on():
     t = 1.297 s after 5,000 sweeps when the Newton attempts after the first came
     500 and 1,000 residual checks apart (all three missed); with attempts
     `_NEWTON_RETRY` checks apart the pour runs on (about 30 s of processor time)."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    import sand_pile
-
-    outcome = sand_pile.pour(0.6, duration=1.35, rotation=True, rolling_friction=0.0, seed=4)
+    outcome = _sand_pile().pour(0.6, duration=1.35, rotation=True, rolling_friction=0.0, seed=4)
     assert outcome["failure"] is None
     assert outcome["t"] == pytest.approx(1.35)
 
@@ -110,12 +136,7 @@ def test_the_narrow_pour_of_rolling_spheres_runs_through_its_impact_phase():
     2.4-13 times it (a strict expected failure until then). Since the sweeps start
     from the rows that close slowly too (`granular.friction.NEAR_CONTACT`), the
     pour passes its impact phase."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    import sand_pile
-
-    outcome = sand_pile.pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
+    outcome = _sand_pile().pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
     assert outcome["failure"] is None
     assert outcome["t"] == pytest.approx(0.25)
 
@@ -142,3 +163,26 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
     recomputed = gauss_seidel.natural_residual(rows, predicted, solved)
     assert ratio == pytest.approx((recomputed[part] / tolerance[part]).max(), rel=1e-6, abs=1e-9)
     assert ratio < (residual / tolerance).max()
+
+
+@pytest.mark.long
+def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
+    """`scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 3 (one
+    of the scene's 15 pours): `ConvergenceError` at t = 0.149 s since the sweeps start
+    from the slowly separating rows too (`granular.friction.NEAR_CONTACT`, which
+    changed the trajectory; before it the pour ran to its end), a strict expected
+    failure until the sweeps read their contacts in sweep order and skipped open
+    ones (issue 12, fifth session). The pour now passes; its trajectory differs from
+    the one that stalled from the first frictional steps (other sums, other
+    rounding), so this does not show that that stall itself is solved."""
+    outcome = _sand_pile().pour(0.6, duration=0.2, rotation=True, rolling_friction=0.0, seed=3)
+    assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.2)
+
+
+def _sand_pile():
+    """`scenes/sand_pile.py` as a module."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
+    import sand_pile
+    return sand_pile

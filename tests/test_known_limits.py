@@ -24,25 +24,3 @@ def test_a_settling_lattice_of_equal_spheres_runs_to_rest():
     assert run.t[-1] == pytest.approx(0.5)
 
 
-def _sand_pile():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    import sand_pile
-    return sand_pile
-
-
-@pytest.mark.long
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="in the stream of the sand pile's pour of turning spheres without rolling resistance "
-                          "(seed 3, t = 0.149 s) the Coulomb sweeps stall at 4.8 times their tolerance, with "
-                          "5,000 or 20,000 sweeps, Newton retries 25, 50 or 100 checks apart, and Newton on the "
-                          "loaded contacts or the whole working set")
-def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
-    """`scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 3 (one
-    of the scene's 15 pours): `ConvergenceError` at t = 0.149 s since the sweeps start
-    from the slowly separating rows too (`granular.friction.NEAR_CONTACT`, which
-    changed the trajectory; before it the pour ran to its end)."""
-    outcome = _sand_pile().pour(0.6, duration=0.2, rotation=True, rolling_friction=0.0, seed=3)
-    assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.2)
