@@ -108,10 +108,10 @@ def _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2):
 @numba.njit(cache=True)
 def sweep(order, cols, values, width, scaled, shift, inverse, mu, weights, scale, u, r):
     """One Gauss-Seidel sweep of Coulomb contacts (q = 3) in the arrays' order: each
-    impulse ``r[order[i]]`` becomes its local answer and ``u`` moves with it (in place). Returns the largest natural residual met on the way,
-    each contact's at its visit, in units of ``scale`` (m,: the inverse squared
-    tolerances, (s/m)^2): the estimate by which `friction_gauss_seidel.solve` spares
-    most residual passes."""
+    impulse ``r[order[i]]`` becomes its local answer and ``u`` moves with it (in
+    place). Returns the largest natural residual met on the way, each contact's at
+    its visit, in units of ``scale`` (m,: the inverse squared tolerances, (s/m)^2):
+    the estimate by which `friction_gauss_seidel.solve` spares most residual passes."""
     largest = 0.0
     for i in range(order.size):
         k = order[i]
@@ -137,12 +137,10 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
             continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
-        largest = max(largest, scale[i] * ((weights[i, 0] * (normal - r[k, 0])) ** 2
-                                           + (weights[i, 1] * (t1 - r[k, 1])) ** 2
-                                           + (weights[i, 2] * (t2 - r[k, 2])) ** 2
-                                           + (weights[i, 3] * (l1 - r[k, 3])) ** 2
-                                           + (weights[i, 4] * (l2 - r[k, 4])) ** 2))
         c0, c1, c2, c3, c4 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2], l1 - r[k, 3], l2 - r[k, 4]
+        largest = max(largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2
+                                           + (weights[i, 2] * c2) ** 2 + (weights[i, 3] * c3) ** 2
+                                           + (weights[i, 4] * c4) ** 2))
         r[k, 0], r[k, 1], r[k, 2], r[k, 3], r[k, 4] = normal, t1, t2, l1, l2
         for j in range(width[i]):
             u[cols[i, j]] += (scaled[i, 0, j] * c0 + scaled[i, 1, j] * c1 + scaled[i, 2, j] * c2

@@ -28,3 +28,13 @@ def lattice_in_a_box(seed: int) -> gr.SphereWorld:
     velocities = rng.normal(0.0, 0.02, (64, 3))
     return gr.SphereWorld(positions, radius, velocities=velocities, density=2500.0,
                           walls=[gr.Box([0, 0, 0], [side, side, 0.08], open_top=True)], restitution=0.0)
+
+
+def sand_pile_scene():
+    """`scenes/sand_pile.py` as a module (its `pour` runs one of the scene's pours)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
+    import sand_pile
+    return sand_pile

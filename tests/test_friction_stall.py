@@ -24,6 +24,7 @@ import scipy.sparse as sp
 
 from granular import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
+from _systems import sand_pile_scene
 
 DATA = Path(__file__).parent / "data" / "stalled_turning_cluster.npz"
 
@@ -123,7 +124,7 @@ def test_the_turning_pour_whose_newton_attempts_came_too_seldom_runs_on():
     t = 1.297 s after 5,000 sweeps when the Newton attempts after the first came
     500 and 1,000 residual checks apart (all three missed); with attempts
     `_NEWTON_RETRY` checks apart the pour runs on (about 30 s of processor time)."""
-    outcome = _sand_pile().pour(0.6, duration=1.35, rotation=True, rolling_friction=0.0, seed=4)
+    outcome = sand_pile_scene().pour(0.6, duration=1.35, rotation=True, rolling_friction=0.0, seed=4)
     assert outcome["failure"] is None
     assert outcome["t"] == pytest.approx(1.35)
 
@@ -136,7 +137,7 @@ def test_the_narrow_pour_of_rolling_spheres_runs_through_its_impact_phase():
     2.4-13 times it (a strict expected failure until then). Since the sweeps start
     from the rows that close slowly too (`granular.friction.NEAR_CONTACT`), the
     pour passes its impact phase."""
-    outcome = _sand_pile().pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
+    outcome = sand_pile_scene().pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
     assert outcome["failure"] is None
     assert outcome["t"] == pytest.approx(0.25)
 
@@ -175,14 +176,5 @@ def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
     ones (issue 12, fifth session). The pour now passes; its trajectory differs from
     the one that stalled from the first frictional steps (other sums, other
     rounding), so this does not show that that stall itself is solved."""
-    outcome = _sand_pile().pour(0.6, duration=0.2, rotation=True, rolling_friction=0.0, seed=3)
+    outcome = sand_pile_scene().pour(0.6, duration=0.2, rotation=True, rolling_friction=0.0, seed=3)
     assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.2)
-
-
-def _sand_pile():
-    """`scenes/sand_pile.py` as a module."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    import sand_pile
-    return sand_pile

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import granular as gr
-from _systems import lattice_in_a_box
+from _systems import lattice_in_a_box, sand_pile_scene
 
 
 @pytest.mark.long
@@ -24,3 +24,18 @@ def test_a_settling_lattice_of_equal_spheres_runs_to_rest():
     assert run.t[-1] == pytest.approx(0.5)
 
 
+
+
+@pytest.mark.long
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="in the stream of the sand pile's pour of turning spheres without rolling resistance "
+                          "(seed 5, t = 0.203 s) the Coulomb sweeps wander at 3-10 times their tolerance for "
+                          "20,000 sweeps, and every Newton attempt ends at 4.3-7.5 times it on its 334-336 "
+                          "contacts")
+def test_the_stream_of_turning_spheres_of_seed_5_passes_t_0_203_s():
+    """`scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 5 (one
+    of the scene's 15 pours), since the sweeps read their contacts in sweep order and
+    skip open ones (issue 12, fifth session; the trajectory changed with the rounding:
+    seed 3's stall at t = 0.149 s, this file's limit before, is gone from that pour)."""
+    outcome = sand_pile_scene().pour(0.6, duration=0.25, rotation=True, rolling_friction=0.0, seed=5)
+    assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.25)
