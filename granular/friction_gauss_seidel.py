@@ -76,9 +76,8 @@ impulse a local answer again, accepted by the same residual test as the sweeps'
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -86,7 +85,7 @@ import scipy.sparse.linalg as spla
 
 from .errors import ConvergenceError
 
-@functools.cache
+@cache
 def _kernels():
     """`granular.sweep_kernels`, imported on first use: importing numba costs about
     0.2 s, which a run without friction need not pay (cached: an import statement
@@ -321,8 +320,9 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     sticking contacts whose gaps ``D/h`` are incompatible by round-off, measured
     in the pile: ``delta`` constant to 1e-9 for thousands of sweeps). Gauss-Seidel
     would walk until an impulse reaches its cone's boundary; the step jumps there
-    at once (`_longest_step`) when that is at least `_SHORTEST_JUMP` sweeps away. This only moves the starting point of the next
-    sweeps: the answer is accepted by the residual alone.
+    at once (`_longest_step`) when that is at least `_SHORTEST_JUMP` sweeps away.
+    This only moves the starting point of the next sweeps: the answer is accepted
+    by the residual alone.
 
     Newton hand-over: after `_first_newton_wait` residual checks without a 10%
     decrease (and `_NEWTON_RETRY` checks after an attempt), `_newton` starts from the current
@@ -559,9 +559,10 @@ class _Compiled:
 
     def sweep(self, u: np.ndarray, r: np.ndarray, scale=None) -> float:
         """One sweep: every impulse of ``r`` (m, q) its local answer, ``u`` (d + 1,)
-        moved with them (both in place; both must be C-contiguous float arrays). Returns the largest natural residual
-        of a contact at its visit, in units of its tolerance when ``scale`` is
-        `visit_scale` of the tolerances, in m/s when None."""
+        moved with them (both in place; both must be C-contiguous float arrays).
+        Returns the largest natural residual of a contact at its visit, in units of
+        its tolerance when ``scale`` is `visit_scale` of the tolerances, in m/s when
+        None."""
         scale = np.ones(self.order.size) if scale is None else scale
         common = (self.order, self.cols, self.values, self.width, self.scaled, self.shift, self.inverse, self.mu)
         if self.rolling is None:
