@@ -40,8 +40,8 @@ Stopping, and what the answer guarantees. The natural residual ``e_k = |W_kk
 (r_k^local - r_k)|`` (m/s), where ``r_k^local`` is the exact local answer at the
 current velocities, is what accepts an answer. Every second sweep it is checked
 against the tolerance. Computing it for all contacts costs two thirds of a sweep,
-so between measurements (made every fifth check, and whenever an answer may be
-accepted) it is estimated: each sweep returns the largest ``e_k`` met at a visit,
+so between measurements (made every fifth check, whenever the estimate would
+accept, and at the last sweep allowed) it is estimated: each sweep returns the largest ``e_k`` met at a visit,
 and the estimate scales it by the ratio of the last measurement to its own
 estimate. Only a measured residual accepts. When ``max_k e_k <= tolerance`` the
 returned impulses satisfy, at every contact: the
@@ -348,7 +348,8 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
             # the pass over the contacts that the residual costs (two thirds of a
             # sweep) is made at the checks that test for a drift, and to confirm an answer.
             history.append(None if estimate is None else calibration * estimate)
-            measured = estimate is None or _accepts(history) or _drift_check(len(history))
+            measured = (estimate is None or _accepts(history) or _drift_check(len(history))
+                        or sweep == max_sweeps)
             if measured:
                 residual = _residual(rows, u, r)
                 history[-1] = (residual / tolerance).max(initial=0.0)   # in units of each tolerance
@@ -374,7 +375,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
             newton_wait = _NEWTON_RETRY
             residual = _residual(rows, u, r)
             solved, ratio = _newton_on_loaded(rows, predicted, r, residual, tolerance)
-            if ratio < history[-1]:
+            if ratio < (residual / tolerance).max(initial=0.0):
                 # One sweep from Newton's answer makes every impulse a local answer
                 # (in its cone, a sliding one exactly on its boundary).
                 r = _onto_cones(rows, solved)
@@ -403,7 +404,8 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
 _TARGET = 0.125
 #: Residual checks (2 sweeps each) without a 10% decrease that count as a stall.
 _STALL_WINDOW = 25
-#: The residual (one more pass over the contacts) is computed every this many sweeps.
+#: The residual is checked every this many sweeps: measured at the drift checks and
+#: whenever it may accept, estimated from the sweeps in between (`solve`).
 _CHECK_EVERY = 2
 #: Residual checks over which a stalled residual (down by less than 10%) calls for
 #: extrapolation (10 sweeps).
@@ -609,9 +611,10 @@ _NEWTON_ROUNDS = 3
 
 def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
                       tolerance: np.ndarray) -> tuple[np.ndarray, float]:
-    """`_newton` on the contacts that carry an impulse in ``r`` or missed their law at
-    the last residual check (``residual`` (m,) > 0, m/s), the others kept at zero
-    impulse: ``(r (m, q), ratio)``, the ratio over the contacts it solved.
+    """`_newton` on the contacts that carry an impulse in ``r`` or miss their law
+    (``residual`` (m,) > 0, m/s: the natural residual at ``r``), the others kept at
+    zero impulse: ``(r (m, q), ratio)``, the ratio over the contacts its last call
+    solved.
 
     Why: an open contact with no impulse that meets its law adds its rows to
     Newton's system without taking part (its equation is ``r_k = 0``), and the
@@ -634,13 +637,13 @@ def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, r
     makes after one sweep from Newton's answer, and the sweeps go on."""
     taking_part = (r[:, 0] > 0.0) | (residual > 0.0)
     solved, ratio, start = np.zeros_like(r), np.inf, r
-    for _ in range(_NEWTON_ROUNDS):
+    for round_ in range(_NEWTON_ROUNDS):
         part = np.flatnonzero(taking_part)
         if part.size == 0:
             break
         solved = np.zeros_like(r)
         solved[part], ratio = _newton(rows.subset(part), predicted, start[part], tolerance[part], 0.25 * _TARGET)
-        if ratio > 1.0:
+        if ratio > 1.0 or round_ == _NEWTON_ROUNDS - 1:
             break
         missed = (natural_residual(rows, predicted, _onto_cones(rows, solved)) > tolerance) & ~taking_part
         if not missed.any():

@@ -14,6 +14,7 @@ import pytest
 
 import granular as gr
 from granular import friction_gauss_seidel as gauss_seidel
+from granular import sweep_kernels
 from granular.friction import check_friction, rolling_rows
 
 
@@ -202,3 +203,14 @@ def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
         np.testing.assert_array_equal(values[k][:, real], rows[:, present])
         assert np.all(values[k][:, ~real] == 0.0)
     assert extra_columns[0] not in cols[0]            # the explicit zero is left out
+
+
+def test_a_contact_without_normal_impulse_keeps_no_friction_even_below_underflow():
+    """The cone holds exactly: with ``l_N = 0`` the friction and rolling impulses are
+    0, also when their squares underflow (1e-170), which the sweeps rely on to skip
+    open contacts (`sweep_kernels._normal_velocity`)."""
+    r = np.array([[0.0, 1e-170, -1e-170, 1e-170, 0.0], [1.0, 3.0, 4.0, 0.3, 0.4]])
+    mu, rolling = np.array([0.5, 0.5]), np.array([0.1, 0.1])
+    sweep_kernels.onto_cones(r, mu, rolling)
+    assert np.all(r[0] == 0.0)
+    assert np.allclose(r[1], [1.0, 0.3, 0.4, 0.06, 0.08], rtol=1e-15)
