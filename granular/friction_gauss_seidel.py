@@ -41,13 +41,13 @@ Stopping, and what the answer guarantees. The natural residual ``e_k = |W_kk
 current velocities, is what accepts an answer. Every second sweep it is checked
 against the tolerance. Computing it for all contacts costs two thirds of a sweep,
 so between measurements (made every fifth check, whenever the estimate would
-accept, and at the last sweep allowed) it is estimated: each sweep returns the largest ``e_k`` met at a visit,
-and the estimate scales it by the ratio of the last measurement to its own
-estimate. Only a measured residual accepts. When ``max_k e_k <= tolerance`` the
-returned impulses satisfy, at every contact: the
-cone ``|l_T| <= mu l_N`` and ``l_N >= 0`` exactly (every local answer lies in
-the cone), and (N) and (T) up to ``tolerance`` in velocity units (``U_k`` is
-within ``e_k`` of the velocity of an exact local solution). Otherwise
+accept, and at the last sweep allowed) it is estimated: each sweep returns the
+largest ``e_k`` met at a visit, and the estimate scales it by the ratio of the last
+measurement to its own estimate. Only a measured residual accepts. When ``max_k
+e_k <= tolerance`` the returned impulses satisfy, at every contact: the cone
+``|l_T| <= mu l_N`` and ``l_N >= 0`` exactly (every local answer lies in the
+cone), and (N) and (T) up to ``tolerance`` in velocity units (``U_k`` is within
+``e_k`` of the velocity of an exact local solution). Otherwise
 `ConvergenceError` names the worst contact. Convergence of the sweeps is not
 guaranteed in theory (the Coulomb problem is not a convex program), and it is
 linear and slow in deep contact networks (a rate of about 0.97 a sweep in the
@@ -298,7 +298,7 @@ def _rolling(rows: ContactRows, members=slice(None)):
 def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
     """Impulses (m, q) projected onto the friction cones and the rolling discs (a copy)."""
     cone = np.array(r, dtype=float, order="C")
-    rolling = rows.mu if rows.rolling_friction is None else rows.rolling_friction
+    rolling = rows.mu if rows.rolling_friction is None else rows.rolling_friction   # unread when q = 3
     _kernels().onto_cones(cone, np.ascontiguousarray(rows.mu, dtype=float), np.ascontiguousarray(rolling, dtype=float))
     return cone
 
@@ -629,11 +629,13 @@ def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, r
     A contact left out may be approached by Newton's answer. When Newton meets the
     tolerance on its contacts and such contacts miss their law at its answer, they
     join and Newton runs again from its answer, up to `_NEWTON_ROUNDS` times (the
-    working set of `granular.friction`, inside one call). Why: at a stall of the sand
-    pile's pour of turning spheres (seed 4, t = 0.541 s, 467 contacts), 5 of 20
-    attempts solved their 387-389 contacts to 0.03-0.86 times the tolerance, and 2-3
-    contacts outside them then missed their law by 10-30 times it; the solve failed
-    after 20,000 sweeps. Contacts still left out are seen by the residual test `solve`
+    working set of `granular.friction`, inside one call). Why: at stalls of the sand
+    pile's pour of turning spheres (seed 4), Newton solved its contacts to 0.03-0.86
+    times the tolerance and 2-3 contacts outside them then missed their law by 10-30
+    times it, attempt after attempt, until the solve failed after 20,000 sweeps; with
+    the rounds, the stall of t = 0.698 s (504 contacts,
+    `tests/data/stall_of_approached_contacts.npz`) is solved in 1,626 sweeps, and the
+    pour runs to its end. Contacts still left out are seen by the residual test `solve`
     makes after one sweep from Newton's answer, and the sweeps go on."""
     taking_part = (r[:, 0] > 0.0) | (residual > 0.0)
     solved, ratio, start = np.zeros_like(r), np.inf, r

@@ -49,7 +49,7 @@ import numpy as np
 @numba.njit(cache=True, inline="always")
 def _onto_disc(a: float, b: float, limit: float):
     """``(a, b)`` scaled onto the disc of radius ``limit`` when outside it (the square
-    root only then: a sweep of sticking contacts is 15% faster); (0, 0) on a disc of
+    root only then: 3-5% of a sweep of 2,307 contacts); (0, 0) on a disc of
     radius 0, even where ``a * a + b * b`` underflows (|a|, |b| < 1e-162)."""
     if limit <= 0.0:
         return 0.0, 0.0
