@@ -18,14 +18,22 @@ return a wrong answer. With the default ``solver="osqp"`` the multipliers come, 
 this order, from:
 
 1. the proximal primal-dual active-set method of `granular.active_set`, started
-   from the previous step's impulses and sparse factor (what a pile needs: the
-   1,000-sphere box of SCoPI, settled, went from 0.26 s to 0.05 s a step);
-2. when it cannot certify an answer: a linear program that tells a jam (no
-   admissible velocity, `JammingError`) in milliseconds;
+   from the previous step's impulses and sparse factor;
+2. when it cannot certify an answer: linear programs that tell a jam (no
+   admissible velocity, `JammingError`), on at most `JAM_CHECK_ROWS` rows, those
+   nearest (through shared bodies) to the rows the prediction violates most: a
+   subset of rows with no admissible velocity certifies that the whole set has
+   none, and the certificate's cost no longer grows with the pile;
 3. otherwise OSQP on the multiplier form, on a working set grown by constraint
    generation, with impact clusters of at most `_SMALL_PROBLEM` rows solved by
    complementary pivoting and answers that miss the tolerances refined by a
    primal-dual interior-point method.
+
+The jam check precedes OSQP because OSQP does not stop early on a jam: its
+infeasibility test is set tight (``eps_dual_inf``) so that it never calls a
+degenerate pile jammed, and it then runs every working-set round to its
+iteration limit, fifty times the cost of the bounded check on the growing jam of
+`benchmarks/growing_jam.py` (figures in `benchmarks/README.md`).
 
 ``solver="cvxpy"`` is the independent reference (velocity form, Clarabel).
 """
@@ -141,9 +149,10 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
                                     complementarity, start)
             if answer is not None:
                 return answer
-        # The active-set method fails on empty sets (jams) above all: a linear
-        # program says so in milliseconds, where OSQP would iterate to its limit.
-        _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t)
+        # The active-set method fails on empty sets (jams) above all: linear programs
+        # on a bounded number of rows say so in a fraction of a second, where OSQP
+        # would iterate to its limit (`JAM_CHECK_ROWS`).
+        _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit, when, t)
     try:
         velocities, impulses, status, iterations = _generate_constraints(
             metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, t)
@@ -152,10 +161,14 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
             raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
                               f"{status!r}, constraint violation {violation:.3g} in velocity units)",
                               t=t, status=status)
+    except JammingError:
+        raise
     except SolverError as error:
         # OSQP often ends "not converged" rather than "infeasible" on a jammed set:
-        # an LP tells the two apart, so a jam is never reported as a solver failure.
-        _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t)
+        # an LP tells the two apart, so a jam is never reported as a solver failure
+        # (with OSQP's answer, the rows it left violated lead the search).
+        if solver != "osqp":
+            _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit, when, t)
         raise error
     return Projection(velocities, impulses, status, iterations, violation,
                       time.perf_counter() - start)
@@ -307,17 +320,63 @@ def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> _
     return _RowsAnswer(impulses, velocities, jacobian @ velocities - lower, status)
 
 
-def _raise_if_jammed(jacobian, lower, feasibility, speed_limit, when, t) -> None:
-    """`JammingError` if no velocity meets the constraints, or none of at most
-    ``speed_limit`` in every coordinate (linear programs, `_infeasible`)."""
-    if _infeasible(jacobian, lower, feasibility):
+#: Rows at most in a jam's linear programs. A subset of rows with no admissible
+#: velocity certifies a jam of the whole set, so the programs are restricted to
+#: the rows nearest the violated ones. HiGHS's time grows faster than the rows
+#: (about 0.5 s with a speed bound at this count, minutes at 15,000;
+#: benchmarks/README.md), while the jams the tests know fit in it whole.
+JAM_CHECK_ROWS = 2000
+
+
+def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit, when, t, plain=True) -> None:
+    """`JammingError` if no velocity meets the rows nearest the violated ones (those
+    with the largest ``violation`` (m,), velocity units, first), or none of at most
+    ``speed_limit`` in every coordinate (linear programs, `_infeasible`); ``plain``
+    False skips the program without the speed limit."""
+    rows = _rows_near_violation(jacobian, violation, JAM_CHECK_ROWS)
+    G, b = _restricted(jacobian, rows), lower[rows]
+    if plain and _infeasible(G, b, feasibility):
         raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
                            "(certified by a linear program)", t=t, status="infeasible")
-    if speed_limit is not None and _infeasible(jacobian, lower, feasibility, bound=speed_limit):
+    if speed_limit is not None and _infeasible(G, b, feasibility, bound=speed_limit):
         raise JammingError(f"the bodies cannot make room{when}: every admissible velocity exceeds "
                            f"{speed_limit:.3g} in some coordinate, where the step's linearised "
                            "constraints stop describing them (certified by a linear program)",
                            t=t, status="infeasible")
+
+
+def _rows_near_violation(jacobian, violation: np.ndarray, budget: int) -> np.ndarray:
+    """At most ``budget`` rows (sorted indices): all rows if there are that few, else
+    the rows reached first by a breadth-first search, through shared coordinates,
+    from the rows in decreasing order of ``violation``."""
+    m = violation.size
+    if m <= budget:
+        return np.arange(m)
+    from scipy.sparse.csgraph import breadth_first_order
+
+    pattern = sp.csr_matrix(jacobian, copy=True)
+    pattern.data = np.ones_like(pattern.data)
+    neighbours = (pattern @ pattern.T).tocsr()
+    chosen = np.zeros(m, dtype=bool)
+    count = 0
+    for seed in np.argsort(-violation, kind="stable"):
+        if chosen[seed]:
+            continue
+        reached = breadth_first_order(neighbours, int(seed), directed=False, return_predecessors=False)
+        reached = reached[~chosen[reached]][:budget - count]
+        chosen[reached] = True
+        count += reached.size
+        if count >= budget:
+            break
+    return np.flatnonzero(chosen)
+
+
+def _restricted(jacobian, rows: np.ndarray) -> sp.csr_matrix:
+    """The rows ``rows`` of the Jacobian on the coordinates they touch (the others
+    are free in the linear programs and change nothing)."""
+    G = sp.csr_matrix(jacobian)[rows]
+    columns = np.unique(G.indices)
+    return G[:, columns]
 
 
 def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0,

@@ -364,3 +364,56 @@ def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(
     allowed = solution_distance_bound(metric, G, v, b, (compact.velocities, compact.impulses),
                                       (general.velocities, general.impulses))
     assert m_norm(metric, compact.velocities - general.velocities) ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+
+
+def _failing_active_set_and_counted_programs(monkeypatch, budget):
+    """Simulate an active-set failure and record the rows of every jam program."""
+    import granular.active_set as active_set
+    import granular.projection as projection
+
+    monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
+    monkeypatch.setattr(projection, "JAM_CHECK_ROWS", budget)
+    sizes = []
+    infeasible = projection._infeasible
+
+    def counted(jacobian, lower, *args, **kwargs):
+        sizes.append(jacobian.shape[0])
+        return infeasible(jacobian, lower, *args, **kwargs)
+
+    monkeypatch.setattr(projection, "_infeasible", counted)
+    return sizes
+
+
+def _independent_rows(count, first_coordinate, d):
+    """``count`` rows ``u_k >= 0.1`` on coordinates ``first_coordinate + k``."""
+    rows = np.arange(count)
+    return sp.csr_matrix((np.ones(count), (rows, first_coordinate + rows)), shape=(count, d)), np.full(count, 0.1)
+
+
+def test_the_jam_check_certifies_a_jam_from_the_rows_nearest_the_violation(monkeypatch):
+    """Two rows that cannot both hold (u_0 >= 1, -u_0 >= 1) among 300 feasible ones: with
+    the active set failing, the jam programs see at most their budget of rows, those
+    reached first from the most violated row, and still certify the jam."""
+    sizes = _failing_active_set_and_counted_programs(monkeypatch, budget=10)
+    d = 301
+    jam = sp.csr_matrix(np.vstack([np.eye(1, d, 0), -np.eye(1, d, 0)]))
+    rest, rest_lower = _independent_rows(300, 1, d)
+    G = sp.vstack([rest[:150], jam, rest[150:]]).tocsr()
+    lower = np.concatenate([rest_lower[:150], [1.0, 1.0], rest_lower[150:]])
+    with pytest.raises(JammingError, match="infeasible"):
+        project(DiagonalMetric(np.ones(d)), G, np.zeros(d), lower, t=0.5)
+    assert sizes and max(sizes) <= 10
+
+
+def test_the_jam_check_of_a_feasible_set_is_bounded_and_the_fallback_answers(monkeypatch):
+    """300 feasible rows, all violated by the prediction, the active set failing: the
+    jam programs see at most their budget of rows and the fallback's answer is the
+    projection, u_k = 0.1 on every coordinate."""
+    sizes = _failing_active_set_and_counted_programs(monkeypatch, budget=10)
+    d = 300
+    G, lower = _independent_rows(300, 0, d)
+    answer = project(DiagonalMetric(np.ones(d)), G, np.zeros(d), lower, speed_limit=10.0)
+    assert sizes and max(sizes) <= 10
+    # the acceptance test's tolerances at the problem's velocity scale 0.1
+    change = answer.velocities - 0.1
+    assert change.min() >= -VELOCITY_TOLERANCE * 0.1 and change.max() <= COMPLEMENTARITY_TOLERANCE * 0.1
