@@ -76,7 +76,18 @@ RHO = 1e-8
 #: 1,700 rows, 400-700 rows flipped a round and no convergence in 50 rounds); a
 #: strongly regularised problem is well conditioned and settles its active set in
 #: a few rounds, which the weaker levels then refine.
-CONTINUATION = (1e-2, 1e-4, 1e-6, RHO)
+CONTINUATION = (1e-2, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
+#: Rounds without a new fewest count of wrong rows after which a level gives up
+#: (`_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
+#: contacts leave eigenvalues of ``D^{-1} W_AA`` far below 1e-6) the weakly
+#: regularised block's solutions swing along its soft directions, each round
+#: flips a few rows far from their answer and the exchange rule's single flips
+#: wander for hundreds of rounds; the continuation, whose strongly regularised
+#: levels settle such sets in a few rounds, is then the faster route.
+STALL_ROUNDS = 30
+#: Slack aimed at on the pushing rows by the levels of the continuation, as a
+#: fraction of the caller's complementarity tolerance (`solve`).
+CONTINUATION_TARGET = 0.5
 #: Active-set rounds before giving up (the caller then uses OSQP). Rounds are cheap
 #: next to the fallback: on a frictionless 1,000-sphere pour with restitution
 #: (`benchmarks/rotation_speed.py --seed 3`, step 282, 3,402 rows) the plain level
@@ -502,7 +513,7 @@ class BorderedFactor:
 
 
 def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, feasibility: float,
-          workspace: Workspace | None = None) -> np.ndarray | None:
+          workspace: Workspace | None = None, complementarity: float = 0.0) -> np.ndarray | None:
     """Impulses ``l`` (m,) of the multiplier problem, or None.
 
     rows_data : the rows of the projection (`ContactRows`);
@@ -510,10 +521,20 @@ def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, 
     warm : (m,) previous impulses of the persisting rows, 0 for new ones;
     accurate : callable ``(l, s) -> bool``, the caller's KKT test at its tolerances;
     feasibility : the caller's feasibility tolerance (velocity units); linear
-    solves aim at a tenth of it.
+    solves aim at a tenth of it;
+    complementarity : the caller's complementarity tolerance (velocity units).
 
     The plain proximal problem (`RHO`) is solved first, from the previous impulses,
-    and the `CONTINUATION` is the retry.
+    and the `CONTINUATION` is the retry. Each level of the retry is offered to
+    ``accurate`` and the first accepted answer is returned. Those levels aim the
+    pushing rows at the slack ``tau = CONTINUATION_TARGET * complementarity``
+    instead of 0: a level's answer has the slack ``tau - rho D (l - l_ref)`` on
+    them, so it passes the acceptance test (``s >= -feasibility``, ``min(D l, s)
+    <= complementarity``) as soon as its proximal error ``rho D |l - l_ref|`` is
+    below ``tau``, where aiming at 0 would count every such error against the
+    feasibility tolerance, a thousand times tighter. The retry thus stops at the
+    weakest regularisation that is accurate enough, before the nearly singular
+    levels whose exchanges stall (`STALL_ROUNDS`).
     """
     start = time.perf_counter()
     workspace = workspace if workspace is not None else Workspace()
@@ -523,33 +544,38 @@ def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, 
     impulses = np.where(warm * rows_data.diagonal > feasibility, warm, 0.0)
     first = _predicted_active(rows_data, impulses, feasibility)
     try:
-        for schedule, active in (((RHO,), first), (CONTINUATION, None)):
-            answer = _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats,
-                                   active)
-            if answer is not None:
-                return answer
-        return None
+        answer = _continuation(rows_data, keys, impulses, (RHO,), accurate, feasibility, workspace, stats, first)
+        if answer is None:
+            answer = _continuation(rows_data, keys, impulses, CONTINUATION, accurate, feasibility, workspace,
+                                   stats, target=CONTINUATION_TARGET * complementarity)
+        return answer
     finally:
         stats.seconds = time.perf_counter() - start
 
 
-def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats, active=None):
-    """The levels of ``schedule`` in turn, each started from the previous answer; the
-    last one is checked by ``accurate``. The first active set is ``active`` (m,)
-    bool when given, else the support of ``impulses``. Returns the impulses or None."""
+def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats, active=None,
+                  target=0.0):
+    """The levels of ``schedule`` in turn, each started from the previous answer and
+    offered to ``accurate``; the first accepted answer is returned (the last level
+    makes proximal updates until it is accepted). The first active set is ``active``
+    (m,) bool when given, else the support of ``impulses``; the pushing rows aim at
+    the slack ``target`` (velocity units, `solve`). Returns the impulses or None."""
     active = impulses > 0.0 if active is None else active
     if not active.any():
         active = rows_data.c < 0.0
     reference = _without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace,
                                      stats)
     for rho in schedule:
-        outcome = _rounds(rows_data, keys, rho, impulses, active, accurate if rho == schedule[-1] else None,
-                          feasibility, workspace, stats, reference)
+        last = rho == schedule[-1]
+        outcome = _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
+                          reference, target, proximal_updates=last)
         if outcome is None:
             return None
-        impulses, active = outcome
+        impulses, active, accepted = outcome
+        if accepted:
+            return impulses
         reference = impulses
-    return impulses
+    return None
 
 
 def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
@@ -615,17 +641,21 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
     return reference
 
 
-def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference):
-    """Active-set rounds on the proximal problem with ``rho`` centred on ``impulses``:
-    ``(impulses, active)`` once no row is wrong (and ``accurate`` holds, when
-    given, after proximal updates), None if that does not happen in `MAX_ROUNDS`."""
+def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
+            target=0.0, proximal_updates=True):
+    """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``,
+    the pushing rows aiming at the slack ``target``: ``(impulses, active, accepted)``
+    once no row is wrong, ``accepted`` by ``accurate``; with ``proximal_updates``
+    an answer not accepted is refined by proximal updates until it is. None if that
+    does not happen in `MAX_ROUNDS`, or when the count of wrong rows has reached no
+    new low for `STALL_ROUNDS` rounds."""
     diagonal = rows_data.diagonal
-    proximal_updates = 0
+    updates = 0
     exchange = _ExchangeRule()
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
         rows = np.flatnonzero(active)
-        right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
+        right = target - rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
         values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility,
                               workspace, stats)
         impulses = np.zeros(rows_data.size)
@@ -634,13 +664,17 @@ def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, works
         proximal_slack = slack + rho * diagonal * (impulses - reference)
         wrong = (active & (impulses < 0.0)) | (~active & (proximal_slack < -feasibility))
         if wrong.any():
+            if exchange.stalled():
+                return None
             active = active ^ exchange.rows_to_flip(wrong)
-            proximal_updates = 0
+            updates = 0
             continue
-        if accurate is None or accurate(impulses, slack):
-            return impulses, active
-        proximal_updates += 1
-        if proximal_updates > MAX_PROXIMAL:
+        if accurate(impulses, slack):
+            return impulses, active, True
+        if not proximal_updates:
+            return impulses, active, False
+        updates += 1
+        if updates > MAX_PROXIMAL:
             return None
         reference = impulses
     return None
@@ -659,12 +693,18 @@ class _ExchangeRule:
     def __init__(self):
         self.fewest = np.inf
         self.grace = self.PATIENCE
+        self.since_fewest = 0
+
+    def stalled(self) -> bool:
+        """Whether `STALL_ROUNDS` rounds have passed without a new fewest count."""
+        return self.since_fewest >= STALL_ROUNDS
 
     def rows_to_flip(self, wrong: np.ndarray) -> np.ndarray:
         count = int(wrong.sum())
         if count < self.fewest:
-            self.fewest, self.grace = count, self.PATIENCE
+            self.fewest, self.grace, self.since_fewest = count, self.PATIENCE, 0
             return wrong
+        self.since_fewest += 1
         if self.grace > 0:
             self.grace -= 1
             return wrong
