@@ -29,6 +29,7 @@ import numpy as np
 
 import granular as gr
 from granular.neighbors import candidate_pairs, pair_gaps
+from tails import tail_line
 
 RADIUS = 0.01
 DT = 1e-3
@@ -156,6 +157,7 @@ def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None
         if k >= 2:
             seconds.append(elapsed)
         worst = min(worst, smallest_relative_gap(world, result))
+    print(f"timed steps: {tail_line(seconds, first_step=3)}")
     print(f"{world.n} spheres at rest: step median {np.median(seconds):.3f} s, mean {np.mean(seconds):.3f} s "
           f"over {steps} steps (after 2 warm-up steps)")
     print(f"last step: {len(result.contacts)} rows, {int(result.contacts.active.sum())} active, "
@@ -176,6 +178,7 @@ def pour(n: int, steps: int):
         seconds.append(time.perf_counter() - clock)
         print(f"  step {k + 1}: {seconds[-1]:.2f} s, {len(result.contacts)} rows, "
               f"{int(result.contacts.active.sum())} active", flush=True)
+    print(f"steps: {tail_line(seconds, first_step=1)}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # kB -> GiB
     print(f"step: mean {np.mean(seconds):.2f} s over {steps} steps; peak resident memory {peak:.2f} GiB")
 

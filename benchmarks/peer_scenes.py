@@ -84,14 +84,19 @@ def scopi_box(n: int = 10, width: float = 10.0, **world_options):
     return world, 0.2 * 0.9 * r0 / 2.0
 
 
-def siconos_box(per_axis: int = 10, seed: int = 0):
-    """The Siconos comparison: per_axis^3 spheres (r = 0.01 m, 1 kg) on a lattice of
-    spacing 0.021 m (x first, lowest centres at z = 0.02 m), velocities
-    ``default_rng(seed).normal(0, 0.5, (N, 3))``, gravity -9.81 z, in a box open at
-    the top with inner faces z = 0 and x, y = +-L/2, L = per_axis 0.021 + 0.02.
+def siconos_box(per_axis: int = 10, seed: int = 0, n: int | None = None, friction: float = 0.0):
+    """The Siconos comparison: ``n`` spheres (default per_axis^3; r = 0.01 m, 1 kg) on
+    the first sites of a lattice of ``per_axis = ceil(n^(1/3))`` sites a side, spacing
+    0.021 m (x first, lowest centres at z = 0.02 m), velocities
+    ``default_rng(seed).normal(0, 0.5, (n, 3))``, gravity -9.81 z, in a box open at
+    the top with inner faces z = 0 and x, y = +-L/2, L = per_axis 0.021 + 0.02, with
+    Coulomb friction ``friction`` (turning spheres) on pairs and walls.
     Returns ``(world, dt)`` with dt = 1e-3 s."""
+    if n is not None:
+        per_axis = int(np.ceil(round(n ** (1.0 / 3.0), 9)))
+    n = per_axis ** 3 if n is None else n
     radius, spacing = 0.01, 0.021
-    index = np.arange(per_axis ** 3)
+    index = np.arange(n)
     grid = np.stack([index % per_axis, (index // per_axis) % per_axis, index // per_axis ** 2], axis=1)
     half = (per_axis * spacing + 0.02) / 2.0
     offset = (per_axis - 1) * spacing / 2.0
@@ -100,5 +105,5 @@ def siconos_box(per_axis: int = 10, seed: int = 0):
     velocities = np.random.default_rng(seed).normal(0.0, 0.5, positions.shape)
     box = gr.Box([-half, -half, 0.0], [half, half, 10.0], open_top=True)
     world = gr.SphereWorld(positions, radius, masses=1.0, velocities=velocities, walls=[box],
-                           restitution=0.0)
+                           restitution=0.0, friction=friction)
     return world, 1e-3

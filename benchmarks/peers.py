@@ -19,6 +19,7 @@ import numpy as np
 import granular as gr
 from granular.neighbors import candidate_pairs, pair_gaps
 from peer_scenes import scopi_box, siconos_box
+from tails import tail_line
 
 #: The peers' figures on this machine (one process, one thread), s per step.
 SCOPI_WINDOWS = {(0, 10): 0.764, (10, 100): 0.313, (100, 300): 0.963, (300, 1000): 1.968, (0, 1000): 1.606}
@@ -62,6 +63,7 @@ def report(seconds, windows, statistic, worst, result):
             continue
         ours = float(statistic(seconds[first:last]))
         print(f"{first:>5}-{last:<6} {ours:>11.4f} {peer:>8.3f} {peer / ours:>6.1f}x")
+    print(f"all steps: {tail_line(seconds)}")
     print(f"smallest gap after any step (once initial overlaps are gone): {worst:.3e} of the smallest radius")
     print(f"last step: {len(result.contacts)} rows, {int(result.contacts.active.sum())} active")
 
@@ -72,6 +74,8 @@ def main():
     parser.add_argument("--n", type=int, default=10, help="SCoPI: n^3 spheres (10, 20, 30)")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--progress", type=int, default=0, help="print a line every K steps")
+    parser.add_argument("--mu", type=float, default=0.0, help="Siconos: Coulomb friction (turning spheres)")
+    parser.add_argument("--spheres", type=int, default=None, help="Siconos: number of spheres (default 1,000)")
     args = parser.parse_args()
     if args.scene == "scopi":
         options = {} if args.n <= 10 else dict(initial_overlaps="separate")
@@ -81,10 +85,12 @@ def main():
         windows = {10: SCOPI_WINDOWS, 30: SCOPI_27000_WINDOWS}.get(args.n, {(0, steps): float("nan")})
         report(seconds, windows, np.mean, worst, result)
     else:
-        world, dt = siconos_box()
+        world, dt = siconos_box(n=args.spheres or 1000, friction=args.mu)
         steps = args.steps or 200
         seconds, worst, result = run(world, dt, steps, args.progress)
-        report(seconds, SICONOS_WINDOWS, np.median, worst, result)
+        peer = SICONOS_WINDOWS if args.mu == 0.0 and (args.spheres or 1000) == 1000 else \
+            {window: float("nan") for window in SICONOS_WINDOWS}
+        report(seconds, peer, np.median, worst, result)
 
 
 if __name__ == "__main__":

@@ -65,6 +65,7 @@ import time
 import numpy as np
 
 import granular as gr
+from tails import tail_line
 
 RADIUS = 0.01
 BOX = 0.3
@@ -105,7 +106,7 @@ def measure(name: str, steps: int, seed: int = 0) -> dict:
         contacts.append(int(np.count_nonzero(result.contacts.impulse > 0.0)))
         iterations.append(result.solver.iterations)
     walls = np.array(walls)
-    return dict(name=name, mean=walls.mean(), median=float(np.median(walls)), cpu=float(np.mean(cpus)),
+    return dict(name=name, walls=walls, mean=walls.mean(), median=float(np.median(walls)), cpu=float(np.mean(cpus)),
                 solve=np.sum(solves) / walls.sum(),
                 contacts=float(np.mean(contacts)), iterations=float(np.mean(iterations)),
                 energy=result.kinetic_energy, total=walls.sum(), failure=failure, steps=len(walls))
@@ -126,6 +127,7 @@ def main() -> None:
               f"{100 * row['solve']:6.0f}%"
               f"{row['contacts']:10.0f}{row['iterations']:11.0f}{row['energy']:12.3g}   ({row['total']:.0f} s)",
               flush=True)
+        print(f"    {tail_line(row['walls'])}", flush=True)
         if row["failure"]:
             print(f"    stopped after {row['steps']} steps: {row['failure']}", flush=True)
 

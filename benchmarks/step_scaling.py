@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 import granular as gr
+from tails import tail_line
 
 RADIUS = 0.01
 SPACINGS = {"gas": 3.0, "dense": 2.2}
@@ -52,7 +53,7 @@ def measure(n: int, steps: int, regime: str) -> dict:
         rows.append((total, seconds.get("neighbors", 0.0), seconds.get("assembly", 0.0),
                      seconds.get("solve", 0.0), len(result.contacts), int(result.contacts.active.sum())))
     median = np.median(np.array(rows), axis=0)
-    return dict(n=n, regime=regime, total=median[0], neighbors=median[1], assembly=median[2],
+    return dict(n=n, regime=regime, tail=tail_line([row[0] for row in rows]), total=median[0], neighbors=median[1], assembly=median[2],
                 solve=median[3], constraints=int(median[4]), active=int(median[5]))
 
 
@@ -69,7 +70,7 @@ def main():
         for n in args.sizes:
             r = measure(n, args.steps, regime)
             print(f"{regime:>6} {r['n']:>8} {r['total']:>9.4f} {r['neighbors']:>9.4f} {r['assembly']:>10.4f} "
-                  f"{r['solve']:>9.4f} {r['constraints']:>8} {r['active']:>7}", flush=True)
+                  f"{r['solve']:>9.4f} {r['constraints']:>8} {r['active']:>7}   {r['tail']}", flush=True)
 
 
 if __name__ == "__main__":

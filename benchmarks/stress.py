@@ -1,0 +1,79 @@
+"""Tail latency on Siconos' box at growing sizes: the largest step against the
+median of its window.
+
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/stress.py [--n 1000 2000 3375 5000 8000]
+        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200]
+
+The scene is `peer_scenes.siconos_box` with ``n`` spheres (r = 0.01 m, m = 1 kg,
+``ceil(n^(1/3))`` lattice sites a side, spacing 0.021 m, velocities
+``default_rng(seed).normal(0, 0.5)``, an open box, e = 0, h = 1e-3 s) and Coulomb
+friction ``mu`` (turning spheres). For each run it prints the median wall time of
+`Simulation.step` in the windows of steps 10-49, 50-99, 100-149 and 150-199, the
+largest step of each window and its ratio to that window's median, the whole run's
+time, and the worst ratio; a run that raises prints the error and the step. The
+target: no step over 10 times its window's median.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+
+import granular as gr
+from peer_scenes import siconos_box
+from tails import tail_line
+
+WINDOWS = ((10, 50), (50, 100), (100, 150), (150, 200))
+
+
+def timed_run(n: int, mu: float, seed: int, steps: int):
+    """Per-step wall times (s) and the error that stopped the run, if any."""
+    world, dt = siconos_box(n=n, seed=seed, friction=mu)
+    sim = gr.Simulation(world, dt=dt)
+    seconds = []
+    try:
+        for _ in range(steps):
+            start = time.perf_counter()
+            sim.step()
+            seconds.append(time.perf_counter() - start)
+    except gr.GranularError as error:
+        return np.array(seconds), error
+    return np.array(seconds), None
+
+
+def window_report(seconds) -> tuple[str, float]:
+    """The windows' medians and largest steps, and the worst largest-to-median ratio."""
+    parts, worst = [], 0.0
+    for first, last in WINDOWS:
+        window = seconds[first:last]
+        if window.size == 0:
+            continue
+        median, largest = float(np.median(window)), float(window.max())
+        worst = max(worst, largest / median)
+        parts.append(f"{first}-{last - 1}: {1e3 * median:.1f} / {1e3 * largest:.0f} ms ({largest / median:.1f}x)")
+    return "; ".join(parts), worst
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, nargs="+", default=[1000, 2000, 3375, 5000, 8000])
+    parser.add_argument("--mu", type=float, nargs="+", default=[0.0, 0.5])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--steps", type=int, default=200)
+    args = parser.parse_args()
+    warnings.simplefilter("once")
+    print("window: median / largest step (largest / median)")
+    for n in args.n:
+        for mu in args.mu:
+            for seed in args.seeds:
+                seconds, error = timed_run(n, mu, seed, args.steps)
+                windows, worst = window_report(seconds)
+                stop = "" if error is None else f"; STOPPED at step {seconds.size}: {error}"
+                print(f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s; {windows}; worst {worst:.1f}x; "
+                      f"{tail_line(seconds)}{stop}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
