@@ -85,6 +85,9 @@ CONTINUATION = (1e-2, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
 #: wander for hundreds of rounds; the continuation, whose strongly regularised
 #: levels settle such sets in a few rounds, is then the faster route.
 STALL_ROUNDS = 30
+#: Intermediate levels the continuation may insert between an answered level and
+#: one that gives up (`_continuation`).
+MAX_BISECTIONS = 4
 #: Slack aimed at on the pushing rows by the levels of the continuation, as a
 #: fraction of the caller's complementarity tolerance (`solve`).
 CONTINUATION_TARGET = 0.5
@@ -559,22 +562,31 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     offered to ``accurate``; the first accepted answer is returned (the last level
     makes proximal updates until it is accepted). The first active set is ``active``
     (m,) bool when given, else the support of ``impulses``; the pushing rows aim at
-    the slack ``target`` (velocity units, `solve`). Returns the impulses or None."""
+    the slack ``target`` (velocity units, `solve`). A level that gives up after an
+    answered one is approached again through the geometric mean of the two
+    regularisations (at most `MAX_BISECTIONS` times): the smaller the step in
+    ``rho``, the closer the previous answer is to the next one and the fewer rows
+    its rounds must exchange. Returns the impulses or None."""
     active = impulses > 0.0 if active is None else active
     if not active.any():
         active = rows_data.c < 0.0
     reference = _without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace,
                                      stats)
-    for rho in schedule:
-        last = rho == schedule[-1]
+    levels, answered, bisections = list(schedule), None, 0
+    while levels:
+        rho = levels.pop(0)
         outcome = _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
-                          reference, target, proximal_updates=last)
+                          reference, target, proximal_updates=not levels)
         if outcome is None:
-            return None
+            if answered is None or bisections == MAX_BISECTIONS:
+                return None
+            bisections += 1
+            levels[:0] = [float(np.sqrt(answered * rho)), rho]
+            continue
         impulses, active, accepted = outcome
         if accepted:
             return impulses
-        reference = impulses
+        reference, answered = impulses, rho
     return None
 
 

@@ -1,0 +1,70 @@
+"""A projection whose active-set exchanges stall: a compacting pile with nearly
+redundant contacts, captured from Siconos' box (3,375 spheres of 1 kg, seed 0,
+step 196 of 1 ms, 14,925 rows; `benchmarks/stress.py`).
+
+On such a pile the weakly regularised block ``W_AA + rho D_A`` (rho = 1e-8) is
+nearly singular, its solutions swing along soft directions and the exchange rule
+wanders; the continuation's strongly regularised levels settle the set in a few
+rounds and their answer passes the acceptance test, so the step needs neither
+the jam check nor the OSQP fallback."""
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from granular import active_set
+from granular.kkt import kkt_holds
+from granular.metric import DiagonalMetric
+
+
+def stalled_pile():
+    """``(rows, keys, warm, feasibility, complementarity)`` of the captured step; the
+    spheres' masses are 1 kg, so the Jacobian is ``H = G M^{-1/2}`` itself."""
+    data = np.load(Path(__file__).parent / "data" / "stalled_compacting_pile.npz")
+    G = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
+    rows = active_set.ContactRows(DiagonalMetric(np.ones(G.shape[1])), G, data["c"])
+    return rows, data["keys"], data["warm"], float(data["feasibility"]), float(data["complementarity"])
+
+
+def test_the_exchanges_stall_without_the_continuations_levels_and_target(monkeypatch):
+    """The weakly regularised level alone, retried through the former continuation
+    (1e-2, 1e-4, 1e-6, 1e-8, the last level alone offered to the acceptance test)
+    and with no stall rule, runs out of rounds: the case the continuation is for."""
+    rows, keys, warm, feasibility, complementarity = stalled_pile()
+    monkeypatch.setattr(active_set, "STALL_ROUNDS", active_set.MAX_ROUNDS)
+    monkeypatch.setattr(active_set, "CONTINUATION", (1e-2, 1e-4, 1e-6, active_set.RHO))
+    monkeypatch.setattr(active_set, "CONTINUATION_TARGET", 0.0)
+    monkeypatch.setattr(active_set, "MAX_BISECTIONS", 0)
+    original = active_set._rounds
+
+    def last_level_only(*args, proximal_updates=True, **kwargs):
+        outcome = original(*args, proximal_updates=proximal_updates, **kwargs)
+        if outcome is not None and not proximal_updates:
+            return outcome[0], outcome[1], False
+        return outcome
+
+    monkeypatch.setattr(active_set, "_rounds", last_level_only)
+
+    def accepted(impulses, slack):
+        return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
+
+    assert active_set.solve(rows, keys, warm, accepted, feasibility, None, complementarity) is None
+
+
+def test_the_continuation_answers_the_captured_pile_to_the_acceptance_tolerances():
+    rows, keys, warm, feasibility, complementarity = stalled_pile()
+
+    def accepted(impulses, slack):
+        return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
+
+    workspace = active_set.Workspace()
+    impulses = active_set.solve(rows, keys, warm, accepted, feasibility, workspace, complementarity)
+    assert impulses is not None
+    # the KKT conditions, recomputed from the rows: l >= 0, s >= -feasibility and
+    # the natural residual within the complementarity tolerance (velocity units)
+    slack = rows.H @ (rows.H.T @ impulses) + rows.c
+    assert impulses.min() >= 0.0 and slack.min() >= -feasibility
+    assert np.abs(np.minimum(rows.diagonal * impulses, slack)).max() <= complementarity
+    # the pile carries load: most of the 3,375 spheres' weight over a step, m g h each
+    assert 0.5 * 3375 * 9.81e-3 < impulses.sum()
+    assert workspace.last.rounds < active_set.MAX_ROUNDS
