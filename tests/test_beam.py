@@ -54,6 +54,7 @@ def run_scheme(system, dt: float, steps: int, **options):
 
 # -- the finite elements -----------------------------------------------------------------
 
+@pytest.mark.exact
 def test_mass_and_stiffness_are_spd_and_integrate_exactly():
     beam = Beam()
     for matrix in (beam.mass, beam.stiffness):
@@ -259,6 +260,7 @@ def test_fast_driver_equals_the_step_by_step_scheme(beta, penalty, dt, duration)
 
 # -- interfaces ----------------------------------------------------------------------------
 
+@pytest.mark.exact
 def test_simulation_selects_newmark_and_restarts_from_foreign_states():
     beam = Beam()
     sim = gr.Simulation(beam, dt=5e-5, scheme="newmark", beta=0.5)
@@ -286,6 +288,7 @@ def test_invalid_inputs_are_reported():
         Beam(lower=0.1, upper=0.2)
 
 
+@pytest.mark.exact
 def test_drawing_adapter_follows_the_coordinates():
     beam = Beam(q0=0.05 * quadratic_shape(Beam()))
     shapes = shapes_of(beam.describe(), beam.q0)
