@@ -334,13 +334,14 @@ class Simulation:
         """`run` by `NewmarkScheme.run_fast`; None (nothing changed) if a step was not
         finite, so that stepping reports where."""
         recorded = [k for k in range(1, n_steps + 1) if k % record_every == 0 or k == n_steps]
-        outcome = self.scheme.run_fast(self.scheme.state, self.t0, self.steps_taken, recorded)
+        outcome = self.scheme.run_fast(self.scheme.state, self.t0, self.steps_taken, recorded,
+                                       self.dissipated_energy)
         if outcome is None:
             return None
         records, state, violation = outcome
-        start, dissipated = self.steps_taken, self.dissipated_energy
-        for k, result, lost in records:
-            self.steps_taken, self.dissipated_energy = start + k, dissipated + lost
+        start = self.steps_taken
+        for k, result, dissipated in records:
+            self.steps_taken, self.dissipated_energy = start + k, dissipated
             result = replace(result, t=self.t)
             if progress is not None:
                 progress(k, n_steps, result)

@@ -31,6 +31,7 @@ def _contact_jacobian(rng, m: int, n_bodies: int, zero_rows=()) -> sp.csr_matrix
     return sp.csr_matrix((values, (rows, columns)), shape=(m, 3 * n_bodies))
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("upper", [False, True])
 def test_a_principal_block_cut_in_numpy_is_scipys_slice_plus_the_shift(upper):
     rng = np.random.default_rng(3)
@@ -47,6 +48,7 @@ def test_a_principal_block_cut_in_numpy_is_scipys_slice_plus_the_shift(upper):
     assert block.has_sorted_indices   # qdldl reads each column in order
 
 
+@pytest.mark.exact
 def test_a_row_of_h_that_is_zero_still_gets_its_shift_on_the_diagonal():
     rng = np.random.default_rng(4)
     G = _contact_jacobian(rng, 60, 30, zero_rows={5, 17})
@@ -58,6 +60,7 @@ def test_a_row_of_h_that_is_zero_still_gets_its_shift_on_the_diagonal():
                                   W[rows][:, rows].toarray() + 0.5 * np.eye(rows.size))
 
 
+@pytest.mark.exact
 def test_a_cross_block_cut_in_numpy_is_scipys_slice():
     rng = np.random.default_rng(5)
     G = _contact_jacobian(rng, 300, 90)
@@ -93,6 +96,7 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
     np.testing.assert_allclose(later_block, exact, rtol=0, atol=1e-14 * scale)
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("axis_aligned", [False, True])
 def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
     """`ContactRows.block(upper=True)` (what qdldl factorises) comes from

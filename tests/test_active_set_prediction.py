@@ -76,6 +76,7 @@ def test_the_sweeps_converge_to_the_complementarity_answer_of_a_definite_problem
         assert np.count_nonzero(impulses) not in (0, m)   # a problem with both kinds of rows
 
 
+@pytest.mark.exact
 def test_sweeps_that_stop_once_the_support_settles_keep_the_support_of_the_full_run():
     """The early stop (``settle``) ends the sweeps once no row has entered or left the
     support over the latter half of them. On a definite problem, whose sweeps

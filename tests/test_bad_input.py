@@ -92,6 +92,7 @@ def test_radius_callable_of_the_wrong_shape_names_the_time():
     assert caught.value.t == 0.5
 
 
+@pytest.mark.exact
 def test_radius_callable_going_non_positive_during_a_run_names_time_and_sphere():
     """Sphere 1 shrinks to zero at t = 0.01 s: the step ending there raises
     RadiusError with that time and index, and the simulation stays at t = 0.009 s."""
@@ -161,6 +162,7 @@ def test_run_arguments():
 
 # -- a projection that cannot be solved -------------------------------------------------------
 
+@pytest.mark.exact
 def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_state(monkeypatch):
     """The active-set method, pivoting, OSQP and the interior-point refinement all fail
     (simulated): SolverError saying "did not converge", with the time; the state is

@@ -82,6 +82,7 @@ def test_run_shows_progress_on_stderr(workspace):
     assert re.search(r"27/27 steps .* steps/s.* t = 0\.027 s .* \d+ contacts", last), result.stderr
 
 
+@pytest.mark.exact
 def test_hdf5_round_trip_keeps_contacts(run, tmp_path):
     path = run.save(tmp_path / "copy.h5")
     again = gr.Trajectory.load(path)
@@ -184,6 +185,7 @@ def test_export_vtk_is_readable_by_pyvista(in_workspace, run):
     assert contacts.n_cells == len(run.contacts[-1])
 
 
+@pytest.mark.exact
 def test_export_active_only_writes_the_flagged_contacts(in_workspace, run):
     """--active-only keeps exactly the contacts the full export flags active, with
     their impulses, and every one of them pushes."""

@@ -73,6 +73,7 @@ def check_law(metric, constraints, predicted, h, answer, tolerance):
 
 # -- mu = 0 is Maury's step ------------------------------------------------------------------
 
+@pytest.mark.exact
 def test_friction_zero_runs_the_frictionless_step_bit_for_bit():
     """A world with ``friction=0`` and planes with ``friction=0.0`` never reaches the
     frictional solver, so its trajectory is the frictionless one exactly."""
@@ -156,6 +157,7 @@ def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
         assert np.allclose(answer.velocities, reference, atol=100 * FRICTION_TOLERANCE * np.abs(predicted).max())
 
 
+@pytest.mark.exact
 def test_a_prediction_that_does_not_approach_is_kept():
     """Seed 002: S(q, v) = v when v is admissible, even where Painleve's coupling
     would allow a jump (Moreau's choice)."""

@@ -21,6 +21,7 @@ def runs(scene):
     return {dt: scene.run(dt) for dt in (5e-3, 2.5e-3)}
 
 
+@pytest.mark.exact
 def test_rod_run_is_deterministic(scene, runs):
     again = scene.run(5e-3)
     assert np.array_equal(again.positions, runs[5e-3].positions)

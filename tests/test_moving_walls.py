@@ -17,6 +17,7 @@ def mass(world) -> float:
     return float(world.masses_at(0.0)[0])
 
 
+@pytest.mark.exact
 def test_a_sphere_resting_on_a_rising_plane_rides_it_and_loads_it_with_m_g_plus_m_a():
     """A floor accelerating upwards at ``a`` (``v = a t``): the sphere on it keeps a zero
     relative normal velocity (it moves up with the floor) and the floor carries
@@ -179,6 +180,7 @@ def test_a_shear_wall_drags_a_sphere_to_rolling_or_sticking(rotation, fraction):
     assert friction_force == pytest.approx([0.0, 0.0, -mass(world) * G], abs=1e-9)  # no more sliding
 
 
+@pytest.mark.exact
 def test_wall_forces_and_displacements_survive_save_load_and_concatenate(tmp_path):
     floor = gr.Plane([0, 0, 0], [0, 0, 1], velocity=[0.0, 0.0, 0.1])
     world = gr.SphereWorld([[0.0, 0.0, R]], R, density=1000.0, walls=[floor])
@@ -195,6 +197,7 @@ def test_wall_forces_and_displacements_survive_save_load_and_concatenate(tmp_pat
     assert np.array_equal(joined.wall_forces[3:], second.wall_forces[1:])
 
 
+@pytest.mark.exact
 def test_a_file_written_before_wall_forces_loads_with_the_forces_of_its_contacts(tmp_path):
     import h5py
 
@@ -233,6 +236,7 @@ def test_a_velocity_function_that_fails_later_names_the_time():
         gr.Simulation(world, dt=DT).run(steps=10)
 
 
+@pytest.mark.exact
 def test_the_piston_scene_gives_a_strain_linear_in_time_and_a_stress_that_only_pushes(tmp_path):
     """The piston moves at a prescribed constant speed V: strain = V t / H exactly; a
     unilateral contact can only push it back, so the stress is never negative; what

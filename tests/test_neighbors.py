@@ -63,6 +63,7 @@ CLOUDS = [
 ]
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("seed, n, side, polydisperse, axes, margin", CLOUDS)
 def test_candidate_pairs_are_exactly_the_brute_force_pairs(seed, n, side, polydisperse, axes, margin):
     radius = 0.03
@@ -79,6 +80,7 @@ def test_candidate_pairs_are_exactly_the_brute_force_pairs(seed, n, side, polydi
             assert np.any(direct > radii[expected[0]] + radii[expected[1]] + margin * radius)
 
 
+@pytest.mark.exact
 def test_candidate_pairs_of_a_periodic_cloud_outside_the_cell_and_of_one_sphere():
     """Positions not wrapped into the cell (the search wraps them itself), and N = 1."""
     positions, radii = random_cloud(9, 400, 1.0, 0.03)
@@ -92,6 +94,7 @@ def test_candidate_pairs_of_a_periodic_cloud_outside_the_cell_and_of_one_sphere(
 
 # -- the cell list of open scenes (granular.cell_lists) --------------------------------------
 
+@pytest.mark.exact
 def test_the_cell_list_finds_every_pair_within_its_cutoff_and_no_other():
     """Centres at most ``cutoff`` apart, against all N(N-1)/2 distances; the grid's
     cubes are exactly ``cutoff`` wide, so many pairs straddle cube faces."""
@@ -105,6 +108,7 @@ def test_the_cell_list_finds_every_pair_within_its_cutoff_and_no_other():
     assert close.sum() > 500
 
 
+@pytest.mark.exact
 def test_pairs_exactly_at_the_margin_on_a_lattice_are_found_by_the_cell_list():
     """A cubic lattice whose neighbours are exactly ``2 r + margin`` apart (the
     search distance of equal spheres): every lattice bond is at the margin up to
@@ -121,6 +125,7 @@ def test_pairs_exactly_at_the_margin_on_a_lattice_are_found_by_the_cell_list():
 
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("case", ["cloud", "margin lattice", "crowd", "large spheres"])
 def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_distances(case):
     """`candidate_contacts` (the one-pass cell list for open scenes of similar
@@ -144,6 +149,7 @@ def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_dis
     np.testing.assert_array_equal(vectors, pair_vectors(positions, i, j))
     np.testing.assert_array_equal(distances, np.linalg.norm(vectors, axis=1))
 
+@pytest.mark.exact
 def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
     """A bounding box of far more cubes than spheres: the cell list declines, and
     the k-d tree gives the brute-force pairs."""
@@ -154,6 +160,7 @@ def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
     assert_same_pairs(candidate_pairs(positions, radii, 0.02), brute_force_pairs(positions, radii, 0.02))
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("period_in_cutoffs", [3.05, 3.9, 2.5])
 def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs(period_in_cutoffs):
     """Periodic along x and y, the cell list needs at least three cubes a period, so
@@ -175,6 +182,7 @@ def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs
     assert np.any(direct > 2 * radius + margin)   # some pairs exist only through a face
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("axes, margin", [(None, 0.2), ((0, 1, 2), 0.12)])
 def test_a_crowd_with_more_pairs_than_the_cell_list_first_makes_room_for(axes, margin):
     """The kernels start with room for 16 pairs a sphere and double it when full:
@@ -209,6 +217,7 @@ def packed_box_world(seed: int = 0, periodic: bool = False):
                           walls=[gr.Box([0, 0, 0], [side] * 3)])
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("periodic", [False, True], ids=["box", "periodic-xy"])
 def test_world_constraint_rows_are_the_brute_force_pairs_and_wall_contacts(periodic):
     """Sphere pairs with gap <= 2 h s + skin and sphere-wall gaps <= h s + skin,

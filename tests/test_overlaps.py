@@ -58,12 +58,14 @@ def test_a_sphere_through_a_wall_is_moved_onto_it():
     np.testing.assert_allclose(moved, [[0.02, -0.01, 0.01]], rtol=0, atol=1e-12)
 
 
+@pytest.mark.exact
 def test_positions_without_overlaps_come_back_unchanged():
     positions = np.array([[0.0, 0.0, 0.0], [0.025, 0.0, 0.0], [0.0, 0.03, 0.0]])
     moved = gr.remove_overlaps(positions, 0.01)
     assert moved.tobytes() == positions.tobytes()
 
 
+@pytest.mark.exact
 def test_a_random_overlapping_cloud_becomes_admissible_and_far_spheres_stay_put():
     """150 spheres thrown at random into the left half of a box (hundreds of
     overlapping pairs) and four spheres far apart in the right half: the result is accepted by
@@ -120,6 +122,7 @@ def test_overlapping_spheres_separate_at_most_at_the_separation_speed():
     assert result.velocities[1, 0] - result.velocities[0, 0] == pytest.approx(cap, rel=COMPLEMENTARITY_TOLERANCE)
 
 
+@pytest.mark.exact
 def test_the_default_cap_is_a_tenth_of_the_smallest_radius_per_step():
     """Default separation speed 0.1 r_min / h: a 2 mm overlap of 1 cm spheres with
     h = 1 ms closes in two steps (1 mm each)."""

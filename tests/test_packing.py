@@ -66,6 +66,7 @@ def test_uniform_radius_range_follows_its_distribution():
     assert radii.min() < low + 0.05 * (high - low) and radii.max() > high - 0.05 * (high - low)
 
 
+@pytest.mark.exact
 def test_per_sphere_radii_keep_their_order_and_a_callable_draws_each_radius():
     given = np.linspace(0.005, 0.012, 40)[::-1].copy()
     np.random.default_rng(0).shuffle(given)
@@ -76,6 +77,7 @@ def test_per_sphere_radii_keep_their_order_and_a_callable_draws_each_radius():
     assert set(np.unique(drawn)) == {0.006, 0.009}
 
 
+@pytest.mark.exact
 def test_same_seed_same_packing_other_seed_another():
     first = fill_box(100, LOWER, UPPER, (0.008, 0.01), seed=7)
     again = fill_box(100, LOWER, UPPER, (0.008, 0.01), seed=7)
@@ -138,6 +140,7 @@ def configuration(n=30, seed=5):
     return positions, radii, rng.normal(size=(n, 3)) / 3, rng.uniform(0.001, 0.01, n)
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("suffix", [".csv", ".xyz"])
 def test_round_trip_is_exact_to_the_bit(tmp_path, suffix):
     positions, radii, velocities, masses = configuration()
@@ -149,6 +152,7 @@ def test_round_trip_is_exact_to_the_bit(tmp_path, suffix):
     assert np.array_equal(bare.positions, positions) and bare.velocities is None and bare.masses is None
 
 
+@pytest.mark.exact
 def test_csv_header_names_the_columns_in_any_order(tmp_path):
     path = tmp_path / "hand.csv"
     path.write_text("r,z,y,x,m\n0.01,3,2,1,0.5\n0.02,6,5,4,0.25\n")
@@ -157,6 +161,7 @@ def test_csv_header_names_the_columns_in_any_order(tmp_path):
     assert np.array_equal(read.radii, [0.01, 0.02]) and np.array_equal(read.masses, [0.5, 0.25])
 
 
+@pytest.mark.exact
 def test_xyz_without_properties_is_read_by_its_number_of_columns(tmp_path):
     path = tmp_path / "plain.xyz"
     path.write_text("2\nmade by hand\nC 1 2 3 0.1 0 0 -1\nO 4 5 6 0.2 0 1 0\n")
@@ -196,6 +201,7 @@ def settled_run(tmp_path):
     return trajectory, trajectory.save(tmp_path / "run.h5")
 
 
+@pytest.mark.exact
 def test_a_run_file_gives_the_frame_asked(tmp_path):
     trajectory, path = settled_run(tmp_path)
     last, first = read_configuration(path), read_configuration(path, frame=0)
@@ -210,6 +216,7 @@ def test_a_run_file_gives_the_frame_asked(tmp_path):
     assert "out of range" in one_line(error)
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("suffix", [".csv", ".xyz", ".h5"])
 def test_world_from_file_matches_the_file_and_steps(tmp_path, suffix):
     if suffix == ".h5":

@@ -16,6 +16,7 @@ def _row_that_jams():
                           walls=[gr.Box([0, 0, 0], [length, 0.1, 0.1])])
 
 
+@pytest.mark.exact
 def test_a_run_that_jams_raises_with_the_frames_up_to_the_last_good_step():
     h, every = 1e-3, 7
     sim = gr.Simulation(_row_that_jams(), h)
@@ -34,6 +35,7 @@ def test_a_run_that_jams_raises_with_the_frames_up_to_the_last_good_step():
     assert np.all(np.diff(partial.t) > 0.0)
 
 
+@pytest.mark.exact
 def test_a_run_that_blows_up_keeps_only_finite_frames():
     """A spring of 1e8 N/m on 1 kg stepped with dt = 1e-3 s (omega dt = 10) grows about
     100-fold a step until it overflows (see test_bad_input): the NonFiniteError carries

@@ -235,6 +235,7 @@ def test_interior_point_solves_a_singular_delassus_problem():
     assert np.abs(v + metric.solve(G.T @ multipliers) - u_star).max() <= 1e-6
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("solver", ["osqp", "cvxpy"])
 def test_a_feasible_prediction_is_returned_bit_for_bit(solver):
     """v already satisfies G v >= b (some rows with equality): u is v, bit for bit,
@@ -337,6 +338,7 @@ def test_a_settled_lattice_keeps_physical_impulses_from_step_to_step():
     assert 0.0 < largest <= 10.0 * weight, (largest, weight)
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("seed", range(4))
 def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(seed):
     """A few rows (12) touching 24 of 400 coordinates, a diagonal metric: `project`

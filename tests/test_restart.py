@@ -65,6 +65,7 @@ def assert_identical(a, b):
             assert np.array_equal(getattr(ca, name), getattr(cb, name)), name
 
 
+@pytest.mark.exact
 def test_run_from_a_file_continues_it_bit_for_bit(here, capsys):
     assert main(["run", "--from", "half.h5", "--duration", "0.02", "--quiet", "--out", "continued.h5"]) == 0
     assert "continuing half.h5 from t = 0.02 s" in capsys.readouterr().out
@@ -74,12 +75,14 @@ def test_run_from_a_file_continues_it_bit_for_bit(here, capsys):
     assert len(load_run("half.h5")) == 6                  # --out elsewhere leaves the source alone
 
 
+@pytest.mark.exact
 def test_run_from_without_out_extends_the_file_itself(here, tmp_path):
     (tmp_path / "copy.h5").write_bytes((here / "half.h5").read_bytes())
     assert main(["run", "--from", str(tmp_path / "copy.h5"), "--duration", "0.02", "--quiet"]) == 0
     assert_identical(load_run("full.h5"), load_run(tmp_path / "copy.h5"))
 
 
+@pytest.mark.exact
 def test_simulation_from_trajectory_continues_bit_for_bit_and_needs_the_warm_state(here):
     from granular.runs import concatenate
 
@@ -96,6 +99,7 @@ def test_simulation_from_trajectory_continues_bit_for_bit_and_needs_the_warm_sta
     assert not np.array_equal(cold.velocities, full.velocities)
 
 
+@pytest.mark.exact
 def test_an_earlier_frame_restarts_at_its_time(here):
     half = load_run("half.h5")
     simulation = gr.Simulation.from_trajectory(half, frame=2)
@@ -121,6 +125,7 @@ def test_run_from_a_run_without_provenance_is_refused(here, capsys, tmp_path):
     assert "which scene" in capsys.readouterr().err
 
 
+@pytest.mark.exact
 def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch):
     """Friction turns the spheres: their angular velocities and orientations, which
     the frames need not record, come back from the run file's warm state."""

@@ -257,6 +257,7 @@ def _oblique(e: float):
     return world, positions, velocities, radii
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("e", [0.3, 0.9, 1.0])
 def test_oblique_impact_keeps_tangential_and_reverses_normal_velocity(e):
     world, positions, velocities, radii = _oblique(e)
@@ -501,6 +502,7 @@ def test_zero_restitution_is_maurys_scheme():
     assert len(untouched) >= 150 and all(untouched)
 
 
+@pytest.mark.exact
 def test_zero_restitution_everywhere_is_the_same_run_however_it_is_given():
     """A scalar 0, per-sphere zeros and walls carrying their own 0 give the same run, bit for bit."""
     runs = [gr.Simulation(world, DT).run(steps=120)

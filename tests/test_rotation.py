@@ -137,6 +137,7 @@ def test_ball_launched_sliding_without_spin_ends_rolling_at_five_sevenths_of_its
     assert np.all(np.diff(speed) <= 0.0)
 
 
+@pytest.mark.exact
 def test_frictionless_head_on_collision_exchanges_no_spin():
     """Two equal spinning spheres hit head on (restitution 1, no friction between
     them) in a world that rotates (a rough wall far away): they swap velocities and
@@ -236,6 +237,7 @@ def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     assert energy[-1] < 0.5 * energy[0]
 
 
+@pytest.mark.exact
 def test_orientation_turns_by_the_exact_angle_about_omega():
     """A sphere spinning at constant omega (frictionless world) for 1.234 s: its
     orientation is the rotation of angle |omega| t about omega (composition of the
@@ -279,6 +281,7 @@ def test_inertia_defaults_to_a_solid_sphere_following_the_radius_in_time():
     assert given.metric(0.0, given.q0).size == 6 and world.metric(0.0, world.q0).size == 6 // 2 * 2
 
 
+@pytest.mark.exact
 def test_frictionless_world_keeps_its_translational_state_and_constant_spin():
     """Friction 0: the metric stays (3N,) (the frictionless step is untouched), the
     angular velocities are constant and the reported kinetic energy includes them."""
@@ -335,6 +338,7 @@ def rolling_frames(steps: int = 30):
     return world, frames
 
 
+@pytest.mark.exact
 def test_trajectory_keeps_angular_velocities_and_orientations_through_a_file(tmp_path):
     world, frames = rolling_frames()
     trajectory = gr.Trajectory.from_frames(frames, world.describe(), {"dt": 1e-3})
@@ -346,6 +350,7 @@ def test_trajectory_keeps_angular_velocities_and_orientations_through_a_file(tmp
     assert np.array_equal(loaded.kinetic_energy, trajectory.kinetic_energy)
 
 
+@pytest.mark.exact
 def test_a_version_1_file_loads_with_zero_spin_and_identity_orientations(tmp_path):
     """Files written before rotation existed (format version 1: no rotational
     fields) load with omega = 0 and identity quaternions, which their spheres had;
@@ -497,6 +502,7 @@ def test_orientation_bands_are_the_body_equator_turned_and_placed_on_each_sphere
     assert np.ptp(second[:, 2]) == pytest.approx(2 * BAND_LIFT * 0.1, rel=1e-2)
 
 
+@pytest.mark.exact
 def test_a_restarted_rotational_state_is_used_and_reported():
     """`VelocityScheme.set_rotation` restarts omega (and with ``t`` the world reports
     it in its kinetic energy at that time); bad shapes are refused."""
@@ -511,6 +517,7 @@ def test_a_restarted_rotational_state_is_used_and_reported():
         simulation.scheme.set_rotation([0.0, 5.0, 0.0])
 
 
+@pytest.mark.exact
 def test_simulation_run_records_spin_of_turning_spheres_and_not_of_still_ones(tmp_path):
     """`Simulation.run` keeps the angular velocities and orientations of spheres that
     turn: the ball launched sliding (above) is recorded rolling at the end, v = r omega

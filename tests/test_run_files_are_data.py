@@ -126,6 +126,7 @@ def test_every_builtin_system_names_a_registered_adapter_and_every_legacy_string
     assert all(":" not in name and "." not in name for name in names)
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("system", builtin_systems(), ids=lambda s: s.describe()["kind"])
 def test_a_legacy_run_file_draws_the_same_shapes_as_a_new_one(tmp_path, system):
     """Files of earlier versions hold "granular.systems.<module>:<function>": they load

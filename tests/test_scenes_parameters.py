@@ -118,6 +118,7 @@ def test_scenes_name_of_an_unknown_scene_is_a_usage_error(place, capsys):
     assert "unknown scene 'nothing_here'" in error_line(capsys)
 
 
+@pytest.mark.exact
 def test_the_run_file_alone_repeats_the_run_bit_for_bit(place, capsys):
     assert main(["run", "param", "--set", "seed=7", "--set", "restitution=0.7", "--out", "runs/e.h5",
                  "--quiet"]) == 0
@@ -160,6 +161,7 @@ def test_box_pour_parameters_keep_the_demo_and_set_n_and_friction():
     assert set(box_pour.PARAMETERS) == {"n", "restitution", "friction", "seed"}
 
 
+@pytest.mark.exact
 def test_growing_spheres_summary_is_the_worlds_packing_fraction():
     growing = load_repository_scene("growing_spheres")
     world = growing.build(seed=5)

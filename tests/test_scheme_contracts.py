@@ -123,6 +123,7 @@ def test_the_bar_tip_never_passes_the_wall(bar_run):
     assert trajectory.positions[:, -1].max() > WALL_GAP - 1e-9       # it reached the wall
 
 
+@pytest.mark.exact
 def test_the_bar_conserves_the_discrete_energy_in_flight_and_never_gains_any(bar_run):
     """Propositions 3.1 and 3.3 of Dumont and Paoli (2006) with no load: the discrete
     energy is invariant before the contact and never rises at it."""
@@ -166,6 +167,7 @@ def test_a_loaded_bar_balances_momentum_in_the_metric_of_A():
 
 # -- scheme state as a value -----------------------------------------------------------------
 
+@pytest.mark.exact
 @pytest.mark.parametrize("scheme", ["velocity", "dzonou-monteiro-marques", "paoli-schatzman"])
 def test_advance_is_a_function_of_the_state(scheme):
     """Advancing the same state twice gives the same bits and leaves the scheme's
@@ -191,6 +193,7 @@ def test_a_two_step_state_carries_the_previous_position():
     assert fresh.q[0] - carried.q[0] == pytest.approx(0.5 * 1e-6 * 9.81, rel=1e-6)
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("scheme, system", [("paoli-schatzman", lambda: bouncing_ball(height=0.02)),
                                             ("newmark", lambda: Beam())])
 def test_restart_values_round_trip_and_continue_bit_for_bit(scheme, system):
@@ -219,6 +222,7 @@ def test_the_old_module_name_is_the_maury_module():
 
 # -- the beam's fast path ----------------------------------------------------------------------
 
+@pytest.mark.exact
 @pytest.mark.parametrize("penalty", [None, 1e6])
 def test_the_beam_run_takes_the_fast_path_and_records_the_stepped_frames(penalty):
     """Same frames as stepping up to round-off amplified by the impacts (measured 2e-10 m
@@ -240,11 +244,15 @@ def test_the_beam_run_takes_the_fast_path_and_records_the_stepped_frames(penalty
     assert np.abs(fast.step().positions - stepped.step().positions).max() < 1e-8
 
 
+@pytest.mark.exact
 def test_a_fast_beam_run_continued_from_its_last_frame_repeats_the_whole_run_bit_for_bit():
     """The fast path restarts its blocks at every recorded step, so a run continued from
     a recorded frame with its warm state (`Simulation._continue_from`, what
-    `Simulation.from_trajectory` does) gives the uninterrupted run's frames exactly.
-    The restart at 0.1 s falls inside the first contact period (from 0.0878 s)."""
+    `Simulation.from_trajectory` does) computes the same products in the same shapes
+    as the uninterrupted run, and adds the same step losses to the same total in the
+    same order: its frames, dissipated energy included, are the uninterrupted run's
+    bit for bit, whichever BLAS kernel computes them. The restart at 0.1 s falls
+    inside the first contact period (from 0.0878 s)."""
     dt, every = 5e-5, 250
     whole = gr.Simulation(Beam(), dt, scheme="newmark", beta=0.5).run(steps=3000, record_every=every)
     first = gr.Simulation(Beam(), dt, scheme="newmark", beta=0.5)

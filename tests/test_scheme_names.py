@@ -29,6 +29,7 @@ def test_the_scheme_has_its_name_and_the_old_one_is_not_listed():
         gr.Simulation(bouncing_ball(), 1e-3, scheme="seed-000")
 
 
+@pytest.mark.exact
 def test_the_old_scheme_name_warns_and_runs_the_same_scheme():
     with warnings.catch_warnings():
         warnings.simplefilter("error")                          # the new name does not warn

@@ -36,6 +36,7 @@ def test_impulses_satisfy_the_discrete_momentum_balance_with_M_q(scheme):
     assert seen >= 1
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("scheme", VIBRO)
 def test_a_ball_at_rest_on_the_floor_stays_exactly_at_rest(scheme):
     """No hopping: positions stay on the floor to a few ulps (Paoli-Schatzman
@@ -63,6 +64,7 @@ def test_a_plastic_impact_stops_the_ball_within_one_steps_travel(scheme):
     assert -dt * np.sqrt(2.0 * GRAVITY) <= gap[0] <= 0.0
 
 
+@pytest.mark.exact
 def test_paoli_schatzman_keeps_the_previous_position_between_its_own_steps():
     """Free flight: U^{m+1} = 2 U^m - U^{m-1} + h^2 F (1.16 with P_K = identity);
     a state it did not return restarts with (1.14), the Taylor point."""
@@ -130,6 +132,7 @@ def test_paoli_schatzman_nonlinear_projection_lands_on_the_boundary():
     assert active >= 3
 
 
+@pytest.mark.exact
 def test_dzonou_monteiro_marques_reverses_the_relative_velocity_at_a_moving_obstacle():
     """Floor z = w t moving up at w: u+ - w = -e (u- - w) (the gap's rate enters V)."""
     w, e, dt = 0.5, 0.7, 1e-3
@@ -188,6 +191,7 @@ def test_examples_reject_inconsistent_geometry():
         impact_oscillator(frequency=0.0)
 
 
+@pytest.mark.exact
 def test_drawing_adapters_place_the_bodies_where_the_coordinates_say():
     ball = bouncing_ball(height=0.5, radius=0.1)
     shapes = shapes_of(ball.describe(), np.array([0.6]))
@@ -214,6 +218,7 @@ def test_drawing_adapters_place_the_bodies_where_the_coordinates_say():
     assert normal @ (shapes.sphere_centres[0] - point) - shapes.sphere_radii[0] == pytest.approx(0.0)
 
 
+@pytest.mark.exact
 def test_a_paoli_schatzman_trajectory_round_trips_through_a_file(tmp_path):
     system = double_pendulum_wall(theta=(0.2, 0.4), omega=(2.0, 3.0))
     trajectory = gr.Simulation(system, 2e-3, scheme="paoli-schatzman").run(duration=0.3, record_every=5)

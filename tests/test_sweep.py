@@ -77,6 +77,7 @@ def read_csv(path) -> list:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.exact
 def test_product_of_values_and_seeds_gives_one_row_per_run(cluster, tmp_path):
     _, client = cluster
     scene, counter = write_scene(tmp_path / "scenes")

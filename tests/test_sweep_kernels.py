@@ -106,6 +106,7 @@ def test_compiled_sweeps_and_residuals_follow_the_local_law(seed, rolling_fricti
                        atol=1e-12 * residual.max())
 
 
+@pytest.mark.exact
 def test_every_contact_is_swept_once_in_colours_that_share_no_coordinate():
     rows, _ = thrown_crowd(0, 0.2)
     order = rows.compiled.order
@@ -150,6 +151,7 @@ def parallel_colours(cols, dummy):
     return classes
 
 
+@pytest.mark.exact
 @pytest.mark.parametrize("seed", range(4))
 def test_greedy_colours_are_the_colours_of_rounds_of_local_maxima(seed):
     """Random contact graphs (300 contacts on 120 coordinates, padded rows, the
@@ -165,6 +167,7 @@ def test_greedy_colours_are_the_colours_of_rounds_of_local_maxima(seed):
         assert np.array_equal(a, b)
 
 
+@pytest.mark.exact
 def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
     """`sweep_kernels.gather_rows` (through `contact_rows`) against the dense rows of
     ``H = [G; T; R]``: each contact's coordinates are the sorted coordinates of its

@@ -27,6 +27,7 @@ def growing_pile():
     return world, trajectory, steps
 
 
+@pytest.mark.exact
 def test_run_records_every_kth_step_and_the_last_with_their_contacts(growing_pile):
     world, trajectory, steps = growing_pile
     kept = [0] + list(range(7, 101, 7)) + [100]
@@ -47,6 +48,7 @@ def test_run_records_every_kth_step_and_the_last_with_their_contacts(growing_pil
     assert trajectory.meta["dt"] == 1e-3 and trajectory.meta["record_every"] == 7
 
 
+@pytest.mark.exact
 def test_hdf5_round_trip_is_exact(growing_pile, tmp_path):
     """Positions, velocities, radii, times, energies, contacts (every field, frame by
     frame, including empty frames), system description and meta come back identical."""
@@ -95,6 +97,7 @@ def test_corrupt_files_are_trajectory_file_errors(growing_pile, tmp_path):
         assert path.name in str(caught.value)
 
 
+@pytest.mark.exact
 def test_round_trip_keeps_mixed_frictional_and_frictionless_frames(tmp_path):
     """A sphere falls onto another that rests on a frictionless floor; sphere-sphere
     friction 0.3. Steps with only the floor contact store (m, 0) tangential
@@ -114,6 +117,7 @@ def test_round_trip_keeps_mixed_frictional_and_frictionless_frames(tmp_path):
             np.testing.assert_array_equal(getattr(back, name), getattr(original, name), err_msg=name)
 
 
+@pytest.mark.exact
 def test_round_trip_of_the_planar_rod_keeps_the_empty_first_frame(tmp_path):
     """Painleve's rod: frame 0 has no contacts, (0, 0) tangential impulses and
     (0, 3) normals; later frames (2, 1) and (2, 3). Shapes and values come back."""

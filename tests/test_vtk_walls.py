@@ -36,6 +36,7 @@ def cell_points(mesh, c):
     return np.asarray(cell.points)
 
 
+@pytest.mark.exact
 def test_the_walls_are_written_where_they_were_at_each_frame(piston_run, tmp_path):
     world, trajectory = piston_run
     export_vtk(trajectory, tmp_path, stem="p")
@@ -58,6 +59,7 @@ def test_the_walls_are_written_where_they_were_at_each_frame(piston_run, tmp_pat
     assert floor_force == pytest.approx([0.0, 0.0, -world.masses_at(0.0).sum() * 9.81], rel=1e-9)
 
 
+@pytest.mark.exact
 def test_contacts_are_marked_active_or_left_out(piston_run, tmp_path):
     _, trajectory = piston_run
     export_vtk(trajectory, tmp_path / "all", stem="p")
@@ -75,6 +77,7 @@ def test_contacts_are_marked_active_or_left_out(piston_run, tmp_path):
     assert np.array_equal(np.sort(np.asarray(only.cell_data["i"])), np.sort(np.asarray(every.cell_data["i"])[active]))
 
 
+@pytest.mark.exact
 def test_a_capped_cylinder_is_its_side_at_its_radius_and_two_caps(tmp_path):
     centre, radius, height = np.array([0.0, 0.0, 0.1]), 0.05, 0.08
     drum = Cylinder(centre, [0, 0, 1], radius, height=height, angular_velocity=3.0)
@@ -94,6 +97,7 @@ def test_a_capped_cylinder_is_its_side_at_its_radius_and_two_caps(tmp_path):
     assert force == pytest.approx([0.0, 0.0, -world.masses_at(0.0)[0] * 9.81], rel=1e-9)
 
 
+@pytest.mark.exact
 def test_the_beams_obstacles_are_exported_as_squares_at_their_planes(tmp_path):
     from granular.constraints import Contacts
     from granular.systems.beam import Beam

@@ -80,6 +80,7 @@ def free_flight(h: float, duration: float):
     return q0, u0, steps
 
 
+@pytest.mark.exact
 def test_free_flight_is_symplectic_euler_exactly():
     """u_n = u0 + n h g exactly, q_n = q0 + n h u0 + n(n+1)/2 h^2 g, to round-off;
     nothing is projected (no constraint rows at all)."""
@@ -281,6 +282,7 @@ def test_pour_of_1000_spheres_never_overlaps():
 
 # -- growing radii --------------------------------------------------------------------------------------
 
+@pytest.mark.exact
 @pytest.mark.parametrize("seed", [0, 1, 2, 6])
 def test_growing_spheres_never_overlap_and_jam_with_a_packing_fraction(seed):
     """27 spheres near the nodes of a 3x3x3 lattice in a closed cube of side L, radii
@@ -318,6 +320,7 @@ def test_growing_spheres_never_overlap_and_jam_with_a_packing_fraction(seed):
     assert f"t = {jam.t:.6g} s" in str(jam) and f"packing fraction {jam.packing_fraction:.4f}" in str(jam)
 
 
+@pytest.mark.exact
 def test_a_row_of_growing_spheres_jams_when_the_diameters_exceed_the_box():
     """Four spheres on a line between x = 0 and x = L, r(t) = r0 (1 + t): they fit
     while 8 r(t) <= L, i.e. t <= L / (8 r0) - 1 = 0.25 s. The step ending at the first
@@ -359,6 +362,7 @@ def test_the_growing_spheres_scene_ends_in_a_jamming_error_with_its_packing_frac
 
 # -- momentum balance and contact records ------------------------------------------------------------
 
+@pytest.mark.exact
 @pytest.mark.parametrize("restitution", [0.0, 0.3])
 def test_every_step_satisfies_the_discrete_momentum_balance_and_its_records_are_its_rows(restitution):
     """A pile of 48 spheres landing in a box, every step: the contact records
@@ -407,6 +411,7 @@ def test_every_step_satisfies_the_discrete_momentum_balance_and_its_records_are_
     assert active > 1000
 
 
+@pytest.mark.exact
 def test_a_step_whose_prediction_is_admissible_returns_it_bit_for_bit():
     """Two touching spheres separating, and a sphere 1e-4 m above the floor moving
     up: rows exist (the gaps are within the margin) but the prediction
@@ -426,6 +431,7 @@ def test_a_step_whose_prediction_is_admissible_returns_it_bit_for_bit():
 
 # -- the reference solver ---------------------------------------------------------------------------------
 
+@pytest.mark.exact
 def test_cvxpy_solver_gives_the_osqp_trajectory_on_a_small_pile():
     """27 spheres settling in a box, 150 steps with each solver: both solve every
     step's projection to the same tolerances, so per step the velocities may differ by

@@ -356,24 +356,30 @@ class NewmarkScheme:
             last = _run_blocks(z, tips, free, maps, ops, t_origin, first, self.dt, omega, 2 * d)
         return BlockHistory(tips, free, last)
 
-    def run_fast(self, state: TwoStepState, t_origin: float, first: int, recorded) -> tuple | None:
+    def run_fast(self, state: TwoStepState, t_origin: float, first: int, recorded,
+                 dissipated: float = 0.0) -> tuple | None:
         """Steps ``1 .. recorded[-1]`` from ``state`` (at step ``first`` after
         ``t_origin``) by blocks, the steps of the sorted ``recorded`` by `advance`.
 
         Each recorded step is recomputed from the block's state before it, and the
         blocks go on from the state it returns: a run continued from a recorded
-        frame (`Simulation.from_trajectory`) then repeats the uninterrupted run bit
-        for bit. Returns ``(records, state, violation)``: a list of ``(k, result,
+        frame (`Simulation.from_trajectory`) computes the same products in the same
+        shapes as the uninterrupted run, hence the same frames bit for bit.
+        ``dissipated`` (J) is the energy dissipated before step 1; each step's loss
+        is added to it in step order, one addition a step (`np.cumsum` is a
+        sequential sum, unlike the pairwise `np.sum`), the grouping of
+        `Simulation.step`: a continued run then carries the same total bit for bit.
+        Returns ``(records, state, violation)``: a list of ``(k, result,
         dissipated through step k)`` (J; a block step's projection loss from its
         tip alone, `_tip_losses`), the state after the last step, and the largest
         bound violation of the contact coordinate over every step (m); None if a
         step was not finite (the caller then steps, and reports where)."""
         dt, d = self.dt, self.system.dimension
         i = self.ops.index
-        records, lost, done, tips = [], 0.0, 0, []
+        records, lost, done, tips = [], float(dissipated), 0, []
         if state.previous is None:       # the start formula is not one of the affine maps
             state, result = self.advance(state, t_origin + first * dt)
-            lost, done = result.dissipated_energy, 1
+            lost, done = lost + result.dissipated_energy, 1
             records += [(1, result, lost)] if 1 in recorded else []
             tips.append(result.positions[i:i + 1])
         for k in (k for k in recorded if k > done):
@@ -383,7 +389,7 @@ class NewmarkScheme:
                 z = history.last
                 if not (np.all(np.isfinite(history.tips)) and np.all(np.isfinite(z))):
                     return None
-                lost += float(np.sum(self._tip_losses(history)))
+                lost = float(np.cumsum(np.concatenate(([lost], self._tip_losses(history))))[-1])
                 tips.append(history.tips)
                 q, q_before = z[:d].copy(), z[d:2 * d].copy()
             t = t_origin + (first + k - 1) * dt
