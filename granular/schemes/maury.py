@@ -25,6 +25,14 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    ``w = P_C u^n`` with ``C = {G_I u >= 0}`` and multipliers ``mu``, then
    ``u* = w + M^{-1} G_I^T (e mu)``, i.e. ``u* = P_C u^n - e P_N u^n`` for a common
    ``e``. Tangential components are kept, normal ones reversed and scaled by e.
+   Impacting rows of spheres that carry friction (or rolling resistance) instead
+   take Newton's law with Coulomb friction, normal and tangential impulses solved
+   together in one problem from ``u^n`` (`granular.impact`: Coulomb's law between
+   the impulse and the modified velocity ``U_N^+ + e U_N^-``, ``U_T^+ + e_t U_T^-``;
+   Jean, 1999; Acary and Brogliato, 2008): a frictionless bounce followed by the
+   frictional stage 4 would find a separating contact and apply no friction, so a
+   collision would neither rub nor spin. For one contact both laws give the same
+   normal rebound ``-e`` times the approach.
 4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
    ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
    rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
@@ -57,8 +65,10 @@ Why this discrete law (and the traps it avoids):
   coefficient.
 - Positions stay feasible: the last stage is Maury's constraint.
 
-The total multiplier is ``lambda = (1 + e) mu + lambda_K`` and the discrete momentum
-balance ``M (u^{n+1} - v) = G^T lambda`` holds.
+The total multiplier is ``lambda = (1 + e) mu + lambda_K`` (``P_N + lambda_K`` for a
+frictional impact) and the discrete momentum balance ``M (u^{n+1} - v) = G^T lambda
++ T^T lambda_T`` holds, ``lambda_T`` the impact's and Maury's friction impulses
+together (both reported in the step's `Contacts`).
 
 Rotation (`granular.world`). The scheme carries each sphere's angular velocity
 ``omega`` (N, 3) (rad/s) and orientation (N, 4) (unit quaternions), because the
@@ -66,8 +76,9 @@ state the `Simulation` hands it is ``(q, u)`` of the centres. For a world that
 `rotates` (frictional), the steps above run on the generalised velocity ``(u,
 omega)`` (6N,) in the metric ``diag(m .., J ..)``: the prediction is ``(u^n + h
 M^{-1} f, omega^n)`` (no torque but the contacts'), normal rows have no
-rotational part (restitution stages leave ``omega`` alone) and the frictional
-projection's tangential rows turn the spheres. Otherwise ``omega`` is constant.
+rotational part, and the tangential rows of the frictional impact law (stage 3)
+and of the frictional projection (stage 4) turn the spheres. Otherwise ``omega``
+is constant.
 Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
 h`` about ``omega^{n+1}`` (`granular.world.rotate_quaternions`), as ``q^{n+1} = q^n +
 h u^{n+1}``. The rotational state advances only with a step whose results are
