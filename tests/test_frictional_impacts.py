@@ -24,7 +24,7 @@ Coulomb's law between ``P_T`` and ``s^+ + et s^-``: it sticks (``s^+ = -et s^-``
 disc ``|P_T| <= mu P_N``, otherwise it slides, ``P_T = -mu P_N s^- / |s^-|``.
 
 For a sphere without spin on a plane (``et = 0``), at incidence angle theta from the
-normal (``v_t = v tan theta``... ``v_t = |v| sin theta``, ``v_n = |v| cos theta``):
+normal (``v_t = |v| sin theta``, ``v_n = |v| cos theta``):
 sticking gives ``v_t^+ = v_t - 2/7 v_t = 5/7 v_t`` and ``omega^+ r = 5/7 v_t``;
 sliding gives ``v_t^+ = v_t - mu (1 + e) v_n`` and ``omega^+ r = 5/2 mu (1 + e) v_n``;
 the sticking impulse ``2/7 m v_t`` reaches ``mu (1 + e) m v_n`` at ``tan theta =
@@ -73,9 +73,9 @@ def one_contact(normal_speed, slip, reduced_mass, mu, e, et=0.0):
 
 def plane_after(v, omega, radius, mass, mu, e, et=0.0, belt=np.zeros(3)):
     """``(v^+, omega^+)`` of a sphere hitting the plane z = 0 (normal +z) moving at
-    ``belt`` (m/s, in the plane): the sphere is ``j`` with ``n = +z`` from the plane to it,
-    its contact point ``q - r n``, its slip over the plane ``v_T - r omega x n... =
-    v_T + omega x (-r n) - belt``."""
+    ``belt`` (m/s, in the plane): the sphere is ``j`` with ``n = +z`` from the plane to
+    it, its contact point ``q - r n``, its slip over the plane the tangential part of
+    ``v + omega x (-r n) - belt``."""
     v, omega = np.asarray(v, dtype=float), np.asarray(omega, dtype=float)
     point = v + np.cross(omega, -radius * Z) - belt
     slip = point - (point @ Z) * Z
@@ -299,8 +299,8 @@ def test_tangential_restitution_reverses_a_sticking_contact_point(et):
 @pytest.mark.parametrize("tangential_speed", [0.5, 2.0])
 def test_without_rotation_a_frictional_point_sticks_or_slides(tangential_speed):
     """``rotation=False``: the slip is ``v_t`` and ``v = w = 1/m``: it sticks (``v_t^+ =
-    0``) when ``m v_t <= mu (1 + e) m v_n`` (0.5 <= 0.3 x 1.5 x 1 is false, so both slide
-    here... 0.45: 0.5 slides to 0.05, 2 to 1.55)."""
+    0``) when ``v_t <= mu (1 + e) v_n = 0.45`` m/s, else slides to ``v_t - 0.45``: 0.5
+    and 2 m/s slide, to 0.05 and 1.55 m/s."""
     mu, e, v_n = 0.3, 0.5, 1.0
     world, result = sphere_on_plane([tangential_speed, 0, -v_n], [0, 0, 0], 0.1, 1000.0, mu, e, rotation=False)
     expected = max(tangential_speed - mu * (1 + e) * v_n, 0.0)
@@ -332,8 +332,8 @@ def test_a_sphere_landing_on_a_belt_takes_its_velocity_when_it_sticks(belt):
 
 
 def test_rolling_resistance_bounds_the_impact_torque():
-    """A sphere spinning fast about x (no slip possible to stop it: v_t = -omega x
-    ... the rolling rows see the spin) lands with mu_r = 0.1: the rolling torque impulse
+    """A sphere spinning at 50 rad/s about y lands along the normal at 1 m/s with mu =
+    0.4, e = 0.5 and mu_r = 0.1: the rolling torque impulse
     ``R P_R`` is at most ``mu_r R P_N`` and, the spin being far too fast to stop, at that
     bound; the angular momentum about the contact point changes by exactly that torque
     impulse (the friction and normal impulses act at the contact point)."""
