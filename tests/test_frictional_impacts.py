@@ -424,3 +424,16 @@ def test_energy_never_rises_in_frictional_collisions_with_restitution():
         energy_before = result.kinetic_energy
     assert np.all(np.array(rises) <= np.array(allowed))
     assert energy_before < 0.9 * world.kinetic_energy(0.0, world.q0, world.u0)
+
+
+def test_an_impact_whose_sweeps_do_not_converge_bounces_without_friction(monkeypatch):
+    """Should the impact's sweeps raise `ConvergenceError`, the run goes on: the
+    impact is Moreau's frictionless one (rebound ``e v_n``, tangential velocity and
+    spin kept), not a stopped run."""
+    def stalled(*args, **kwargs):
+        raise gr.ConvergenceError("stalled", t=0.0)
+
+    monkeypatch.setattr(maury, "solve_impact", stalled)
+    world, result = sphere_on_plane([1.0, 0, -1.0], [0, 0, 0], 0.1, 1000.0, 0.3, 0.5)
+    assert result.velocities[0] == pytest.approx([1.0, 0.0, 0.5], abs=ROUNDOFF)
+    assert np.abs(result.angular_velocities[0]).max() == 0.0

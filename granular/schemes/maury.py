@@ -32,7 +32,8 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    Jean, 1999; Acary and Brogliato, 2008): a frictionless bounce followed by the
    frictional stage 4 would find a separating contact and apply no friction, so a
    collision would neither rub nor spin. For one contact both laws give the same
-   normal rebound ``-e`` times the approach.
+   normal rebound ``-e`` times the approach. Should the impact's sweeps not
+   converge, that impact is Moreau's frictionless one (the run goes on).
 4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
    ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
    rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
@@ -396,18 +397,9 @@ class VelocityScheme:
         iterations, violation = 0, 0.0
         for _ in range(_MAX_IMPACT_ROUNDS):
             rows = np.flatnonzero(impacting)
-            try:
-                if self._spheres and is_frictional(constraints, rows):
-                    answer = solve_impact(metric, constraints, rows, u, h, t=t_next)
-                    u_star, normal, friction = answer.velocities, answer.normal, answer
-                else:
-                    u_star, normal, more, worst = self._frictionless_impact(metric, constraints, rows, u, offset,
-                                                                            t_next)
-                    answer, friction = None, None
-            except JammingError as error:
-                raise self._jamming(error, t_next) from None
-            iterations += answer.iterations if answer is not None else more
-            violation = max(violation, answer.violation if answer is not None else worst)
+            u_star, normal, more, worst, friction = self._impact(metric, constraints, rows, u, offset, t_next)
+            iterations += more
+            violation = max(violation, worst)
             grown = impacting | impacts(u_star)
             if np.array_equal(grown, impacting):
                 break
@@ -415,6 +407,26 @@ class VelocityScheme:
         impulses = zero.copy()
         impulses[rows] = normal
         return u_star, impulses, ImpactReport.of(constraints.size, rows, iterations, violation, friction)
+
+    def _impact(self, metric, constraints, rows, u, offset, t_next):
+        """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
+        violation, the `granular.impact.ImpactAnswer` or None without friction)``.
+
+        Spheres with friction or rolling resistance on these rows take Newton's law
+        with Coulomb friction. Should its sweeps not converge (several coupled impacts;
+        one contact is solved in closed form), the impact is frictionless as Moreau's
+        law gives it, rather than the run stopping: friction then acts at the next
+        steps' sustained contacts only."""
+        try:
+            if self._spheres and is_frictional(constraints, rows):
+                try:
+                    answer = solve_impact(metric, constraints, rows, u, self.dt, t=t_next)
+                    return answer.velocities, answer.normal, answer.iterations, answer.violation, answer
+                except ConvergenceError:
+                    pass
+            return (*self._frictionless_impact(metric, constraints, rows, u, offset, t_next), None)
+        except JammingError as error:
+            raise self._jamming(error, t_next) from None
 
     def _frictionless_impact(self, metric, constraints, rows, u, offset, t_next):
         """Moreau's law on ``rows`` (module docstring, step 3): ``(u*, the rows' impulses
