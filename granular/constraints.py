@@ -66,6 +66,11 @@ class ConstraintSet:
         Velocity (m/s) of the other body's contact point along each row's normal: a
         wall moving along its normal, 0 for pairs. Moreau's impact law acts on the
         relative normal velocity ``G_k u - normal_offset_k``. None: every offset is 0.
+    tangential_restitution : (m,) array or None
+        Tangential coefficient of restitution ``et`` of each row, in [0, 1]: in an
+        impact (a row with ``restitution > 0``) a sticking contact point's tangential
+        velocity is reversed and scaled by ``et`` (`granular.impact`). None: every
+        ``et`` is 0.
     """
 
     gap: np.ndarray
@@ -84,6 +89,7 @@ class ConstraintSet:
     rolling_radius: np.ndarray | None = None
     tangential_offset: np.ndarray | None = None
     normal_offset: np.ndarray | None = None
+    tangential_restitution: np.ndarray | None = None
     _keys: dict = field(default_factory=dict, compare=False, repr=False, init=False)
 
     def __post_init__(self):
@@ -131,7 +137,9 @@ class ConstraintSet:
                              rolling_radius=None if self.rolling_radius is None else self.rolling_radius[rows],
                              tangential_offset=None if self.tangential_offset is None
                              else self.tangential_offset[rows],
-                             normal_offset=None if self.normal_offset is None else self.normal_offset[rows])
+                             normal_offset=None if self.normal_offset is None else self.normal_offset[rows],
+                             tangential_restitution=None if self.tangential_restitution is None
+                             else self.tangential_restitution[rows])
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":

@@ -147,10 +147,11 @@ elastic-plastic model C there). Spin about the normal is not resisted. Like (T),
 (R) does no positive work, so Proposition 1 and ``|u|_M <= |v|_M`` still hold.
 Only the sphere sweeps solve it (`granular.friction_gauss_seidel`).
 
-What the model does not include: friction during the bounce of a contact with
-restitution ``e > 0`` (the restitution stage of the velocity scheme is
-frictionless; friction acts in the final, Maury stage, i.e. on sustained
-contacts and on inelastic impacts).
+Impacts with restitution ``e > 0``: friction acts during the bounce too, in the
+restitution stage of the velocity scheme, by Newton's law with Coulomb friction
+(`granular.impact`; the impact's friction impulse is bounded by ``mu`` times its
+whole normal impulse). This module solves it, on a constraint set whose bounds
+and tangential offsets are those of the impact law.
 """
 from __future__ import annotations
 

@@ -77,6 +77,18 @@ def _restitution(value, name: str) -> float | None:
     return e
 
 
+def _tangential_restitution(value, name: str) -> float | None:
+    if value is None:
+        return None
+    try:
+        et = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} tangential_restitution must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= et <= 1.0:
+        raise InvalidInputError(f"{name} tangential_restitution must lie in [0, 1], got {et}")
+    return et
+
+
 def _check_rolling(value, name: str) -> None:
     if value is not None and not (np.isfinite(value) and value >= 0.0):
         raise InvalidInputError(f"{name} rolling_friction must be finite and >= 0, got {value}")
@@ -212,6 +224,11 @@ class Plane:
     angular_velocity : float
         Spin (rad/s) about the normal through ``point`` (right-handed): a turntable,
         or the end cap of a turning `Cylinder`. It only acts through friction.
+    tangential_restitution : float or None
+        Tangential coefficient of restitution ``et`` in [0, 1] of sphere-plane
+        impacts (`granular.impact`: a contact point that sticks in an impact leaves
+        with ``-et`` times its tangential velocity relative to the plane); ``None``
+        uses the world's.
     """
 
     point: np.ndarray
@@ -221,12 +238,15 @@ class Plane:
     rolling_friction: float | None = None
     velocity: object = None
     angular_velocity: float = 0.0
+    tangential_restitution: float | None = None
 
     def __post_init__(self):
         name = type(self).__name__
         object.__setattr__(self, "point", _vector3(self.point, f"{name} point"))
         object.__setattr__(self, "normal", _unit_vector(self.normal, f"{name} normal"))
         object.__setattr__(self, "restitution", _restitution(self.restitution, name))
+        object.__setattr__(self, "tangential_restitution",
+                           _tangential_restitution(self.tangential_restitution, name))
         _check_friction(self.friction, name)
         _check_rolling(self.rolling_friction, name)
         object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, name))
@@ -299,6 +319,8 @@ class Box:
         As for `Plane`, shared by the faces.
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation of the whole box (m/s), as for `Plane`: a shaken box.
+    tangential_restitution : float or None
+        As for `Plane`, shared by the faces.
     """
 
     lower: np.ndarray
@@ -308,6 +330,7 @@ class Box:
     friction: float | None = None
     rolling_friction: float | None = None
     velocity: object = None
+    tangential_restitution: float | None = None
 
     def __post_init__(self):
         lower = _vector3(self.lower, "Box lower")
@@ -317,6 +340,8 @@ class Box:
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
         object.__setattr__(self, "restitution", _restitution(self.restitution, "Box"))
+        object.__setattr__(self, "tangential_restitution",
+                           _tangential_restitution(self.tangential_restitution, "Box"))
         _check_friction(self.friction, "Box")
         _check_rolling(self.rolling_friction, "Box")
         translation = _translation(self.velocity, "Box")
@@ -340,10 +365,11 @@ class Box:
         for axis in range(3):
             normal = np.zeros(3)
             normal[axis] = 1.0
-            faces.append(Plane(self.lower, normal, self.restitution, self.friction, self.rolling_friction, motion))
+            faces.append(Plane(self.lower, normal, self.restitution, self.friction, self.rolling_friction, motion,
+                               tangential_restitution=self.tangential_restitution))
             if not (self.open_top and axis == 2):
                 faces.append(Plane(self.upper, -normal, self.restitution, self.friction, self.rolling_friction,
-                                   motion))
+                                   motion, tangential_restitution=self.tangential_restitution))
         return faces
 
     @property
@@ -388,7 +414,7 @@ class Cylinder:
         rotating drum. The caps turn with the side.
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation (m/s), as for `Plane`.
-    restitution, friction, rolling_friction : float or None
+    restitution, friction, rolling_friction, tangential_restitution : float or None
         As for `Plane`, shared by the side and the caps.
     """
 
@@ -402,6 +428,7 @@ class Cylinder:
     restitution: float | None = None
     friction: float | None = None
     rolling_friction: float | None = None
+    tangential_restitution: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "centre", _vector3(self.centre, "Cylinder centre"))
@@ -413,6 +440,8 @@ class Cylinder:
         object.__setattr__(self, "caps", bool(self.caps))
         object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, "Cylinder"))
         object.__setattr__(self, "restitution", _restitution(self.restitution, "Cylinder"))
+        object.__setattr__(self, "tangential_restitution",
+                           _tangential_restitution(self.tangential_restitution, "Cylinder"))
         _check_friction(self.friction, "Cylinder")
         _check_rolling(self.rolling_friction, "Cylinder")
         translation = _translation(self.velocity, "Cylinder")
@@ -434,11 +463,12 @@ class Cylinder:
         motion = self._translation if self._translation.moves else None
         half = None if self.height is None else 0.5 * self.height
         side = CylinderSide(self.centre, self.axis, self.radius, half, self.angular_velocity, motion,
-                            self.restitution, self.friction, self.rolling_friction)
+                            self.restitution, self.friction, self.rolling_friction, self.tangential_restitution)
         if half is None or not self.caps:
             return [side]
         return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, self.restitution,
-                               self.friction, self.rolling_friction, motion, sign * self.angular_velocity)
+                               self.friction, self.rolling_friction, motion, sign * self.angular_velocity,
+                               self.tangential_restitution)
                          for sign in (1.0, -1.0)]
 
     @property
@@ -482,6 +512,7 @@ class CylinderSide:
     restitution: float | None
     friction: float | None
     rolling_friction: float | None
+    tangential_restitution: float | None = None
 
     @property
     def moves(self) -> bool:

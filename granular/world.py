@@ -151,6 +151,14 @@ class SphereWorld:
         lambda_N`` (N m s) against the contact's relative rolling, ``R* = r_i r_j / (r_i
         + r_j)`` for a pair, ``r_i`` on a wall (`granular.friction`). Needs
         ``rotation=True``. ``0`` (default): none.
+    tangential_restitution : float
+        Tangential coefficient of restitution ``et`` in [0, 1] of the impacts of
+        frictional contacts (sphere-sphere, and sphere-wall for walls without their
+        own): a contact point that sticks in an impact leaves with ``-et`` times its
+        tangential velocity before it (`granular.impact`, Newton's law with Coulomb
+        friction). ``0`` (default): it leaves rolling without slip. It acts in
+        impacts only, i.e. on rows with ``restitution > 0``, and only where friction
+        acts (``mu > 0``).
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
@@ -159,7 +167,7 @@ class SphereWorld:
                  periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0,
                  initial_overlaps: str = "error", separation_speed: float | None = None,
                  angular_velocities=None, inertia=None, orientations=None, rotation: bool = True,
-                 rolling_friction: float = 0.0):
+                 rolling_friction: float = 0.0, tangential_restitution: float = 0.0):
         positions = finite_array(positions, "positions")
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
             raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
@@ -189,6 +197,7 @@ class SphereWorld:
         self.planes = [plane for wall in self.walls for plane in wall.planes()]
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
+        self.tangential_restitution = _unit_coefficient(tangential_restitution, "tangential_restitution")
         self.periodic = periodic
         if periodic is not None:
             positions = periodic.wrap(positions)
@@ -424,6 +433,10 @@ class SphereWorld:
         wnormal = (np.concatenate([part[3] for part in wall_parts]) if wall_parts else np.zeros((0, 3)))
         wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
         wall_velocity = self._wall_velocities(wall_parts, positions, radii, t_next, h)
+        tangential_restitution = None
+        if self.has_tangential_restitution:
+            wall_et = np.concatenate([part[7] for part in wall_parts]) if wall_parts else np.zeros(0)
+            tangential_restitution = np.concatenate([np.full(i.size, self.tangential_restitution), wall_et])
         normal_offset = None
         if wall_velocity is not None:   # the impact law acts on the velocity relative to the wall
             normal_offset = np.concatenate([np.zeros(i.size), np.einsum("ka,ka->k", wall_velocity, wnormal)])
@@ -456,6 +469,7 @@ class SphereWorld:
             separation_speed=self._separation_cap(radii, h),
             rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
             tangential_offset=offset, normal_offset=normal_offset,
+            tangential_restitution=tangential_restitution,
         )
 
     def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
@@ -484,30 +498,35 @@ class SphereWorld:
         normals = np.array([plane.normal for plane in planes])
         gaps = ((positions[None, :, :] - points[:, None, :]) @ normals[:, :, None])[..., 0] - radii
         k, near = np.nonzero(gaps <= margin)
-        plane_e, plane_mu, plane_mu_r = np.array([self._surface_law(plane) for plane in planes]).T
+        plane_e, plane_mu, plane_mu_r, plane_et = np.array([self._surface_law(plane) for plane in planes]).T
         e = np.where(np.isnan(plane_e[k]), self.particle_restitution[near], plane_e[k])
         return [(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
-                 plane_mu_r[k])]
+                 plane_mu_r[k], plane_et[k])]
 
-    def _surface_law(self, plane) -> tuple[float, float, float]:
-        """``(restitution, friction, rolling friction)`` of a surface's contacts: its own,
-        or the world's where it has none (restitution NaN: each sphere's own)."""
+    def _surface_law(self, plane) -> tuple[float, float, float, float]:
+        """``(restitution, friction, rolling friction, tangential restitution)`` of a
+        surface's contacts: its own, or the world's where it has none (restitution
+        NaN: each sphere's own)."""
+        et = getattr(plane, "tangential_restitution", None)
         return (np.nan if plane.restitution is None else float(plane.restitution),
                 self.friction if plane.friction is None else float(plane.friction),
-                self.rolling_friction if plane.rolling_friction is None else float(plane.rolling_friction))
+                self.rolling_friction if plane.rolling_friction is None else float(plane.rolling_friction),
+                self.tangential_restitution if et is None else float(et))
 
     def _wall_rows(self, k, plane, positions, radii, margin):
         """The rows of contact surface ``k``, ``plane`` being its still geometry at the
         end of the step (`Plane.at`): ``(spheres, k's, gaps D(t_{n+1}, q^n), normals,
-        restitution, friction, rolling friction)`` of the spheres within ``margin``."""
+        restitution, friction, rolling friction, tangential restitution)`` of the
+        spheres within ``margin``."""
         gaps, normals = plane.gaps(positions, radii)
         near = np.flatnonzero(gaps <= margin)
-        restitution, friction, rolling_friction = self._surface_law(plane)
+        restitution, friction, rolling_friction, tangential_restitution = self._surface_law(plane)
         e = self.particle_restitution[near] if np.isnan(restitution) else np.full(near.size, restitution)
         mu = np.full(near.size, friction)
         mu_r = np.full(near.size, rolling_friction)
         return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
-                np.array(normals[near], dtype=float).reshape(-1, 3), e, mu, mu_r)
+                np.array(normals[near], dtype=float).reshape(-1, 3), e, mu, mu_r,
+                np.full(near.size, tangential_restitution))
 
     def _wall_velocities(self, wall_parts, positions, radii, t_next, h) -> np.ndarray | None:
         """Velocity (w, 3) (m/s) of the wall's material at each wall row's contact point
@@ -541,6 +560,12 @@ class SphereWorld:
     def has_friction(self) -> bool:
         """Whether any contact of this world can carry friction."""
         return self.friction > 0.0 or any((p.friction or 0.0) > 0.0 for p in self.planes)
+
+    @property
+    def has_tangential_restitution(self) -> bool:
+        """Whether any contact of this world has a tangential restitution ``et > 0``."""
+        return self.tangential_restitution > 0.0 or any((getattr(p, "tangential_restitution", None) or 0.0) > 0.0
+                                                        for p in self.planes)
 
     @property
     def has_rolling_friction(self) -> bool:
@@ -635,6 +660,17 @@ class SphereWorld:
             "periodic": None if self.periodic is None else self.periodic.describe(),
             "gravity": self.gravity.tolist(),
         }
+
+
+def _unit_coefficient(value, name: str) -> float:
+    """One number in [0, 1], or `InvalidInputError` saying what was given."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be one number in [0, 1], got {value!r}") from None
+    if not 0.0 <= number <= 1.0:   # NaN fails too
+        raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
+    return number
 
 
 def _surface_name(surface) -> str:

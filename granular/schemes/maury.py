@@ -25,6 +25,15 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    ``w = P_C u^n`` with ``C = {G_I u >= 0}`` and multipliers ``mu``, then
    ``u* = w + M^{-1} G_I^T (e mu)``, i.e. ``u* = P_C u^n - e P_N u^n`` for a common
    ``e``. Tangential components are kept, normal ones reversed and scaled by e.
+   Impacting rows of spheres that carry friction (or rolling resistance) instead
+   take Newton's law with Coulomb friction, normal and tangential impulses solved
+   together in one problem from ``u^n`` (`granular.impact`: Coulomb's law between
+   the impulse and the modified velocity ``U_N^+ + e U_N^-``, ``U_T^+ + e_t U_T^-``;
+   Jean, 1999; Acary and Brogliato, 2008): a frictionless bounce followed by the
+   frictional stage 4 would find a separating contact and apply no friction, so a
+   collision would neither rub nor spin. For one contact both laws give the same
+   normal rebound ``-e`` times the approach. Should the impact's sweeps not
+   converge, that impact is Moreau's frictionless one (the run goes on).
 4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
    ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
    rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
@@ -57,8 +66,10 @@ Why this discrete law (and the traps it avoids):
   coefficient.
 - Positions stay feasible: the last stage is Maury's constraint.
 
-The total multiplier is ``lambda = (1 + e) mu + lambda_K`` and the discrete momentum
-balance ``M (u^{n+1} - v) = G^T lambda`` holds.
+The total multiplier is ``lambda = (1 + e) mu + lambda_K`` (``P_N + lambda_K`` for a
+frictional impact) and the discrete momentum balance ``M (u^{n+1} - v) = G^T lambda
++ T^T lambda_T`` holds, ``lambda_T`` the impact's and Maury's friction impulses
+together (both reported in the step's `Contacts`).
 
 Rotation (`granular.world`). The scheme carries each sphere's angular velocity
 ``omega`` (N, 3) (rad/s) and orientation (N, 4) (unit quaternions), because the
@@ -66,8 +77,9 @@ state the `Simulation` hands it is ``(q, u)`` of the centres. For a world that
 `rotates` (frictional), the steps above run on the generalised velocity ``(u,
 omega)`` (6N,) in the metric ``diag(m .., J ..)``: the prediction is ``(u^n + h
 M^{-1} f, omega^n)`` (no torque but the contacts'), normal rows have no
-rotational part (restitution stages leave ``omega`` alone) and the frictional
-projection's tangential rows turn the spheres. Otherwise ``omega`` is constant.
+rotational part, and the tangential rows of the frictional impact law (stage 3)
+and of the frictional projection (stage 4) turn the spheres. Otherwise ``omega``
+is constant.
 Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
 h`` about ``omega^{n+1}`` (`granular.world.rotate_quaternions`), as ``q^{n+1} = q^n +
 h u^{n+1}``. The rotational state advances only with a step whose results are
@@ -85,6 +97,7 @@ from scipy.sparse.csgraph import connected_components
 from ..constraints import Contacts
 from ..errors import ConvergenceError, InvalidInputError, JammingError
 from ..friction import project_frictional, tangential_jacobian
+from ..impact import is_frictional, solve_impact
 from .. import active_set
 from ..projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
@@ -298,8 +311,8 @@ class VelocityScheme:
         building = time.perf_counter() - clock
         G = constraints.jacobian
         clock = time.perf_counter()
-        u_star, restitution_impulse, stats = self._restitution_stage(metric, constraints, u, predicted - u, t_next,
-                                                                     state.previous_kick)
+        u_star, restitution_impulse, impact = self._restitution_stage(metric, constraints, u, predicted - u, t_next,
+                                                                      state.previous_kick)
         increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse,
                                                      t_next)
         restitution_impulse = restitution_impulse + absorbed
@@ -316,13 +329,16 @@ class VelocityScheme:
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         solve = time.perf_counter() - clock
+        tangential = getattr(maury, "tangential_impulses", None)
+        rolling = getattr(maury, "rolling_impulses", None)
         return dict(constraints=constraints, velocities=maury.velocities,
                     impulses=maury.impulses + restitution_impulse, maury_impulses=maury.impulses,
                     sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
-                    tangential_impulses=getattr(maury, "tangential_impulses", None),
-                    rolling_impulses=getattr(maury, "rolling_impulses", None),
-                    status=maury.status, iterations=maury.iterations + stats[0],
-                    violation=max(maury.violation, stats[1]),
+                    tangential_impulses=_total(tangential, impact.tangential),
+                    rolling_impulses=_total(rolling, impact.rolling),
+                    maury_tangential=tangential, maury_rolling=rolling,
+                    status=maury.status, iterations=maury.iterations + impact.iterations,
+                    violation=max(maury.violation, impact.violation),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
                              "assembly": building - constraints.seconds.get("neighbors", 0.0),
                              "solve": solve})
@@ -351,13 +367,17 @@ class VelocityScheme:
         return projected.velocities, absorbed
 
     def _restitution_stage(self, metric, constraints, u, increment, t_next, previous_kick=None):
-        """Moreau's impact law on the impacting rows; returns ``(u*, impulses, stats)``.
-        ``previous_kick`` is the carried `MauryState.previous_kick`."""
+        """The impact law on the impacting rows; returns ``(u*, impulses, report)``: the
+        normal impact impulses (m,) (N s) and an `ImpactReport` (solver counts and the
+        impact's friction impulses). Rows of spheres that carry friction or rolling
+        resistance take Newton's law with Coulomb friction (`granular.impact`), the
+        others Moreau's frictionless law (module docstring). ``previous_kick`` is the
+        carried `MauryState.previous_kick`."""
         h = self.dt
         G, e = constraints.jacobian, constraints.restitution
         zero = np.zeros(constraints.size)
         if constraints.size == 0 or not np.any(e > 0.0):
-            return u, zero, (0, 0.0)
+            return u, zero, ImpactReport()
         threshold = np.abs(G @ increment)
         if previous_kick is not None and previous_kick.shape == u.shape:
             threshold += abs(G) @ np.abs(previous_kick)
@@ -373,26 +393,49 @@ class VelocityScheme:
 
         impacting = impacts(u)
         if not impacting.any():
-            return u, zero, (0, 0.0)
+            return u, zero, ImpactReport()
         iterations, violation = 0, 0.0
         for _ in range(_MAX_IMPACT_ROUNDS):
             rows = np.flatnonzero(impacting)
-            G_I = G[rows]
-            try:
-                tangent = project(metric, G_I, u, offset[rows], solver=self.solver, t=t_next)
-            except JammingError as error:
-                raise self._jamming(error, t_next) from None
-            iterations += tangent.iterations
-            violation = max(violation, tangent.violation)
-            coefficients = self._dissipative_coefficients(metric, G_I, e[rows], tangent.impulses)
-            u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
+            u_star, normal, more, worst, friction = self._impact(metric, constraints, rows, u, offset, t_next)
+            iterations += more
+            violation = max(violation, worst)
             grown = impacting | impacts(u_star)
             if np.array_equal(grown, impacting):
                 break
             impacting = grown
         impulses = zero.copy()
-        impulses[rows] = (1.0 + coefficients) * tangent.impulses
-        return u_star, impulses, (iterations, violation)
+        impulses[rows] = normal
+        return u_star, impulses, ImpactReport.of(constraints.size, rows, iterations, violation, friction)
+
+    def _impact(self, metric, constraints, rows, u, offset, t_next):
+        """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
+        violation, the `granular.impact.ImpactAnswer` or None without friction)``.
+
+        Spheres with friction or rolling resistance on these rows take Newton's law
+        with Coulomb friction. Should its sweeps not converge (several coupled impacts;
+        one contact is solved in closed form), the impact is frictionless as Moreau's
+        law gives it, rather than the run stopping: friction then acts at the next
+        steps' sustained contacts only."""
+        try:
+            if self._spheres and is_frictional(constraints, rows):
+                try:
+                    answer = solve_impact(metric, constraints, rows, u, self.dt, t=t_next)
+                    return answer.velocities, answer.normal, answer.iterations, answer.violation, answer
+                except ConvergenceError:
+                    pass
+            return (*self._frictionless_impact(metric, constraints, rows, u, offset, t_next), None)
+        except JammingError as error:
+            raise self._jamming(error, t_next) from None
+
+    def _frictionless_impact(self, metric, constraints, rows, u, offset, t_next):
+        """Moreau's law on ``rows`` (module docstring, step 3): ``(u*, the rows' impulses
+        (1 + e) mu (k,), solver iterations, violation)``."""
+        G_I = constraints.jacobian[rows]
+        tangent = project(metric, G_I, u, offset[rows], solver=self.solver, t=t_next)
+        coefficients = self._dissipative_coefficients(metric, G_I, constraints.restitution[rows], tangent.impulses)
+        u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
+        return u_star, (1.0 + coefficients) * tangent.impulses, tangent.iterations, tangent.violation
 
     @staticmethod
     def _dissipative_coefficients(metric, G_I, e, mu) -> np.ndarray:
@@ -483,9 +526,10 @@ class VelocityScheme:
         velocities = outcome["velocities"]
         impulses = outcome["impulses"]
         tangential = outcome.get("tangential_impulses")
+        maury_tangential, maury_rolling = outcome.get("maury_tangential"), outcome.get("maury_rolling")
         # Maury's impulses alone start the next step's projection: a row that bounced
         # separates at the next step, and its impact impulse would only mislead it.
-        carried = self._remembered(constraints, outcome["maury_impulses"], tangential, state)
+        carried = self._remembered(constraints, outcome["maury_impulses"], maury_tangential, state)
         contact_change = constraints.jacobian.T @ impulses
         sustained = outcome["sustained"]
         # Without impacts the sustained impulses are all of them (one product saved).
@@ -493,11 +537,11 @@ class VelocityScheme:
                             else constraints.jacobian.T @ sustained)
         rolling = outcome.get("rolling_impulses")
         if tangential is not None:
-            friction_change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1) \
-                if tangential.shape[1] and constraints.tangents is not None else 0.0
-            if rolling is not None:
-                friction_change = friction_change + constraints.rolling.T @ rolling.reshape(-1)
+            friction_change = _friction_change(constraints, tangential, rolling)
             contact_change = contact_change + friction_change
+            # An impact's friction is no sustained force: it does not raise the threshold.
+            if maury_tangential is not tangential or maury_rolling is not rolling:
+                friction_change = _friction_change(constraints, maury_tangential, maury_rolling)
             sustained_change = sustained_change + friction_change
         # Only sustained contacts (Maury stage, not an impact) raise the next bounce
         # threshold: a sphere struck by an impact must be able to bounce at the next step.
@@ -533,3 +577,51 @@ class VelocityScheme:
         if finite and self._rotating:
             self.system.note_rotation(t_next, self.dt, omega)
         return omega.copy(), orientations.copy()
+
+
+@dataclass(frozen=True)
+class ImpactReport:
+    """What the restitution stage reports besides ``u*`` and its normal impulses.
+
+    iterations : solver iterations; violation : (m/s) of the impact law's normal part;
+    tangential : (m, s) the impact's friction impulses (N s), or None without friction;
+    rolling : (m, 2) its rolling impulses (N s; torque ``R* P_R``), or None.
+    """
+
+    iterations: int = 0
+    violation: float = 0.0
+    tangential: np.ndarray | None = None
+    rolling: np.ndarray | None = None
+
+    @staticmethod
+    def of(m: int, rows: np.ndarray, iterations: int, violation: float, answer=None) -> "ImpactReport":
+        """The report of an impact on ``rows`` of ``m``, with the friction of a
+        `granular.impact.ImpactAnswer` scattered to all rows (or none)."""
+        if answer is None:
+            return ImpactReport(iterations, violation)
+        tangential = np.zeros((m, answer.tangential.shape[1]))
+        tangential[rows] = answer.tangential
+        rolling = None
+        if answer.rolling is not None:
+            rolling = np.zeros((m, 2))
+            rolling[rows] = answer.rolling
+        return ImpactReport(iterations, violation, tangential, rolling)
+
+
+def _total(maury, impact):
+    """Maury's impulses plus the impact's (either may be None)."""
+    if impact is None:
+        return maury
+    return impact if maury is None else maury + impact
+
+
+def _friction_change(constraints, tangential, rolling):
+    """``T^T l_T + R^T l_R`` (d,) (N s), the generalised impulse of friction and rolling
+    (0 for ``tangential`` None)."""
+    if tangential is None:
+        return 0.0
+    change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1) \
+        if tangential.shape[1] and constraints.tangents is not None else 0.0
+    if rolling is not None:
+        change = change + constraints.rolling.T @ rolling.reshape(-1)
+    return change
