@@ -76,7 +76,7 @@ RHO = 1e-8
 #: 1,700 rows, 400-700 rows flipped a round and no convergence in 50 rounds); a
 #: strongly regularised problem is well conditioned and settles its active set in
 #: a few rounds, which the weaker levels then refine.
-CONTINUATION = (1e-2, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
+CONTINUATION = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
 #: Rounds without a new fewest count of wrong rows after which a level gives up
 #: (`_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
 #: contacts leave eigenvalues of ``D^{-1} W_AA`` far below 1e-6) the weakly
@@ -84,7 +84,7 @@ CONTINUATION = (1e-2, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
 #: flips a few rows far from their answer and the exchange rule's single flips
 #: wander for hundreds of rounds; the continuation, whose strongly regularised
 #: levels settle such sets in a few rounds, is then the faster route.
-STALL_ROUNDS = 30
+STALL_ROUNDS = 15
 #: Intermediate levels the continuation may insert between an answered level and
 #: one that gives up (`_continuation`).
 MAX_BISECTIONS = 4
