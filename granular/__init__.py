@@ -12,7 +12,8 @@ Heavy optional parts (cvxpy, pyvista, matplotlib) are imported where used.
 """
 from .constraints import ConstraintSet, Contacts
 from .errors import (ConvergenceError, GranularError, InvalidInputError, JammingError,
-                     MassMatrixError, NonFiniteError, OverlapError, RadiusError, SolverError, TrajectoryFileError)
+                     MassMatrixError, NonFiniteError, OverlapError, RadiusError, SolverError, SolverToleranceWarning,
+                     TrajectoryFileError)
 from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
@@ -27,6 +28,6 @@ __version__ = "0.1.0"
 __all__ = [
     "Beam", "Box", "Constraint", "Cylinder", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
-    "Simulation", "SolverError", "SolverStats", "SphereWorld", "StepResult", "Trajectory",
+    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]

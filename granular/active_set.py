@@ -88,9 +88,6 @@ STALL_ROUNDS = 15
 #: Intermediate levels the continuation may insert between an answered level and
 #: one that gives up (`_continuation`).
 MAX_BISECTIONS = 4
-#: Slack aimed at on the pushing rows by the levels of the continuation, as a
-#: fraction of the caller's complementarity tolerance (`solve`).
-CONTINUATION_TARGET = 0.5
 #: Active-set rounds before giving up (the caller then uses OSQP). Rounds are cheap
 #: next to the fallback: on a frictionless 1,000-sphere pour with restitution
 #: (`benchmarks/rotation_speed.py --seed 3`, step 282, 3,402 rows) the plain level
@@ -516,7 +513,7 @@ class BorderedFactor:
 
 
 def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, feasibility: float,
-          workspace: Workspace | None = None, complementarity: float = 0.0) -> np.ndarray | None:
+          workspace: Workspace | None = None) -> np.ndarray | None:
     """Impulses ``l`` (m,) of the multiplier problem, or None.
 
     rows_data : the rows of the projection (`ContactRows`);
@@ -524,20 +521,13 @@ def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, 
     warm : (m,) previous impulses of the persisting rows, 0 for new ones;
     accurate : callable ``(l, s) -> bool``, the caller's KKT test at its tolerances;
     feasibility : the caller's feasibility tolerance (velocity units); linear
-    solves aim at a tenth of it;
-    complementarity : the caller's complementarity tolerance (velocity units).
+    solves aim at a tenth of it.
 
     The plain proximal problem (`RHO`) is solved first, from the previous impulses,
     and the `CONTINUATION` is the retry. Each level of the retry is offered to
-    ``accurate`` and the first accepted answer is returned. Those levels aim the
-    pushing rows at the slack ``tau = CONTINUATION_TARGET * complementarity``
-    instead of 0: a level's answer has the slack ``tau - rho D (l - l_ref)`` on
-    them, so it passes the acceptance test (``s >= -feasibility``, ``min(D l, s)
-    <= complementarity``) as soon as its proximal error ``rho D |l - l_ref|`` is
-    below ``tau``, where aiming at 0 would count every such error against the
-    feasibility tolerance, a thousand times tighter. The retry thus stops at the
-    weakest regularisation that is accurate enough, before the nearly singular
-    levels whose exchanges stall (`STALL_ROUNDS`).
+    ``accurate`` and the first accepted answer is returned, so the retry stops at
+    the strongest regularisation that is accurate enough, before the nearly
+    singular levels whose exchanges stall (`STALL_ROUNDS`).
     """
     start = time.perf_counter()
     workspace = workspace if workspace is not None else Workspace()
@@ -550,19 +540,17 @@ def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, 
         answer = _continuation(rows_data, keys, impulses, (RHO,), accurate, feasibility, workspace, stats, first)
         if answer is None:
             answer = _continuation(rows_data, keys, impulses, CONTINUATION, accurate, feasibility, workspace,
-                                   stats, target=CONTINUATION_TARGET * complementarity)
+                                   stats)
         return answer
     finally:
         stats.seconds = time.perf_counter() - start
 
 
-def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats, active=None,
-                  target=0.0):
+def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats, active=None):
     """The levels of ``schedule`` in turn, each started from the previous answer and
     offered to ``accurate``; the first accepted answer is returned (the last level
     makes proximal updates until it is accepted). The first active set is ``active``
-    (m,) bool when given, else the support of ``impulses``; the pushing rows aim at
-    the slack ``target`` (velocity units, `solve`). A level that gives up after an
+    (m,) bool when given, else the support of ``impulses``. A level that gives up after an
     answered one is approached again through the geometric mean of the two
     regularisations (at most `MAX_BISECTIONS` times): the smaller the step in
     ``rho``, the closer the previous answer is to the next one and the fewer rows
@@ -576,7 +564,7 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     while levels:
         rho = levels.pop(0)
         outcome = _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
-                          reference, target, proximal_updates=not levels)
+                          reference, proximal_updates=not levels)
         if outcome is None:
             if answered is None or bisections == MAX_BISECTIONS:
                 return None
@@ -654,9 +642,9 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
 
 
 def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
-            target=0.0, proximal_updates=True):
-    """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``,
-    the pushing rows aiming at the slack ``target``: ``(impulses, active, accepted)``
+            proximal_updates=True):
+    """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``:
+    ``(impulses, active, accepted)``
     once no row is wrong, ``accepted`` by ``accurate``; with ``proximal_updates``
     an answer not accepted is refined by proximal updates until it is. None if that
     does not happen in `MAX_ROUNDS`, or when the count of wrong rows has reached no
@@ -667,7 +655,7 @@ def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, works
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
         rows = np.flatnonzero(active)
-        right = target - rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
+        right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
         values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility,
                               workspace, stats)
         impulses = np.zeros(rows_data.size)

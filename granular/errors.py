@@ -87,7 +87,34 @@ class JammingError(SolverError):
 
 
 class ConvergenceError(SolverError):
-    """An iteration of a scheme (fixed point, successive linearisation) did not converge."""
+    """An iteration of a scheme (fixed point, successive linearisation) did not converge.
+
+    Attributes (beyond `SolverError`'s)
+    ----------
+    best : array or None
+        The best iterate found (for the Coulomb sweeps: the impulses (m, 3 or 5), N s),
+        which a caller that does not stop on a missed tolerance keeps.
+    residual : float or None
+        Its largest residual (m/s for the Coulomb law).
+    tolerance : float or None
+        The tolerance that residual missed, at the same contact (m/s).
+    where : str or None
+        Which contact (or unknown) holds that residual.
+    """
+
+    def __init__(self, message: str, t: float | None = None, status: str | None = None, best=None,
+                 residual: float | None = None, tolerance: float | None = None, where: str | None = None):
+        super().__init__(message, t=t, status=status)
+        self.best = best
+        self.residual = residual
+        self.tolerance = tolerance
+        self.where = where
+
+
+class SolverToleranceWarning(UserWarning):
+    """A step kept its contact solver's best answer although it missed the tolerance
+    (the default; ``strict=True`` raises `ConvergenceError` instead). The step's
+    `SolverStats` record the residual and the tolerance."""
 
 
 class NonFiniteError(SolverError):

@@ -161,7 +161,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import InvalidInputError, SolverError
+from .errors import ConvergenceError, InvalidInputError, SolverError
 from . import friction_gauss_seidel as gauss_seidel
 from . import working_set
 from .conic import conic_fixed_point
@@ -198,6 +198,12 @@ class FrictionalProjection:
     seconds : wall time (s).
     rolling_impulses : (m, 2) rolling impulses ``l_R`` (N s; torque ``R* l_R``, N m s),
         or None without rolling resistance.
+    residual : the largest distance of a contact's velocity from its local law
+        (m/s; the sphere sweeps' natural residual), 0 where not measured.
+    missed : None when the law holds to its tolerance; otherwise the
+        `ConvergenceError` whose best answer this is (its ``residual``,
+        ``tolerance`` and ``where`` say by how much and where), kept because the
+        projection was not ``strict``.
     """
 
     velocities: np.ndarray
@@ -208,6 +214,8 @@ class FrictionalProjection:
     violation: float
     seconds: float
     rolling_impulses: np.ndarray | None = None
+    residual: float = 0.0
+    missed: ConvergenceError | None = None
 
 
 # -- input --------------------------------------------------------------------------------
@@ -259,7 +267,7 @@ def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
 
 def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                        warm_start: np.ndarray | None = None, t: float | None = None,
-                       warm_tangential: np.ndarray | None = None) -> FrictionalProjection:
+                       warm_tangential: np.ndarray | None = None, strict: bool = True) -> FrictionalProjection:
     """The Coulomb-Maury law (module docstring) for the prediction ``predicted`` (d,).
 
     ``constraints`` is the step's `ConstraintSet` (gaps ``D`` at ``t_{n+1}``, rows at
@@ -274,6 +282,8 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
 
     Raises `JammingError` (no admissible velocity), `ConvergenceError` (3D fixed
     point or sweeps), `SolverError` (an answer that breaks (N) beyond tolerance).
+    With ``strict=False`` sweeps that miss their tolerance do not raise: their
+    best answer is returned with the error in ``missed`` (`FrictionalProjection`).
     """
     start = time.perf_counter()
     mu, T, s = check_friction(constraints)
@@ -298,7 +308,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
     sweep_rows = gauss_seidel.contact_rows(metric, G, T, mu, lower, R, mu_r, offset) if s == 2 else None
     if sweep_rows is not None:   # a diagonal metric and sphere blocks: the sweeps apply
         return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                                  feasibility, t, start, sweep_rows, R)
+                                  feasibility, t, start, sweep_rows, R, strict)
     if R is not None:
         raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
                                 "sphere contact blocks, granular.friction_gauss_seidel)")
@@ -350,7 +360,7 @@ def rolling_rows(constraints) -> tuple:
 
 
 def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                       feasibility, t, start, sweep_rows, R=None) -> FrictionalProjection:
+                       feasibility, t, start, sweep_rows, R=None, strict=True) -> FrictionalProjection:
     """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
 
     Working set as in `project_frictional`: rows the prediction violates, rows
@@ -358,7 +368,8 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
     velocity scale first; rows the answer violates by more than the law's
     tolerance join and the set is solved again from its answer. Returns impulses
     that satisfy (N)-(T) at every contact to ``FRICTION_SWEEP_TOLERANCE * scale``
-    (m/s), or raises `ConvergenceError` naming the worst contact.
+    (m/s), or raises `ConvergenceError` naming the worst contact; with ``strict``
+    False, the sweeps' best answer instead, with that error in ``missed``.
     """
     G, m = constraints.jacobian, constraints.size
     tolerance = sweep_tolerance(scale, lower, warm, c)
@@ -369,14 +380,20 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         warm_tangential = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
         impulses[:, 1:1 + warm_tangential.shape[1]] = warm_tangential
     working = (warm > 0.0) | (c < NEAR_CONTACT * scale)   # scale >= 0: the violated rows (c < 0) too
-    sweeps = 0
+    sweeps, residual, missed = 0, 0.0, None
 
     def solve(rows):
-        nonlocal sweeps, impulses
+        nonlocal sweeps, impulses, residual, missed
         sub = sweep_rows.subset(rows)
-        solved, more, _ = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width], tolerance[rows],
-                                             FRICTION_SWEEPS,
-                                             t=t, names=lambda k: _contact_name(constraints, rows[k]))
+        try:
+            solved, more, residual = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width],
+                                                        tolerance[rows], FRICTION_SWEEPS, t=t,
+                                                        names=lambda k: _contact_name(constraints, rows[k]))
+            missed = None
+        except ConvergenceError as error:
+            if strict or error.best is None:
+                raise
+            solved, more, residual, missed = error.best, FRICTION_SWEEPS, error.residual, error
         sweeps += more
         impulses = np.zeros((m, width))
         impulses[rows, :sub.width] = solved
@@ -389,13 +406,17 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
     (velocities, slack), _ = working_set.grow(working, solve, lambda answer: answer[1] < -tolerance,
                                               _MAX_GENERATION_ROUNDS, full_last=True)
     violation = float(max((-slack).max(initial=0.0), 0.0))
-    if np.any(-slack > np.maximum(feasibility, tolerance)) or not np.all(np.isfinite(velocities)):
+    # A kept best answer was already found short of its law; its normal rows miss by
+    # as much, which the residual it carries reports.
+    violated = np.any(-slack > np.maximum(feasibility, tolerance)) and missed is None
+    if violated or not np.all(np.isfinite(velocities)):
         when = "" if t is None else f" at t = {t:.6g} s"
         raise SolverError(f"the Gauss-Seidel answer left a constraint violated by {violation:.3g} "
                           f"(velocity units){when}", t=t, status="gauss_seidel")
-    return FrictionalProjection(velocities, impulses[:, 0].copy(), impulses[:, 1:3].copy(), "gauss_seidel",
-                                sweeps, violation, time.perf_counter() - start,
-                                None if R is None else impulses[:, 3:].copy())
+    return FrictionalProjection(velocities, impulses[:, 0].copy(), impulses[:, 1:3].copy(),
+                                "gauss_seidel" if missed is None else "inaccurate", sweeps, violation,
+                                time.perf_counter() - start, None if R is None else impulses[:, 3:].copy(),
+                                residual, missed)
 
 
 def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -312,7 +312,8 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     ``predicted`` (d,) the velocity ``v``, ``start`` (m, 3) the initial impulses
     (a warm start; projected onto the cones first). Returns ``(r (m, 3), sweeps,
     residual)``. Raises `ConvergenceError` after ``max_sweeps``, naming the time,
-    the worst contact (``names(k)`` describes it) and its residual.
+    the worst contact (``names(k)`` describes it) and its residual, and carrying
+    the measured iterate nearest its law (``best``) for a caller that goes on.
 
     Drift extrapolation: when the residual stalls and successive sweeps change the
     impulses by the same ``delta``, the sweeps are walking along a direction in
@@ -339,6 +340,7 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     kernels = rows.compiled
     scale = kernels.visit_scale(tolerance)
     history, previous, newton_at, newton_wait = [], None, 0, _first_newton_wait(m)
+    best_ratio, best = np.inf, None   # the measured iterate nearest its law, kept if none is accepted
     estimate, calibration = None, 1.0   # the residual's estimate (below)
     for sweep in range(max_sweeps + 1):
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
@@ -353,6 +355,8 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
             if measured:
                 residual = _residual(rows, u, r)
                 history[-1] = (residual / tolerance).max(initial=0.0)   # in units of each tolerance
+                if history[-1] < best_ratio:
+                    best_ratio, best = history[-1], r.copy()
                 if estimate is not None and estimate > 0.0:
                     calibration = history[-1] / estimate
                 if _accepts(history):
@@ -387,13 +391,21 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
         previous = delta
+    if best is not None and best_ratio < (_residual(rows, u, r) / tolerance).max(initial=0.0):
+        r = best
+        u = np.append(predicted, 0.0)
+        _add_impulses(rows, u, r)
     residual = _residual(rows, u, r)
     worst = int(np.argmax(residual / tolerance))
+    if residual[worst] <= tolerance[worst]:
+        # Short of the target but within the tolerance: what a stall would accept.
+        return r, max_sweeps, float(residual.max(initial=0.0))
     when = "" if t is None else f" at t = {t:.6g} s"
     which = f"contact {worst}" if names is None else names(worst)
     raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps{when}: "
                            f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
-                           f"{tolerance[worst]:.3g} m/s)", t=t, status="gauss_seidel")
+                           f"{tolerance[worst]:.3g} m/s)", t=t, status="gauss_seidel", best=r,
+                           residual=float(residual[worst]), tolerance=float(tolerance[worst]), where=which)
 
 
 #: The sweeps aim at this fraction of the tolerance and accept the tolerance only

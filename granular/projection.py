@@ -239,7 +239,7 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
     def accurate(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
-    impulses = active_set.solve(rows, keys, warm, accurate, feasibility, workspace, complementarity)
+    impulses = active_set.solve(rows, keys, warm, accurate, feasibility, workspace)
     if impulses is None:
         return None
     velocities = predicted + metric.solve(jacobian.T @ impulses)

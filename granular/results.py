@@ -16,12 +16,19 @@ class SolverStats:
     iterations : backend iterations summed over the step's projections.
     violation : largest constraint violation left, velocity units.
     seconds : dict of wall times (s): "neighbors", "assembly", "solve", "total".
+    residual : the Coulomb law's largest residual over the step's contacts (m/s;
+        measured by the sphere sweeps, 0 elsewhere).
+    missed : 0 when every contact law held to its tolerance; otherwise the ratio of
+        the residual to the tolerance at the worst contact of a best answer the step
+        kept instead of stopping (see the schemes' ``strict``).
     """
 
     status: str = "unconstrained"
     iterations: int = 0
     violation: float = 0.0
     seconds: dict = field(default_factory=dict)
+    residual: float = 0.0
+    missed: float = 0.0
 
 
 @dataclass(frozen=True)

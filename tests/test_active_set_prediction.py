@@ -17,10 +17,10 @@ def _settling_pile_projection(monkeypatch):
     calls = []
     original = active_set.solve
 
-    def recording(rows_data, keys, warm, accurate, feasibility, workspace=None, complementarity=0.0):
+    def recording(rows_data, keys, warm, accurate, feasibility, workspace=None):
         if rows_data.size > active_set.DENSE_ROWS:
             calls.append((rows_data, keys, warm.copy(), accurate, feasibility))
-        return original(rows_data, keys, warm, accurate, feasibility, workspace, complementarity)
+        return original(rows_data, keys, warm, accurate, feasibility, workspace)
 
     monkeypatch.setattr(active_set, "solve", recording)
     n, spacing = 6, 0.021

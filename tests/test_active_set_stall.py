@@ -5,8 +5,8 @@ step 196 of 1 ms, 14,925 rows; `benchmarks/stress.py`).
 On such a pile the weakly regularised block ``W_AA + rho D_A`` (rho = 1e-8) is
 nearly singular, its solutions swing along soft directions and the exchange rule
 wanders; the continuation's strongly regularised levels settle the set in a few
-rounds and their answer passes the acceptance test, so the step needs neither
-the jam check nor the OSQP fallback."""
+rounds, each level is offered to the acceptance test, and the answer needs
+neither the jam check nor the OSQP fallback."""
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +26,14 @@ def stalled_pile():
     return rows, data["keys"], data["warm"], float(data["feasibility"]), float(data["complementarity"])
 
 
-def test_the_exchanges_stall_without_the_continuations_levels_and_target(monkeypatch):
+def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels(monkeypatch):
     """The weakly regularised level alone, retried through the former continuation
     (1e-2, 1e-4, 1e-6, 1e-8, the last level alone offered to the acceptance test)
-    and with no stall rule, runs out of rounds: the case the continuation is for."""
+    and with no stall rule, runs out of rounds: the case the stall rule and the
+    continuation's levels are for."""
     rows, keys, warm, feasibility, complementarity = stalled_pile()
     monkeypatch.setattr(active_set, "STALL_ROUNDS", active_set.MAX_ROUNDS)
     monkeypatch.setattr(active_set, "CONTINUATION", (1e-2, 1e-4, 1e-6, active_set.RHO))
-    monkeypatch.setattr(active_set, "CONTINUATION_TARGET", 0.0)
     monkeypatch.setattr(active_set, "MAX_BISECTIONS", 0)
     original = active_set._rounds
 
@@ -48,7 +48,7 @@ def test_the_exchanges_stall_without_the_continuations_levels_and_target(monkeyp
     def accepted(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
-    assert active_set.solve(rows, keys, warm, accepted, feasibility, None, complementarity) is None
+    assert active_set.solve(rows, keys, warm, accepted, feasibility) is None
 
 
 def test_the_continuation_answers_the_captured_pile_to_the_acceptance_tolerances():
@@ -58,7 +58,7 @@ def test_the_continuation_answers_the_captured_pile_to_the_acceptance_tolerances
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
     workspace = active_set.Workspace()
-    impulses = active_set.solve(rows, keys, warm, accepted, feasibility, workspace, complementarity)
+    impulses = active_set.solve(rows, keys, warm, accepted, feasibility, workspace)
     assert impulses is not None
     # the KKT conditions, recomputed from the rows: l >= 0, s >= -feasibility and
     # the natural residual within the complementarity tolerance (velocity units)

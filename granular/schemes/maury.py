@@ -88,6 +88,7 @@ finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -95,7 +96,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..constraints import Contacts
-from ..errors import ConvergenceError, InvalidInputError, JammingError
+from ..errors import ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning
 from ..friction import project_frictional, tangential_jacobian
 from ..impact import is_frictional, solve_impact
 from .. import active_set
@@ -150,6 +151,14 @@ class MauryState:
         return replace(self, **known)
 
 
+def _missed_ratio(missed) -> float:
+    """How far a kept best answer missed its tolerance (residual / tolerance at the worst
+    contact), 0 when the law held."""
+    if missed is None or not missed.tolerance:
+        return 0.0
+    return float(missed.residual / missed.tolerance)
+
+
 class VelocityScheme:
     """The default scheme: velocity projection with restitution (module docstring).
 
@@ -170,13 +179,18 @@ class VelocityScheme:
         Keep each bounced row's rebound ``G_k u*`` in Maury's stage (default, module
         docstring); ``False`` lets the force act on top of it (for comparison only:
         it loses ``h |G_k M^{-1} f|`` of rebound speed a bounce).
+    strict : bool
+        A Coulomb solve that misses its tolerance raises `ConvergenceError` (the step
+        fails, the simulation keeps its last state). By default (False) the step keeps
+        the solver's best answer, records its residual in `SolverStats` (``residual``,
+        ``missed``) and warns once per scheme (`SolverToleranceWarning`).
     """
 
     name = "velocity"
 
     def __init__(self, system, dt: float, solver: str = "osqp", force_update: str = "explicit",
                  fixed_point_tolerance: float = 1e-10, fixed_point_iterations: int = 50,
-                 warm_start: bool = True, absorb_force_at_impact: bool = True):
+                 warm_start: bool = True, absorb_force_at_impact: bool = True, strict: bool = False):
         refuse_unless_supported(self.name, system, dt)
         if force_update not in ("explicit", "implicit"):
             raise InvalidInputError(f"force_update must be 'explicit' or 'implicit', got {force_update!r}")
@@ -188,6 +202,8 @@ class VelocityScheme:
         self.fixed_point_iterations = fixed_point_iterations
         self.warm_start = warm_start
         self.absorb_force_at_impact = absorb_force_at_impact
+        self.strict = bool(strict)
+        self._warned_missed = False   # one SolverToleranceWarning per scheme, i.e. per run
         # What the system offers, decided once (granular.protocols): spheres found by
         # a neighbour search carry radii, speeds and a rotational state.
         self._spheres = searches_neighbours(system)
@@ -320,7 +336,9 @@ class VelocityScheme:
         try:
             if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.friction
                 maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
-                                           t=t_next, warm_tangential=self._warm_tangential(constraints, state))
+                                           t=t_next, warm_tangential=self._warm_tangential(constraints, state),
+                                           strict=self.strict)
+                self._warn_if_missed(maury.missed)
             else:
                 maury = project(metric, G, u_star + increment, constraints.lower(h),
                                 solver=self.solver, warm_start=warm, t=t_next,
@@ -339,9 +357,21 @@ class VelocityScheme:
                     maury_tangential=tangential, maury_rolling=rolling,
                     status=maury.status, iterations=maury.iterations + impact.iterations,
                     violation=max(maury.violation, impact.violation),
+                    residual=getattr(maury, "residual", 0.0),
+                    missed=_missed_ratio(getattr(maury, "missed", None)),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
                              "assembly": building - constraints.seconds.get("neighbors", 0.0),
                              "solve": solve})
+
+    def _warn_if_missed(self, missed) -> None:
+        """Warn once per scheme that a step kept a best answer short of its tolerance."""
+        if missed is None or self._warned_missed:
+            return
+        self._warned_missed = True
+        warnings.warn(SolverToleranceWarning(
+            f"{missed}; the step keeps that best answer and records its residual in StepResult.solver "
+            "(residual, missed), and so do later steps without a further warning; pass strict=True "
+            "(granular run --strict) to stop instead"), stacklevel=2)
 
     def _force_increment(self, metric, constraints, increment, restitution_impulse, t_next):
         """The force's velocity increment ``h M^{-1} f`` (d,) that Maury's stage adds to
@@ -554,7 +584,8 @@ class VelocityScheme:
         radii = system.radii_at(t_next) if self._spheres else None
         result = make_result(system, t_next, q_next, velocities, predicted,
                              Contacts.from_constraints(constraints, impulses, tangential, torque), dissipated,
-                             SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing),
+                             SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing,
+                                         outcome["residual"], outcome["missed"]),
                              rotation, radii)
         omega, orientations = state.omega, state.orientations
         if rotation is not None and np.all(np.isfinite(rotation[0])) and np.all(np.isfinite(rotation[1])):
