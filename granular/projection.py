@@ -51,7 +51,7 @@ from .interior_point import interior_point
 from .kkt import accurate, kkt_holds
 from .metric import DiagonalMetric
 from .backends import get_backend
-from .errors import GranularError, JammingError, NonFiniteError, SolverError
+from .errors import ConvergenceError, GranularError, JammingError, NonFiniteError, SolverError
 from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 
@@ -82,6 +82,10 @@ class Projection:
     iterations : backend iterations.
     violation : ``max_k (b_k - G_k u)``, clipped at 0 (velocity units).
     seconds : wall time of the solve.
+    missed : None for an answer that passed the KKT test; otherwise the
+        `ConvergenceError` (``residual``: the violation, ``tolerance``: the
+        feasibility tolerance, velocity units) of the best answer a projection that
+        was not ``strict`` kept.
     """
 
     velocities: np.ndarray
@@ -90,12 +94,14 @@ class Projection:
     iterations: int
     violation: float
     seconds: float
+    missed: ConvergenceError | None = None
 
 
 def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.ndarray,
             solver: str = "osqp", warm_start: np.ndarray | None = None,
             t: float | None = None, keys: np.ndarray | None = None,
-            workspace: active_set.Workspace | None = None, speed_limit: float | None = None) -> Projection:
+            workspace: active_set.Workspace | None = None, speed_limit: float | None = None,
+            strict: bool = True) -> Projection:
     """Project ``predicted`` onto ``{u : G u >= lower}`` in the metric ``M``.
 
     ``keys`` (m,) identify the rows across steps and ``workspace`` carries the
@@ -124,6 +130,8 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
         fails and a linear program (HiGHS) certifies that the set is empty.
     SolverError
         The backend did not reach tolerance; ``t`` (s) is quoted in the message.
+        With ``strict=False`` the best answer found is returned instead
+        (`_best_effort`), with the error in ``missed`` (`Projection`).
     """
     start = time.perf_counter()
     m = lower.size
@@ -169,9 +177,48 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
         # (with OSQP's answer, the rows it left violated lead the search).
         if solver != "osqp":
             _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit, when, t)
-        raise error
+        if strict:
+            raise error
+        return _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, error,
+                            start)
     return Projection(velocities, impulses, status, iterations, violation,
                       time.perf_counter() - start)
+
+
+#: Looser tolerances, as multiples of the KKT test's, at which a projection that is
+#: not strict accepts the interior point's answer when every route missed the test.
+BEST_EFFORT_MARGINS = (10.0, 1e3, 1e5)
+
+
+def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, error,
+                 start) -> Projection:
+    """The answer kept by a projection that is not strict when every route missed the
+    KKT test: the interior point's at the first of `BEST_EFFORT_MARGINS` times the
+    tolerances it meets, else the backend's on all rows, its impulses clipped at 0.
+    ``error`` (the `SolverError` that a strict projection raises) is re-raised if
+    neither gives a finite answer."""
+    problem = ProjectionProblem(metric, jacobian, predicted, lower)
+    c = jacobian @ predicted - lower
+    impulses, iterations = None, 0
+    for margin in BEST_EFFORT_MARGINS:
+        try:
+            impulses = interior_point(problem.delassus(), c, margin * feasibility, margin * complementarity)
+            break
+        except SolverError:
+            continue
+    if impulses is None:
+        result = get_backend(solver).solve(problem, warm if np.any(warm > 0.0) else None)
+        impulses, iterations = np.maximum(np.nan_to_num(result.impulses), 0.0), result.iterations
+    velocities = predicted + metric.solve(jacobian.T @ impulses)
+    if not np.all(np.isfinite(velocities)):
+        raise error
+    violation = _violation(jacobian, velocities, lower)
+    missed = ConvergenceError(f"{error}; the best answer found leaves a constraint violated by {violation:.3g} "
+                              f"(velocity units, tolerance {feasibility:.3g})", t=error.t, status=error.status,
+                              best=impulses, residual=violation, tolerance=feasibility,
+                              where="the projection's most violated row")
+    return Projection(velocities, impulses, "inaccurate", iterations, violation, time.perf_counter() - start,
+                      missed)
 
 
 #: Projections with at most this many rows and a diagonal metric are first solved on

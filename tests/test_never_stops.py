@@ -85,3 +85,31 @@ def test_random_frictional_worlds_never_stop(seed, mu, e, rolling, sweeps):
         friction.FRICTION_SWEEPS = previous
     assert np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))
     assert sum(isinstance(w.message, gr.SolverToleranceWarning) for w in caught) <= 1
+
+
+def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_answer(monkeypatch):
+    """Every route simulated to fail (active set, pivoting, interior point; OSQP
+    stopping short at half the required correction): a strict projection raises
+    SolverError, the default keeps OSQP's answer with its violation in ``missed``."""
+    import scipy.sparse as sp
+
+    import granular.active_set as active_set
+    import granular.backends.osqp_ as osqp_backend
+    import granular.projection as projection
+    from granular.backends import BackendResult
+    from granular.metric import DiagonalMetric
+
+    monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
+    monkeypatch.setattr(osqp_backend, "solve",
+                        lambda problem, warm=None, **kw: BackendResult(np.full(problem.lower.size, 0.5),
+                                                                        "not_converged"))
+    monkeypatch.setattr(projection, "_small_problem", lambda *args: None)
+    monkeypatch.setattr(projection, "interior_point",
+                        lambda *args, **kwargs: (_ for _ in ()).throw(gr.SolverError("simulated")))
+    metric, G = DiagonalMetric(np.ones(2)), sp.csr_matrix(np.eye(2))
+    lower = np.array([1.0, 1.0])          # u >= 1 from u = 0: impulses 1 would answer exactly
+    with pytest.raises(gr.SolverError):
+        projection.project(metric, G, np.zeros(2), lower)
+    kept = projection.project(metric, G, np.zeros(2), lower, strict=False)
+    assert kept.status == "inaccurate" and np.allclose(kept.velocities, 0.5)
+    assert kept.missed.residual == pytest.approx(0.5) and kept.missed.residual > kept.missed.tolerance

@@ -151,6 +151,14 @@ class MauryState:
         return replace(self, **known)
 
 
+def _residual(answer) -> float:
+    """The residual a projection's answer reports (m/s): the Coulomb law's where
+    measured, the violation of a kept best answer of the frictionless projection."""
+    if getattr(answer, "residual", 0.0):
+        return float(answer.residual)
+    return float(answer.missed.residual) if getattr(answer, "missed", None) is not None else 0.0
+
+
 def _missed_ratio(missed) -> float:
     """How far a kept best answer missed its tolerance (residual / tolerance at the worst
     contact), 0 when the law held."""
@@ -180,10 +188,12 @@ class VelocityScheme:
         docstring); ``False`` lets the force act on top of it (for comparison only:
         it loses ``h |G_k M^{-1} f|`` of rebound speed a bounce).
     strict : bool
-        A Coulomb solve that misses its tolerance raises `ConvergenceError` (the step
-        fails, the simulation keeps its last state). By default (False) the step keeps
-        the solver's best answer, records its residual in `SolverStats` (``residual``,
-        ``missed``) and warns once per scheme (`SolverToleranceWarning`).
+        A contact solve that misses its tolerance (the Coulomb sweeps, or every route
+        of the frictionless projection) raises (`ConvergenceError`, `SolverError`):
+        the step fails and the simulation keeps its last state. By default (False)
+        the step keeps the solver's best answer, records its residual in
+        `SolverStats` (``residual``, ``missed``) and warns once per scheme
+        (`SolverToleranceWarning`). A jam (`JammingError`) raises either way.
     """
 
     name = "velocity"
@@ -343,7 +353,8 @@ class VelocityScheme:
                 maury = project(metric, G, u_star + increment, constraints.lower(h),
                                 solver=self.solver, warm_start=warm, t=t_next,
                                 keys=constraints.keys(self._n), workspace=self._workspace,
-                                speed_limit=self._speed_limit(t_next))
+                                speed_limit=self._speed_limit(t_next), strict=self.strict)
+                self._warn_if_missed(maury.missed)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         solve = time.perf_counter() - clock
@@ -357,7 +368,7 @@ class VelocityScheme:
                     maury_tangential=tangential, maury_rolling=rolling,
                     status=maury.status, iterations=maury.iterations + impact.iterations,
                     violation=max(maury.violation, impact.violation),
-                    residual=getattr(maury, "residual", 0.0),
+                    residual=_residual(maury),
                     missed=_missed_ratio(getattr(maury, "missed", None)),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
                              "assembly": building - constraints.seconds.get("neighbors", 0.0),
