@@ -271,13 +271,25 @@ class Trajectory:
 
     @staticmethod
     def _read(h5) -> "Trajectory":
+        # A file written frame by frame (granular.streaming) says how many frames are
+        # complete; rows of a later frame that reached the disk before the writer
+        # stopped are ignored. A file written at once holds exactly its frames.
+        frames = int(h5.attrs["frames"]) if "frames" in h5.attrs else None
+        upto = slice(None) if frames is None else slice(0, frames)
+
+        def per_frame(name):
+            return h5[name][upto] if name in h5 else None
+
         offsets = _offsets(h5)
-        columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS
+        if frames is not None:
+            offsets = offsets[:frames + 1]
+        rows = slice(0, int(offsets[-1]))
+        columns = {name: h5["contacts"][name][rows] for name in _CONTACT_FIELDS
                    if name in h5["contacts"] or name not in _OPTIONAL_CONTACT_FIELDS}
         for name in _OPTIONAL_CONTACT_FIELDS:
             if name not in columns:
                 columns[name] = np.zeros((int(offsets[-1]), 0))
-        widths = {name: h5[f"contacts/widths/{name}"][()] for name in _CONTACT_FIELDS
+        widths = {name: h5[f"contacts/widths/{name}"][upto] for name in _CONTACT_FIELDS
                   if f"contacts/widths/{name}" in h5}
 
         for name, column in columns.items():
@@ -295,16 +307,15 @@ class Trajectory:
 
         contacts = [Contacts(**{name: frame(name, k) for name in _CONTACT_FIELDS})
                     for k in range(offsets.size - 1)]
-        omega, orientations = _rotation(h5)
+        omega, orientations = _rotation(h5, upto)
         return Trajectory(
-            t=h5["t"][()], positions=h5["positions"][()], velocities=h5["velocities"][()],
-            radii=h5["radii"][()] if "radii" in h5 else None,
-            kinetic_energy=h5["energy/kinetic"][()], potential_energy=h5["energy/potential"][()],
-            dissipated_energy=h5["energy/dissipated"][()], contacts=contacts,
+            t=per_frame("t"), positions=per_frame("positions"), velocities=per_frame("velocities"),
+            radii=per_frame("radii"),
+            kinetic_energy=per_frame("energy/kinetic"), potential_energy=per_frame("energy/potential"),
+            dissipated_energy=per_frame("energy/dissipated"), contacts=contacts,
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
             angular_velocities=omega, orientations=orientations,
-            wall_forces=h5["walls/forces"][()] if "walls/forces" in h5 else None,
-            wall_displacements=h5["walls/displacements"][()] if "walls/displacements" in h5 else None)
+            wall_forces=per_frame("walls/forces"), wall_displacements=per_frame("walls/displacements"))
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -422,11 +433,12 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     return forces
 
 
-def _rotation(h5) -> tuple:
-    """``(angular_velocities, orientations)`` of a file: stored ones; for a version-1
-    file of spheres (before rotation) zeros and identities; else None (not recorded)."""
-    omega = h5["angular_velocities"][()] if "angular_velocities" in h5 else None
-    orientations = h5["orientations"][()] if "orientations" in h5 else None
+def _rotation(h5, upto=slice(None)) -> tuple:
+    """``(angular_velocities, orientations)`` of a file (frames ``upto``): stored ones;
+    for a version-1 file of spheres (before rotation) zeros and identities; else None
+    (not recorded)."""
+    omega = h5["angular_velocities"][upto] if "angular_velocities" in h5 else None
+    orientations = h5["orientations"][upto] if "orientations" in h5 else None
     positions = h5["positions"]
     if int(h5.attrs["version"]) == 1 and positions.ndim == 3 and positions.shape[2] == 3:
         frames, n = positions.shape[:2]
