@@ -161,17 +161,20 @@ class Simulation:
         self.options = dict(options)
 
     @classmethod
-    def from_trajectory(cls, trajectory, frame: int = -1, scene_file=None) -> "Simulation":
+    def from_trajectory(cls, trajectory, frame: int = -1, scene_file=None, world=None) -> "Simulation":
         """The simulation of a saved run, continued from frame ``frame`` (the last by default).
 
-        The scene is rebuilt from the name and parameters the run stores
-        (`granular.scenes.rebuild_simulation`: a scene of the scenes directories, or
-        ``scene_file`` given by the caller; never a file the run names), then the
-        frame's state is set: positions, velocities, the step count (so ``t_n = t_0 +
+        The system is ``world`` when given (a run made in Python: the system it ran,
+        built again by the caller, with the ``dt``, scheme, solver and scheme options
+        the run stored); otherwise the scene is rebuilt from the name and parameters
+        the run stores (`granular.scenes.rebuild_simulation`: a scene of the scenes
+        directories, or ``scene_file`` given by the caller; never a file the run
+        names). Then the frame's state is set: positions, velocities, the step count (so ``t_n = t_0 +
         n dt`` goes on without round-off, and time-dependent radii follow), the
         cumulative dissipation, and for spheres that carry them the angular
         velocities and orientations. Raises `InvalidInputError` for a run made
-        without the scene (no provenance), a frame out of range, a time that is not
+        without a scene (no provenance) and given no ``world``, a ``world`` whose state
+        has another shape than the run's, a frame out of range, a time that is not
         a whole number of steps after the start, or a rotating world whose run did
         not record its rotation.
 
@@ -191,7 +194,16 @@ class Simulation:
         from .scenes import rebuild_simulation
 
         k = check_frame(trajectory, frame)
-        simulation, _ = rebuild_simulation(trajectory.meta, scene_file)
+        if world is not None:
+            if scene_file is not None:
+                raise InvalidInputError("give world= or scene_file=, not both")
+            meta = trajectory.meta
+            if "dt" not in meta:
+                raise InvalidInputError("this trajectory does not store its time step (no 'dt' in its meta)")
+            simulation = cls(world, dt=float(meta["dt"]), solver=meta.get("solver", "osqp"),
+                             scheme=meta.get("scheme", "velocity"), **dict(meta.get("simulation_options", {})))
+        else:
+            simulation, _ = rebuild_simulation(trajectory.meta, scene_file)
         simulation._continue_from(trajectory, k)
         return simulation
 

@@ -226,6 +226,18 @@ class FrameWriter:
         return False
 
 
+def update_meta(path, meta: dict) -> None:
+    """Merge ``meta`` into the meta attribute of the run file at ``path`` (a closed file)."""
+    import h5py
+
+    from .trajectory import _jsonable
+
+    with h5py.File(path, "a") as h5:
+        stored = json.loads(h5.attrs["meta"])
+        stored.update(meta)
+        h5.attrs["meta"] = json.dumps(_jsonable(stored))
+
+
 # -- stopping on a signal ---------------------------------------------------------------------
 #: The signals that stop a run at the end of its current step: Ctrl-C, and what a
 #: batch scheduler (Slurm, PBS, SGE) sends before it kills a job.
