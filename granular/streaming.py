@@ -87,6 +87,7 @@ class FrameWriter:
         self.frames = 0          # frames written
         self.rows = 0            # contact rows written
         self.last_t = None       # time of the last frame written (s)
+        self._datasets = {}
         self._h5.flush()
 
     # -- frames -----------------------------------------------------------------------
@@ -156,16 +157,22 @@ class FrameWriter:
                 h5.create_dataset(f"contacts/widths/{name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
                                   dtype=np.int64)
 
+    def _dataset(self, name: str):
+        """The open dataset ``name`` (kept, rather than looked up at every frame)."""
+        if name not in self._datasets:
+            self._datasets[name] = self._h5[name]
+        return self._datasets[name]
+
     def _grow(self, name: str, k: int, value) -> None:
-        dataset = self._h5[name]
+        dataset = self._dataset(name)
         dataset.resize(k + 1, axis=0)
-        dataset[k] = value
+        _write_block(dataset, k, np.asarray(value)[None])
 
     def _append_contacts(self, contacts) -> None:
         h5, start = self._h5, self.rows
         m = len(contacts)
         for name in _CONTACT_FIELDS:
-            dataset = h5[f"contacts/{name}"]
+            dataset = self._dataset(f"contacts/{name}")
             value = np.asarray(getattr(contacts, name))
             if value.ndim != dataset.ndim or (value.ndim == 2 and value.shape[0] != m):
                 from .errors import TrajectoryFileError
@@ -177,10 +184,10 @@ class FrameWriter:
                 if value.shape[1] > dataset.shape[1]:
                     dataset.resize(value.shape[1], axis=1)
                 if m and value.shape[1]:
-                    dataset[start:start + m, :value.shape[1]] = value
+                    _write_block(dataset, start, value)
                 self._grow(f"contacts/widths/{name}", self.frames, int(value.shape[1]))
             elif m:
-                dataset[start:start + m] = value
+                _write_block(dataset, start, value)
         self.rows = start + m
         self._grow("contacts/offsets", self.frames + 1, self.rows)
 
@@ -211,6 +218,7 @@ class FrameWriter:
         if self._h5 is None:
             return
         self._h5.attrs["complete"] = True
+        self._datasets = {}
         self._h5.close()
         self._h5 = None
 
@@ -224,6 +232,18 @@ class FrameWriter:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+def _write_block(dataset, row: int, block: np.ndarray) -> None:
+    """Write ``block`` into ``dataset`` at rows ``row:row + len(block)`` from column 0,
+    through h5py's low-level calls: ``dataset[k] = value`` builds a selection that the
+    dataset keeps for each new index, so memory would grow with the frames written."""
+    from h5py import h5s
+
+    block = np.ascontiguousarray(block, dtype=dataset.dtype)
+    space = dataset.id.get_space()
+    space.select_hyperslab((row,) + (0,) * (block.ndim - 1), block.shape)
+    dataset.id.write(h5s.create_simple(block.shape), space, block)
 
 
 def update_meta(path, meta: dict) -> None:
