@@ -117,6 +117,11 @@ class RunInterrupted(KeyboardInterrupt):
         self.trajectory = trajectory
 
 
+class IneffectiveWallWarning(UserWarning):
+    """A wall's motion cannot act on the spheres: it turns (about its axis or normal)
+    but its contacts have no friction, so it is a still wall to them."""
+
+
 class TimeStepWarning(UserWarning):
     """A sphere travelled more than `granular.simulation.MAX_TRAVEL` of its radius in
     one step: the time step is too large for the linearised contact constraints.

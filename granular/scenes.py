@@ -93,12 +93,16 @@ def scenes_in(directory: Path) -> dict[str, Path]:
 
 
 def scene_description(path: Path) -> str:
-    """First line of the scene's module docstring, read without running the file."""
+    """The first paragraph of the scene's module docstring on one line (a summary line
+    that wraps is joined, not cut), read without running the file."""
     try:
         docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return "(unreadable)"
-    return docstring.strip().splitlines()[0].strip() if docstring else "(no description)"
+    if not docstring:
+        return "(no description)"
+    paragraph = docstring.strip().split("\n\n")[0]       # the first line may break mid-sentence
+    return " ".join(paragraph.split())
 
 
 def resolve_scene(name: str) -> Path:

@@ -52,6 +52,8 @@ from .errors import TrajectoryFileError
 from .files import atomic_path
 
 FORMAT = "granular-trajectory"
+#: File name endings of a trajectory file (HDF5); `Trajectory.save` refuses others.
+SUFFIXES = (".h5", ".hdf5")
 VERSION = 2
 #: Versions `load` reads; files of version 1 have no rotational fields.
 _READABLE_VERSIONS = (1, 2)
@@ -181,12 +183,18 @@ class Trajectory:
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
-        """Write the trajectory to ``path`` (HDF5). The file is written under a
+        """Write the trajectory to ``path`` (HDF5, ending in ``.h5`` or ``.hdf5``:
+        `InvalidInputError` otherwise). The file is written under a
         temporary name and renamed, so a failure never leaves a half-written file.
         A new file gets the umask's permissions (``0666 & ~umask``, not mkstemp's
         0600); a replaced file keeps its mode."""
         import h5py
 
+        from .errors import InvalidInputError
+
+        if Path(path).suffix.lower() not in SUFFIXES:
+            raise InvalidInputError(f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
+                                    "(for a .csv or .xyz of one frame use granular.packing.write_configuration)")
         with atomic_path(path) as temporary:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
