@@ -636,7 +636,7 @@ class SphereWorld:
         "box x-max", "cylinder side", "plane 5 (normal 0, 0, -1)")."""
         from .walls import surface_names
 
-        names = surface_names(self.describe().get("walls", []))
+        names = surface_names([wall.describe() for wall in self.walls])
         return names[k] if 0 <= k < len(names) else f"wall {k}"
 
     def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:
