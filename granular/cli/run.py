@@ -149,7 +149,6 @@ def _continued_run(args, scene_file) -> _Job:
     the earlier ones and the whole run is written to --out (default RUN.h5 itself)."""
     from ..runs import restart_frame
     from ..simulation import Simulation
-    from ..trajectory import Trajectory
 
     if args.duration is None:
         raise CommandError("--from needs --duration T: how much longer to run (s)", USAGE)
