@@ -285,8 +285,9 @@ class Trajectory:
         frames = int(h5.attrs["frames"]) if "frames" in h5.attrs else None
         upto = slice(None) if frames is None else slice(0, frames)
 
-        def per_frame(name):
-            return h5[name][upto] if name in h5 else None
+        def per_frame(name, required=True):
+            # a required dataset that is missing is a KeyError: a damaged file (load)
+            return h5[name][upto] if required or name in h5 else None
 
         offsets = _offsets(h5)
         if frames is not None:
@@ -318,12 +319,13 @@ class Trajectory:
         omega, orientations = _rotation(h5, upto)
         return Trajectory(
             t=per_frame("t"), positions=per_frame("positions"), velocities=per_frame("velocities"),
-            radii=per_frame("radii"),
+            radii=per_frame("radii", required=False),
             kinetic_energy=per_frame("energy/kinetic"), potential_energy=per_frame("energy/potential"),
             dissipated_energy=per_frame("energy/dissipated"), contacts=contacts,
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
             angular_velocities=omega, orientations=orientations,
-            wall_forces=per_frame("walls/forces"), wall_displacements=per_frame("walls/displacements"))
+            wall_forces=per_frame("walls/forces", required=False),
+            wall_displacements=per_frame("walls/displacements", required=False))
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
