@@ -12,8 +12,8 @@ Heavy optional parts (cvxpy, pyvista, matplotlib) are imported where used.
 """
 from .constraints import ConstraintSet, Contacts
 from .errors import (ConvergenceError, GranularError, InvalidInputError, JammingError,
-                     MassMatrixError, NonFiniteError, OverlapError, RadiusError, SolverError, SolverToleranceWarning,
-                     TrajectoryFileError)
+                     MassMatrixError, NonFiniteError, OverlapError, RadiusError, RunInterrupted, SolverError,
+                     SolverToleranceWarning, TimeStepWarning, TrajectoryFileError)
 from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Beam", "Box", "Constraint", "Cylinder", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
+    "RunInterrupted", "TimeStepWarning",
     "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]

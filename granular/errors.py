@@ -125,3 +125,38 @@ class NonFiniteError(SolverError):
 
 class TrajectoryFileError(GranularError):
     """A trajectory file is missing, unreadable, or not a granular trajectory."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run stopped by a signal (SIGINT, Ctrl-C; SIGTERM, what a batch scheduler
+    sends) at the end of the step it was computing (`granular.streaming.StopRequest`).
+
+    A `KeyboardInterrupt`, not a `GranularError`: code that catches ``Exception``
+    does not swallow it. Attributes: ``signal`` the signal's number, ``t`` the time
+    of the last step taken (s), ``trajectory`` the frames recorded up to and
+    including that step (None when they are only in the run file ``out``).
+    """
+
+    def __init__(self, message: str, signal: int, t: float, trajectory=None):
+        super().__init__(message)
+        self.signal = signal
+        self.t = t
+        self.trajectory = trajectory
+
+
+class IneffectiveWallWarning(UserWarning):
+    """A wall's motion cannot act on the spheres: it turns (about its axis or normal)
+    but its contacts have no friction, so it is a still wall to them."""
+
+
+class TimeStepWarning(UserWarning):
+    """A sphere travelled more than `granular.simulation.MAX_TRAVEL` of its radius in
+    one step: the time step is too large for the linearised contact constraints.
+
+    Attributes: ``dt`` the step (s), ``suggested_dt`` the largest step that would
+    have kept that travel under the bound (s), ``t`` the end time of the step (s),
+    ``sphere`` its index and ``travel`` its travel over its radius."""
+
+    def __init__(self, message: str, dt: float, suggested_dt: float, t: float, sphere: int, travel: float):
+        super().__init__(message)
+        self.dt, self.suggested_dt, self.t, self.sphere, self.travel = dt, suggested_dt, t, sphere, travel

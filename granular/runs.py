@@ -89,6 +89,67 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
     return trajectory, error
 
 
+def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: dict, previous=None, bar=None,
+                      checkpoint_every: float | None = None, debug: bool = False):
+    """Run ``n_steps`` steps writing each recorded frame to the run file ``path`` as it is
+    made (`granular.streaming.FrameWriter`), after the frames of ``previous`` (the run
+    it continues, whose last frame is the simulation's state); return ``(frames
+    written, error or None)``.
+
+    ``meta`` (the scene's provenance) is stored from the start, so that the file of a
+    killed run says how to continue it. Every step is checked for a non-finite state
+    or energy (`check_finite`) before its frame is written. When the run ends, fails
+    or is stopped (`RunInterrupted`), the scheme's warm state at the last frame is
+    written if that frame is the simulation's state, and the file is closed. Errors
+    are returned as `run_simulation` does (a bug is raised with ``debug``).
+    """
+    from .errors import GranularError
+    from .streaming import FrameWriter
+
+    error = None
+    writer = FrameWriter(path, simulation.system.describe(), {**simulation._meta(record_every), **meta})
+    try:
+        if previous is not None:
+            writer.extend(previous)
+
+        def progress(step, _, result):
+            check_finite(result, step)
+            if bar is not None:
+                bar.update(step, result.t, int(np.count_nonzero(result.contacts.impulse > 0)))
+
+        try:
+            simulation.run(steps=n_steps, record_every=record_every, progress=progress, out=writer,
+                           checkpoint_every=checkpoint_every)
+        except (Exception, KeyboardInterrupt) as failure:   # the frames are on disk; --debug re-raises
+            if debug and not isinstance(failure, (GranularError, NonFiniteStateError, KeyboardInterrupt)):
+                raise
+            error = failure
+        writer.update_meta(simulation._meta(record_every))
+        if writer.last_t == simulation.t:
+            writer.write_warm_state(simulation.warm_state())
+    finally:
+        writer.close()
+    return writer.frames, error
+
+
+def restart_frame(trajectory) -> int:
+    """The frame a run continues from: the one its stored warm state belongs to (a
+    checkpoint, `Simulation.run`'s ``checkpoint_every``), so that the continuation
+    repeats the uninterrupted run to round-off; the last frame when there is no
+    warm state (the first step then starts cold)."""
+    state = getattr(trajectory, "warm_state", None)
+    if state:
+        matches = np.flatnonzero(np.asarray(trajectory.t) == state.get("t"))
+        if matches.size:
+            return int(matches[-1])
+    return len(trajectory) - 1
+
+
+def plural(count: int, noun: str) -> str:
+    """``"1 sphere"``, ``"2 spheres"`` (nouns whose plural adds an s)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def concatenate(parts: list):
     """Former name of `Trajectory.concatenate` (tests/test_restart.py still calls it)."""
     from .trajectory import Trajectory
@@ -321,6 +382,7 @@ class ProgressBar:
         stream = sys.stderr if stream is None else stream
         tty = hasattr(stream, "isatty") and stream.isatty()
         self.total = max(int(total), 1)
+        self._stream = stream
         self._bar = tqdm(total=self.total, file=stream, disable=not enabled, unit=" " + label, leave=True,
                          mininterval=interval if tty else log_interval, dynamic_ncols=tty, ascii=not tty,
                          bar_format="{bar:24} {n_fmt}/{total_fmt} " + label + "  {rate_noinv_fmt}{postfix}"
@@ -334,6 +396,12 @@ class ProgressBar:
         if parts:
             self._bar.set_postfix_str("  ".join(parts), refresh=False)
         self._bar.update(int(done) - self._bar.n)
+
+    def write(self, line: str) -> None:
+        """Print ``line`` on the bar's stream above the bar (tqdm.write)."""
+        from tqdm import tqdm
+
+        tqdm.write(line, file=self._stream)
 
     def finish(self) -> None:
         self._bar.close()

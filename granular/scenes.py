@@ -93,12 +93,16 @@ def scenes_in(directory: Path) -> dict[str, Path]:
 
 
 def scene_description(path: Path) -> str:
-    """First line of the scene's module docstring, read without running the file."""
+    """The first paragraph of the scene's module docstring on one line (a summary line
+    that wraps is joined, not cut), read without running the file."""
     try:
         docstring = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
     except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
         return "(unreadable)"
-    return docstring.strip().splitlines()[0].strip() if docstring else "(no description)"
+    if not docstring:
+        return "(no description)"
+    paragraph = docstring.strip().split("\n\n")[0]       # the first line may break mid-sentence
+    return " ".join(paragraph.split())
 
 
 def resolve_scene(name: str) -> Path:
@@ -368,30 +372,45 @@ def rebuild_simulation(meta: dict, scene_file=None):
     imported on the file's word, and a stored name that is a path is refused, since
     a file received from someone else would otherwise choose the code that runs.
     """
-    if "scene" not in meta or "parameters" not in meta:
+    if scene_file is None and ("scene" not in meta or "parameters" not in meta):
         raise InvalidInputError("this run does not say which scene and parameters made it (no 'scene' or "
-                                "'parameters' in its meta); only runs made by 'granular run' or "
-                                "'granular sweep' do")
-    name = meta["scene"]
+                                "'parameters' in its meta: a run made in Python); give the system it ran, "
+                                "Simulation.from_trajectory(trajectory, world=...), or scene_file=PATH")
     if scene_file is not None:
         path = Path(scene_file)
         if not path.is_file():
             raise UnknownSceneError(f"no scene file at {path}")
-    elif not (isinstance(name, str) and name.isidentifier()):
-        raise InvalidInputError(f"this run names its scene {name!r}, which is not a scene name; "
+    elif not (isinstance(meta["scene"], str) and meta["scene"].isidentifier()):
+        raise InvalidInputError(f"this run names its scene {meta['scene']!r}, which is not a scene name; "
                                 "pass scene_file=PATH to rebuild it from a scene file you trust")
     else:
         try:
-            path = resolve_scene(name)
+            path = resolve_scene(meta["scene"])
         except UnknownSceneError as error:
             raise UnknownSceneError(f"{error}; the run was made from {meta.get('scene_file', 'an unknown file')}: "
                                     "pass scene_file=PATH to rebuild it from a scene file you trust") from None
+    name = meta.get("scene", path.stem)
     module = load_scene(path)
-    system = build_system(module, str(name), meta["parameters"])
+    parameters = meta.get("parameters")
+    if parameters is None:          # a run made in Python, rebuilt from a scene file: its defaults
+        parameters = declared_parameters(module, str(name))
+    system = build_system(module, str(name), parameters)
     settings = RunSettings(duration=float(meta.get("duration", 0.0)), dt=float(meta["dt"]),
                            record_every=int(meta.get("record_every", 1)),
                            options=dict(meta.get("simulation_options", {})))
     return make_simulation(system, settings), scene_sha256(path) == meta.get("scene_sha256")
+
+
+def expected_errors(module) -> tuple:
+    """The errors that end the scene's run as it means to (``EXPECTED_ERRORS``, a tuple
+    of exception classes: the growing spheres end in a `JammingError`); ``()`` when
+    it declares none. ``granular run`` saves such a run as complete and exits 0."""
+    declared = getattr(module, "EXPECTED_ERRORS", ()) if module is not None else ()
+    if not (isinstance(declared, tuple) and all(isinstance(c, type) and issubclass(c, BaseException)
+                                                for c in declared)):
+        raise SceneError(f"scene {Path(getattr(module, '__file__', 'scene')).stem!r}: EXPECTED_ERRORS must be "
+                         f"a tuple of exception classes, got {declared!r}")
+    return declared
 
 
 # -- figures --------------------------------------------------------------------------------

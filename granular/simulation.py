@@ -16,7 +16,9 @@ of a system (`granular.protocols`).
 """
 from __future__ import annotations
 
+import json
 import math
+import signal
 import warnings
 from dataclasses import dataclass, replace
 from typing import Callable
@@ -24,7 +26,7 @@ from typing import Callable
 import numpy as np
 
 from .constraints import Contacts
-from .errors import GranularError, InvalidInputError, NonFiniteError
+from .errors import GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning
 from .protocols import CoordinateSystem, searches_neighbours
 from .results import StepResult
 from .schemes import registry
@@ -35,6 +37,24 @@ SCHEMES = tuple(registry.SCHEMES)
 #: Former scheme names, still accepted with a DeprecationWarning: old name -> name.
 DEPRECATED_SCHEMES = {"seed000": "dzonou-monteiro-marques"}
 SOLVERS = ("osqp", "cvxpy")
+
+#: Largest travel of a sphere in one step, as a fraction of its radius, before a run
+#: warns (`TimeStepWarning`).
+#:
+#: A step keeps the linearised gaps ``D + h G u >= 0`` of the pairs found near at its
+#: start. The linearisation is exact along the line of centres and misses the
+#: second-order term of the tangential motion: two spheres at distance ``d = r_i +
+#: r_j`` whose relative tangential displacement over the step is ``s`` end
+#: ``d (sqrt(1 + s^2/d^2) - 1) ~ s^2 / (2 d)`` further apart than the linear gap
+#: says (a sphere sliding inside a cylinder of radius R sinks by ``s^2 / (2 (R - r))``
+#: the same way). With every sphere travelling at most ``delta = MAX_TRAVEL r``,
+#: ``s <= 2 delta`` and, for equal spheres (``d = 2 r``), the step's contact
+#: geometry errs by at most ``(2 delta)^2 / (4 r) = MAX_TRAVEL^2 r``: 1 % of a radius
+#: for a tenth. The line of centres turns by at most ``s / d = MAX_TRAVEL`` rad in
+#: the step, so the normal's error ``1 - cos`` stays under 0.5 %. The error grows
+#: quadratically: a sphere travelling a radius a step misjudges gaps by a whole
+#: radius, and an impact is resolved on a contact the linearisation placed wrongly.
+MAX_TRAVEL = 0.1
 
 
 def make_scheme(name: str, system, dt: float, solver: str, **options):
@@ -137,19 +157,24 @@ class Simulation:
         self.steps_taken = 0
         self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
+        self._travel_warned = False     # TimeStepWarning given (reset by each run)
+        self.options = dict(options)
 
     @classmethod
-    def from_trajectory(cls, trajectory, frame: int = -1, scene_file=None) -> "Simulation":
+    def from_trajectory(cls, trajectory, frame: int = -1, scene_file=None, world=None) -> "Simulation":
         """The simulation of a saved run, continued from frame ``frame`` (the last by default).
 
-        The scene is rebuilt from the name and parameters the run stores
-        (`granular.scenes.rebuild_simulation`: a scene of the scenes directories, or
-        ``scene_file`` given by the caller; never a file the run names), then the
-        frame's state is set: positions, velocities, the step count (so ``t_n = t_0 +
+        The system is ``world`` when given (a run made in Python: the system it ran,
+        built again by the caller, with the ``dt``, scheme, solver and scheme options
+        the run stored); otherwise the scene is rebuilt from the name and parameters
+        the run stores (`granular.scenes.rebuild_simulation`: a scene of the scenes
+        directories, or ``scene_file`` given by the caller; never a file the run
+        names). Then the frame's state is set: positions, velocities, the step count (so ``t_n = t_0 +
         n dt`` goes on without round-off, and time-dependent radii follow), the
         cumulative dissipation, and for spheres that carry them the angular
         velocities and orientations. Raises `InvalidInputError` for a run made
-        without the scene (no provenance), a frame out of range, a time that is not
+        without a scene (no provenance) and given no ``world``, a ``world`` whose state
+        has another shape than the run's, a frame out of range, a time that is not
         a whole number of steps after the start, or a rotating world whose run did
         not record its rotation.
 
@@ -169,7 +194,16 @@ class Simulation:
         from .scenes import rebuild_simulation
 
         k = check_frame(trajectory, frame)
-        simulation, _ = rebuild_simulation(trajectory.meta, scene_file)
+        if world is not None:
+            if scene_file is not None:
+                raise InvalidInputError("give world= or scene_file=, not both")
+            meta = trajectory.meta
+            if "dt" not in meta:
+                raise InvalidInputError("this trajectory does not store its time step (no 'dt' in its meta)")
+            simulation = cls(world, dt=float(meta["dt"]), solver=meta.get("solver", "osqp"),
+                             scheme=meta.get("scheme", "velocity"), **dict(meta.get("simulation_options", {})))
+        else:
+            simulation, _ = rebuild_simulation(trajectory.meta, scene_file)
         simulation._continue_from(trajectory, k)
         return simulation
 
@@ -266,11 +300,39 @@ class Simulation:
         self.scheme.state = state
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
-        return replace(result, t=self.t)
+        result = replace(result, t=self.t)
+        if not self._travel_warned:
+            self.check_travel(result)
+        return result
+
+    def check_travel(self, result: StepResult) -> float | None:
+        """Warn (`TimeStepWarning`, once per run) when a sphere of ``result`` travelled
+        more than `MAX_TRAVEL` of its radius in the step, ``dt |u_i| > MAX_TRAVEL r_i``
+        (``q^{n+1} = q^n + dt u^{n+1}``), giving the largest time step that would have
+        kept it under, ``dt MAX_TRAVEL / max_i(dt |u_i| / r_i)`` (s), rounded down to
+        two digits. Returns that step when it warns, else None; systems other than
+        spheres are not checked."""
+        if not self._spheres or result.radii is None:
+            return None
+        speeds = np.linalg.norm(np.asarray(result.velocities, float).reshape(-1, 3), axis=1)
+        travel = self.dt * speeds / np.asarray(result.radii, float)
+        k = int(np.argmax(travel)) if travel.size else 0
+        if not travel.size or not travel[k] > MAX_TRAVEL:
+            return None
+        self._travel_warned = True
+        suggested = _floor_two_digits(self.dt * MAX_TRAVEL / float(travel[k]))
+        warnings.warn(TimeStepWarning(
+            f"sphere {k} travelled {travel[k]:.3g} radii in the step ending at t = {result.t:.6g} s "
+            f"(dt = {self.dt:g} s, {speeds[k]:.3g} m/s): more than {MAX_TRAVEL:g} of a radius a step makes "
+            f"the linearised contacts inaccurate; use dt <= {suggested:.2g} s",
+            dt=self.dt, suggested_dt=suggested, t=float(result.t), sphere=k, travel=float(travel[k])),
+            stacklevel=2)
+        return suggested
 
     def run(self, duration: float | None = None, steps: int | None = None, record_every: int = 1,
-            progress: Callable | None = None) -> Trajectory:
-        """Run for ``duration`` seconds (rounded to whole steps) or ``steps`` steps.
+            progress: Callable | None = None, out=None, checkpoint_every: float | None = None,
+            read_back: bool = True) -> Trajectory | None:
+        """Run for ``duration`` seconds (a whole number of steps, `count_steps`) or ``steps`` steps.
 
         Frame 0 is the current state; then every ``record_every``-th step and the last
         one are recorded with their contacts.
@@ -278,11 +340,37 @@ class Simulation:
         progress : callable ``(step_index, n_steps, result)`` or None
             Called after every step (the command-line progress bar uses it); on the
             fast path below, after every recorded step.
+        out : str, Path, `granular.streaming.FrameWriter` or None
+            Stream the frames to this run file (HDF5) as they are recorded, flushing
+            after each (`granular.streaming`): the frames are not kept in memory, so
+            memory stays flat in the number of frames, and a process that dies
+            leaves every frame up to the last flush. A path is created or replaced
+            at the start; the scheme's warm state is written at the end, so
+            `from_trajectory(granular.runs.load_run(out))` continues bit for bit.
+        checkpoint_every : float or None
+            With ``out``: also write the warm state at the first recorded frame at
+            least this many simulated seconds (s) after the previous checkpoint, so
+            that a run killed later restarts from that frame to round-off.
+        read_back : bool
+            With ``out`` a path: return the run read back from the file
+            (`Trajectory.load`; memory then grows with the frames once, at the end),
+            or None when False. With ``out`` a writer, None.
 
         When a step raises a `GranularError` (a jam, a solver failure, a blow-up), the
         error is raised with ``error.trajectory``: the frames recorded before it,
         ending with the last step that succeeded, whose state is the simulation's
-        (a run can be saved, inspected or continued from there).
+        (a run can be saved, inspected or continued from there); with ``out`` they
+        are in the file too (``error.trajectory`` read back from a path, None for
+        a writer).
+
+        SIGINT (Ctrl-C) and SIGTERM (a batch scheduler's stop), received while the
+        run is in the main thread, stop it at the end of the current step: that
+        step is recorded (and written, with the warm state, to ``out``) and
+        `granular.errors.RunInterrupted` is raised, carrying the frames as above.
+        A second signal interrupts the step itself (`KeyboardInterrupt`).
+
+        Each run warns once (`TimeStepWarning`) when a sphere travels more than
+        `MAX_TRAVEL` of its radius in a step (`check_travel`).
 
         Fast path: the Newmark scheme on a system with a harmonic load and bounds or
         a penalty on one coordinate (the beam of Dumont and Paoli, 2006) jumps over
@@ -292,30 +380,74 @@ class Simulation:
         gains ``"violation"``, the contact coordinate's largest bound violation over
         every step (m).
         """
-        n_steps = self._count_steps(duration, steps)
+        from .streaming import FrameWriter, StopRequest
+
+        n_steps = self.count_steps(duration, steps)
         if int(record_every) != record_every or record_every < 1:
             raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
+        if checkpoint_every is not None:
+            checkpoint_every = positive_scalar(checkpoint_every, "checkpoint_every")
+            if out is None:
+                raise InvalidInputError("checkpoint_every needs out=PATH: the run file that holds the checkpoints")
         self._record_rotation = self._turns()
-        frames = [self._current_frame()]
-        if n_steps and self._has_fast_path():
-            fast = self._run_fast(frames, n_steps, record_every, progress)
-            if fast is not None:
-                return fast
-        last = None
-        for k in range(1, n_steps + 1):
-            try:
-                result = self.step()
-            except GranularError as error:
-                if last is not None and frames[-1].t != last.t:
-                    frames.append(self._frame(last))
-                error.trajectory = self._trajectory(frames, record_every)
-                raise
-            last = result
-            if progress is not None:
-                progress(k, n_steps, result)
-            if k % record_every == 0 or k == n_steps:
-                frames.append(self._frame(result))
-        return self._trajectory(frames, record_every)
+        self._travel_warned = False
+        own = out is not None and not isinstance(out, FrameWriter)
+        writer = FrameWriter(out, self.system.describe(), self._meta(record_every)) if own else out
+        recorder = _Recorder(self, writer, record_every, checkpoint_every)
+        try:
+            recorder.add(self._current_frame())
+            if n_steps and self._has_fast_path():
+                fast = self._run_fast([recorder.last], n_steps, record_every, progress)
+                if fast is not None:
+                    return recorder.finish(own, read_back, fast)
+            last = None
+            with StopRequest() as stop:
+                for k in range(1, n_steps + 1):
+                    try:
+                        result = self.step()
+                    except GranularError as error:
+                        if last is not None and recorder.last.t != last.t:
+                            recorder.add(self._frame(last))
+                        error.trajectory = recorder.finish(own, read_back)
+                        raise
+                    last = result
+                    if progress is not None:
+                        progress(k, n_steps, result)
+                    if k % record_every == 0 or k == n_steps or stop.signal is not None:
+                        recorder.add(self._frame(result))
+                    if stop.signal is not None and k < n_steps:
+                        name = signal_name(stop.signal)
+                        trajectory = recorder.finish(own, read_back)
+                        raise RunInterrupted(f"{name} received: the run stopped at t = {self.t:.6g} s, after "
+                                             f"step {k} of {n_steps}", stop.signal, self.t, trajectory)
+            return recorder.finish(own, read_back)
+        finally:
+            if own and not writer.closed:     # an error that is not the run's (a bug, a second Ctrl-C)
+                writer.close()
+
+    def count_steps(self, duration: float | None = None, steps: int | None = None) -> int:
+        """The number of steps of a run of ``duration`` seconds, or ``steps`` checked.
+
+        ``duration / dt`` is rounded to the nearest whole number of steps (a duration
+        written in decimals, 0.3 s at 1e-3 s, is 299.99999999999994 steps). A positive
+        duration shorter than one step (beyond that round-off) is refused with
+        `InvalidInputError`: rounding would run no step, or run one step longer than
+        asked, and say nothing."""
+        if (duration is None) == (steps is None):
+            raise InvalidInputError("give exactly one of duration (s) or steps")
+        if steps is not None:
+            if int(steps) != steps or steps < 0:
+                raise InvalidInputError(f"steps must be a non-negative integer, got {steps}")
+            return int(steps)
+        duration = float(duration)
+        if not math.isfinite(duration) or duration < 0.0:
+            raise InvalidInputError(f"duration must be a non-negative number of seconds, got {duration}")
+        ratio = duration / self.dt
+        if duration > 0.0 and ratio < 1.0 - 1e-9:
+            raise InvalidInputError(f"duration {duration:g} s is shorter than one time step dt = {self.dt:g} s "
+                                    f"({ratio:.3g} steps): give a longer duration or a smaller dt")
+        return int(round(ratio))
+
 
     def _trajectory(self, frames: list, record_every: int) -> Trajectory:
         """The recorded frames as a `Trajectory`, with where the moving walls were at
@@ -351,18 +483,6 @@ class Simulation:
         trajectory.meta["violation"] = violation
         return trajectory
 
-    def _count_steps(self, duration, steps) -> int:
-        if (duration is None) == (steps is None):
-            raise InvalidInputError("give exactly one of duration (s) or steps")
-        if steps is not None:
-            if int(steps) != steps or steps < 0:
-                raise InvalidInputError(f"steps must be a non-negative integer, got {steps}")
-            return int(steps)
-        duration = float(duration)
-        if not math.isfinite(duration) or duration < 0.0:
-            raise InvalidInputError(f"duration must be a non-negative number of seconds, got {duration}")
-        return int(round(duration / self.dt))
-
     def _turns(self) -> bool:
         """Whether a run records angular velocities and orientations: spheres that
         turn (friction couples their spin) or that were given a spin. Spheres that
@@ -394,6 +514,68 @@ class Simulation:
     def _meta(self, record_every: int) -> dict:
         meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver,
                 "record_every": int(record_every)}
+        try:      # the scheme's options, when a run file can hold them (a restart passes them back)
+            json.dumps(self.options)
+            meta["simulation_options"] = dict(self.options)
+        except (TypeError, ValueError):
+            pass
         if self._spheres:
             meta["masses"] = np.asarray(self.system.masses_at(self.t)).tolist()
         return meta
+
+
+def _floor_two_digits(value: float) -> float:
+    """``value`` rounded down to two significant digits (a suggested time step must not
+    round up past the bound it keeps)."""
+    exponent = math.floor(math.log10(value)) - 1
+    return math.floor(value / 10.0 ** exponent) * 10.0 ** exponent
+
+
+def signal_name(number: int) -> str:
+    """``"SIGTERM"`` for 15, and so on."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+class _Recorder:
+    """Where `Simulation.run` puts its frames: a list, or a `granular.streaming.FrameWriter`
+    (then only the last frame stays in memory), with the checkpoints of ``checkpoint_every``."""
+
+    def __init__(self, simulation: Simulation, writer, record_every: int, checkpoint_every: float | None):
+        self.simulation, self.writer = simulation, writer
+        self.record_every, self.checkpoint_every = record_every, checkpoint_every
+        self.frames, self.last = [], None
+        self.checkpoint_t = simulation.t
+
+    def add(self, frame: _Frame) -> None:
+        self.last = frame
+        if self.writer is None:
+            self.frames.append(frame)
+            return
+        simulation = self.simulation
+        moving = simulation._spheres and simulation.system.has_moving_walls
+        self.writer.append(frame, simulation.system.wall_displacements(frame.t) if moving else None)
+        every = self.checkpoint_every
+        # the warm state is the simulation's, so a checkpoint goes with a frame of its current time
+        if every is not None and frame.t == simulation.t and frame.t - self.checkpoint_t >= every * (1 - 1e-9):
+            self.writer.write_warm_state(simulation.warm_state())
+            self.checkpoint_t = frame.t
+
+    def finish(self, own: bool, read_back: bool, fast: Trajectory | None = None) -> Trajectory | None:
+        """The run's trajectory: the frames in memory; else, for a file the run opened,
+        the warm state written, the file closed and read back (or None)."""
+        simulation = self.simulation
+        if self.writer is None:
+            return fast if fast is not None else simulation._trajectory(self.frames, self.record_every)
+        if fast is not None:
+            self.writer.extend(fast)                 # its first frame, already written, is skipped
+            self.writer.update_meta({"violation": fast.meta["violation"]})
+        if not own:
+            return None
+        self.writer.update_meta(simulation._meta(self.record_every))     # the masses at the end
+        if self.writer.last_t == simulation.t:
+            self.writer.write_warm_state(simulation.warm_state())
+        self.writer.close()
+        return Trajectory.load(self.writer.path) if read_back else None

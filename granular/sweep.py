@@ -163,7 +163,7 @@ def run_task(source: str, scene_path: str, scene: str, parameters: dict, setting
     try:
         module = scenes.load_scene_source(source, scene_path)
         simulation = scenes.make_simulation(scenes.build_system(module, scene, parameters), settings)
-        n_steps = int(round(settings.duration / simulation.dt))
+        n_steps = simulation.count_steps(settings.duration)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # check_finite reports them
             trajectory, error = run_simulation(simulation, n_steps, settings.record_every)
     except Exception as failure:  # a scene that fails to import or build: this run's row says why
@@ -176,12 +176,13 @@ def run_task(source: str, scene_path: str, scene: str, parameters: dict, setting
         except scenes.SceneError as failure:
             error = error or failure
     seconds = time.perf_counter() - start
-    status = STATUS_OK if error is None else f"failed: {failure_reason(error)}"
+    expected = trajectory is not None and error is not None and isinstance(error, scenes.expected_errors(module))
+    status = STATUS_OK if error is None or expected else f"failed: {failure_reason(error)}"
     data = None
     if trajectory is not None:
         trajectory.meta.update(summary=figures, wall_time=seconds)
         if error is not None:
-            trajectory.meta["failure"] = failure_reason(error)
+            trajectory.meta["ended" if expected else "failure"] = failure_reason(error)
         data = _file_bytes(trajectory)
     return dict(status=status, figures=figures, wall_time=seconds, data=data)
 

@@ -52,6 +52,8 @@ from .errors import TrajectoryFileError
 from .files import atomic_path
 
 FORMAT = "granular-trajectory"
+#: File name endings of a trajectory file (HDF5); `Trajectory.save` refuses others.
+SUFFIXES = (".h5", ".hdf5")
 VERSION = 2
 #: Versions `load` reads; files of version 1 have no rotational fields.
 _READABLE_VERSIONS = (1, 2)
@@ -181,12 +183,18 @@ class Trajectory:
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
-        """Write the trajectory to ``path`` (HDF5). The file is written under a
+        """Write the trajectory to ``path`` (HDF5, ending in ``.h5`` or ``.hdf5``:
+        `InvalidInputError` otherwise). The file is written under a
         temporary name and renamed, so a failure never leaves a half-written file.
         A new file gets the umask's permissions (``0666 & ~umask``, not mkstemp's
         0600); a replaced file keeps its mode."""
         import h5py
 
+        from .errors import InvalidInputError
+
+        if Path(path).suffix.lower() not in SUFFIXES:
+            raise InvalidInputError(f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
+                                    "(for a .csv or .xyz of one frame use granular.packing.write_configuration)")
         with atomic_path(path) as temporary:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
@@ -271,13 +279,26 @@ class Trajectory:
 
     @staticmethod
     def _read(h5) -> "Trajectory":
+        # A file written frame by frame (granular.streaming) says how many frames are
+        # complete; rows of a later frame that reached the disk before the writer
+        # stopped are ignored. A file written at once holds exactly its frames.
+        frames = int(h5.attrs["frames"]) if "frames" in h5.attrs else None
+        upto = slice(None) if frames is None else slice(0, frames)
+
+        def per_frame(name, required=True):
+            # a required dataset that is missing is a KeyError: a damaged file (load)
+            return h5[name][upto] if required or name in h5 else None
+
         offsets = _offsets(h5)
-        columns = {name: h5["contacts"][name][()] for name in _CONTACT_FIELDS
+        if frames is not None:
+            offsets = offsets[:frames + 1]
+        rows = slice(0, int(offsets[-1]))
+        columns = {name: h5["contacts"][name][rows] for name in _CONTACT_FIELDS
                    if name in h5["contacts"] or name not in _OPTIONAL_CONTACT_FIELDS}
         for name in _OPTIONAL_CONTACT_FIELDS:
             if name not in columns:
                 columns[name] = np.zeros((int(offsets[-1]), 0))
-        widths = {name: h5[f"contacts/widths/{name}"][()] for name in _CONTACT_FIELDS
+        widths = {name: h5[f"contacts/widths/{name}"][upto] for name in _CONTACT_FIELDS
                   if f"contacts/widths/{name}" in h5}
 
         for name, column in columns.items():
@@ -295,16 +316,16 @@ class Trajectory:
 
         contacts = [Contacts(**{name: frame(name, k) for name in _CONTACT_FIELDS})
                     for k in range(offsets.size - 1)]
-        omega, orientations = _rotation(h5)
+        omega, orientations = _rotation(h5, upto)
         return Trajectory(
-            t=h5["t"][()], positions=h5["positions"][()], velocities=h5["velocities"][()],
-            radii=h5["radii"][()] if "radii" in h5 else None,
-            kinetic_energy=h5["energy/kinetic"][()], potential_energy=h5["energy/potential"][()],
-            dissipated_energy=h5["energy/dissipated"][()], contacts=contacts,
+            t=per_frame("t"), positions=per_frame("positions"), velocities=per_frame("velocities"),
+            radii=per_frame("radii", required=False),
+            kinetic_energy=per_frame("energy/kinetic"), potential_energy=per_frame("energy/potential"),
+            dissipated_energy=per_frame("energy/dissipated"), contacts=contacts,
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
             angular_velocities=omega, orientations=orientations,
-            wall_forces=h5["walls/forces"][()] if "walls/forces" in h5 else None,
-            wall_displacements=h5["walls/displacements"][()] if "walls/displacements" in h5 else None)
+            wall_forces=per_frame("walls/forces", required=False),
+            wall_displacements=per_frame("walls/displacements", required=False))
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -422,11 +443,12 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     return forces
 
 
-def _rotation(h5) -> tuple:
-    """``(angular_velocities, orientations)`` of a file: stored ones; for a version-1
-    file of spheres (before rotation) zeros and identities; else None (not recorded)."""
-    omega = h5["angular_velocities"][()] if "angular_velocities" in h5 else None
-    orientations = h5["orientations"][()] if "orientations" in h5 else None
+def _rotation(h5, upto=slice(None)) -> tuple:
+    """``(angular_velocities, orientations)`` of a file (frames ``upto``): stored ones;
+    for a version-1 file of spheres (before rotation) zeros and identities; else None
+    (not recorded)."""
+    omega = h5["angular_velocities"][upto] if "angular_velocities" in h5 else None
+    orientations = h5["orientations"][upto] if "orientations" in h5 else None
     positions = h5["positions"]
     if int(h5.attrs["version"]) == 1 and positions.ndim == 3 and positions.shape[2] == 3:
         frames, n = positions.shape[:2]

@@ -11,8 +11,16 @@ from .errors import InvalidInputError
 
 
 def finite_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
-    """``value`` as a float array of the given shape, every entry finite."""
-    array = np.array(value, dtype=float)
+    """``value`` as a float array of the given shape, every entry finite.
+
+    Numbers only: a string (``"0.01"``, ``"high"``), which numpy would convert or
+    fail on with a bare ValueError, is refused naming the argument and the value."""
+    if isinstance(value, (str, bytes)) or _holds_text(value):
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {value!r}")
+    try:
+        array = np.array(value, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise InvalidInputError(f"{name} must be a number or an array of numbers, got {value!r} ({error})") from None
     if shape is not None and array.shape != shape:
         raise InvalidInputError(f"{name} must have shape {shape}, got {array.shape}")
     if array.ndim == 0:  # np.argwhere finds nothing in a 0-d array
@@ -25,6 +33,17 @@ def finite_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
         raise InvalidInputError(f"{name} has a non-finite entry at index {index[0] if len(index) == 1 else index}: "
                                 f"{array[tuple(bad[0])]}")
     return array
+
+
+def _holds_text(value) -> bool:
+    """Whether an array-like holds a string anywhere."""
+    try:
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        return False             # a ragged list: np.array's own error says what is wrong
+    if array.dtype.kind in "US":
+        return True
+    return array.dtype.kind == "O" and any(isinstance(item, (str, bytes)) for item in array.reshape(-1))
 
 
 def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:

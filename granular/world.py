@@ -23,10 +23,19 @@ quaternion ``(w, x, y, z)`` taking body axes to world axes.
   step the generalised velocity ``(u, omega)`` (6N,), ordered ``(u_1 .. u_N,
   omega_1 .. omega_N)``, in the block-diagonal metric ``diag(m_i I_3 .., J_i I_3
   ..)`` (`metric`). A sphere's rotational dofs enter only the tangential rows.
-- Frictionless worlds keep their translational state (3N,): a normal row of a
-  sphere has no rotational part (the normal passes through the centres), so the
-  rotational dofs decouple exactly and ``omega`` is constant (no torque acts on
-  a sphere without friction). The scheme carries it along and integrates the
+- Worlds without friction and without rolling resistance keep their
+  translational state (3N,): a normal row of a sphere has no rotational part (the
+  normal passes through the centres), so the rotational dofs decouple exactly and
+  ``omega`` is constant (no torque acts on the sphere).
+- Rolling resistance without friction (``mu = 0``, ``mu_r > 0``) turns the spheres
+  too (``rotates``): the rolling torque, bounded by ``mu_r R* lambda_N``, acts on
+  the components of ``omega`` tangent to a contact whether or not the contact can
+  carry a tangential force. It models the losses of the deformed contact as
+  material rolls through it (hysteresis, the asymmetric pressure of model A in
+  `granular.friction`), which does not need sliding friction; so a sphere spinning
+  about a horizontal axis on a frictionless floor slows at ``mu_r r m g / J = 5
+  mu_r g / (2 r)`` and stops, while its translation and its spin about the normal
+  are untouched (no tangential force; no torque about the normal). The scheme carries it along and integrates the
   orientations from it; nothing of Maury's frictionless step changes.
 
 The rotational state lives in the scheme (`granular.schemes.velocity`), which
@@ -56,13 +65,14 @@ references are in `granular.friction`.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
 
 from .constraints import ConstraintSet
-from .errors import InvalidInputError, NonFiniteError, OverlapError, RadiusError
+from .errors import IneffectiveWallWarning, InvalidInputError, NonFiniteError, OverlapError, RadiusError
 from .metric import DiagonalMetric
 from .neighbors import candidate_contacts, candidate_pairs, pair_vectors
 from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
@@ -198,6 +208,7 @@ class SphereWorld:
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
         self.tangential_restitution = _unit_coefficient(tangential_restitution, "tangential_restitution")
+        self._warn_about_frictionless_turning_walls()
         self.periodic = periodic
         if periodic is not None:
             positions = periodic.wrap(positions)
@@ -625,8 +636,33 @@ class SphereWorld:
             bad = np.flatnonzero(gaps < -OVERLAP_TOLERANCE * radii)
             if bad.size:
                 s = bad[np.argmin(gaps[bad])]
-                raise OverlapError(f"sphere {s} overlaps wall {k} ({_surface_name(plane)}) by {-gaps[s]:.6g} m "
-                                   f"at t = {t:.6g} s", pair=(int(s), f"wall {k}"), overlap=float(-gaps[s]))
+                raise OverlapError(f"sphere {s} overlaps the {self.surface_name(k)} (surface {k}: "
+                                   f"{_surface_name(plane)}) by {-gaps[s]:.6g} m at t = {t:.6g} s",
+                                   pair=(int(s), f"wall {k}"), overlap=float(-gaps[s]))
+
+    def _warn_about_frictionless_turning_walls(self) -> None:
+        """A wall that turns (a `Cylinder` about its axis, a `Plane` about its normal)
+        moves its surface tangentially only, which reaches the spheres through friction
+        alone: without friction (its own, or the world's when it has none) it acts as
+        a still wall. That is most likely not what was meant, so say it
+        (`granular.errors.IneffectiveWallWarning`)."""
+        for k, wall in enumerate(self.walls):
+            omega = getattr(wall, "angular_velocity", 0.0)
+            mu = self.friction if wall.friction is None else float(wall.friction)
+            if omega != 0.0 and mu == 0.0:
+                warnings.warn(IneffectiveWallWarning(
+                    f"walls[{k}] ({type(wall).__name__}) turns at {omega:g} rad/s but its contacts have no "
+                    "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
+                    "friction=... to drag them"), stacklevel=3)
+
+    def surface_name(self, k: int) -> str:
+        """The name of contact surface ``k`` (a ``Contacts.wall`` index) that ``granular
+        inspect`` and the pictures use (`granular.walls.surface_names`: "floor",
+        "box x-max", "cylinder side", "plane 5 (normal 0, 0, -1)")."""
+        from .walls import surface_names
+
+        names = surface_names([wall.describe() for wall in self.walls])
+        return names[k] if 0 <= k < len(names) else f"wall {k}"
 
     def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:
         if self.periodic is None:

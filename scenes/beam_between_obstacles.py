@@ -13,11 +13,11 @@ which keeps the tip of every step (the violations and figures need them):
 
 print, for each, the largest violation max_t |u(L, t)| - g and the CPU seconds next
 to the paper's figures, and write the tip history u(L, t) of each to
-``renders/beam_<case>.png`` and the first contact period of the beta = 1/2 runs
-to ``renders/beam_first_contact.png``.
+``outputs/beam_<case>.png`` and the first contact period of the beta = 1/2 runs
+to ``outputs/beam_first_contact.png``.
 
-The animation ``renders/beam_between_obstacles.mp4`` and its still
-``renders/beam_between_obstacles.png`` (the first contact) come from a short run of
+The animation ``outputs/beam_between_obstacles.mp4`` and its still
+``outputs/beam_between_obstacles.png`` (the first contact) come from a short run of
 their own, not from the cases above: one period of the support (0.63 s) with the
 Newmark scheme through `granular.Simulation` (beta = 1/2, dt = 5e-5 s, a frame every
 2 ms, shown ten times slower than real time; `Simulation.run` takes the same block
@@ -27,7 +27,7 @@ moving support (the drawing adapter has no time), so the tip's contacts are exac
 Units: the paper's scaled equations (divided by rho S), so 1/eps is the paper's
 number. The paper's CPU times are Scilab 3.1.1 on a 1.1 GHz Mac G4 (2005).
 
-    .venv/bin/python scenes/beam_between_obstacles.py [--quick] [--render-only] [--out renders]
+    .venv/bin/python scenes/beam_between_obstacles.py [--quick] [--render-only] [--out outputs]
 
 ``--quick`` runs only the cases of at most 2 million steps (no penalty runs);
 ``--render-only`` skips the cases and writes only the animation and its still.
@@ -156,7 +156,7 @@ def plot_first_contact(rows, path: Path, end: float = 0.3) -> None:
     plt.close(fig)
 
 
-def main(quick: bool = False, out: str = "renders") -> list:
+def main(quick: bool = False, out: str = "outputs") -> list:
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
     cases = [case for case in CASES if not quick or (case.penalty is None and case.steps <= 2_000_000)]
@@ -177,7 +177,7 @@ def main(quick: bool = False, out: str = "renders") -> list:
     return rows
 
 
-def render(out: str = "renders", duration: float = 2.0 * np.pi / 10.0, dt: float = 5e-5,
+def render(out: str = "outputs", duration: float = 2.0 * np.pi / 10.0, dt: float = 5e-5,
            frame_interval: float = 2e-3, slow_motion: float = 10.0):
     """Animate ``duration`` s (one support period) of a dedicated Newmark run, a frame
     every ``frame_interval`` s shown ``slow_motion`` times slower than real time, and
@@ -205,7 +205,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only the projection runs of <= 2e6 steps")
     parser.add_argument("--render-only", action="store_true", help="only the animation and its still")
-    parser.add_argument("--out", default="renders", help="directory of the PNGs and the animation")
+    parser.add_argument("--out", default="outputs", help="directory of the PNGs and the animation")
     arguments = parser.parse_args()
     if not arguments.render_only:
         main(quick=arguments.quick, out=arguments.out)

@@ -5,9 +5,9 @@ mu (`granular.systems.frictional.block_on_incline`; planar, solved exactly by th
 LCP of `granular.friction`). For a few (theta, mu) pairs on both sides of the
 threshold tan theta = mu, prints the distance slid in 1 s, the acceleration
 fitted on the positions and its error against g (sin theta - mu cos theta); then
-renders ``renders/block_on_incline.mp4`` (tan theta = 0.6, mu = 0.5: the block
+renders ``outputs/block_on_incline.mp4`` (tan theta = 0.6, mu = 0.5: the block
 slides at 0.84 m/s^2; 1.4 s shown four times slower than real time) and a still
-``renders/block_on_incline.png`` of its last frame.
+``outputs/block_on_incline.png`` of its last frame.
 
     python scenes/block_on_incline.py
 """
@@ -23,7 +23,7 @@ from granular.systems.frictional import block_on_incline
 GRAVITY = 9.81
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=1)
 CASES = ((0.45, 0.5), (0.99, 1.0), (0.6, 0.5), (1.0, 0.3))  # (tan theta, mu)
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 
 
 def build(tan_theta: float = 0.6, friction: float = 0.5) -> gr.ConstrainedSystem:

@@ -5,9 +5,9 @@ a gap of 1 m onto the floor z = 0 with e = 0.9. Exact apexes e^(2k) H.
 
 Prints, for the three schemes and the SphereWorld ball (dt = 1e-3): the first
 six apex heights, the apex ratios over e^2, and the agreement with SphereWorld;
-writes ``renders/bouncing_ball_1dof.png`` (heights against time, apex ratios),
-``renders/bouncing_ball_1dof.mp4`` (the velocity-scheme run in real time) and
-``renders/bouncing_ball_1dof_still.png`` (the first impact).
+writes ``outputs/bouncing_ball_1dof.png`` (heights against time, apex ratios),
+``outputs/bouncing_ball_1dof.mp4`` (the velocity-scheme run in real time) and
+``outputs/bouncing_ball_1dof_still.png`` (the first impact).
 
     python scenes/bouncing_ball_1dof.py
 """
@@ -85,7 +85,7 @@ def apexes(trajectory) -> np.ndarray:
     return np.array(found)
 
 
-def main(out_dir: str = "renders") -> dict:
+def main(out_dir: str = "outputs") -> dict:
     runs = {name: gr.Simulation(build(), DT, scheme=name).run(duration=DURATION) for name in SCHEMES}
     runs["SphereWorld"] = gr.Simulation(sphere_world(), DT).run(duration=DURATION)
     exact = HEIGHT * RESTITUTION ** (2 * np.arange(6))
@@ -135,7 +135,7 @@ def first_impact(trajectory) -> int:
     return int(np.argmax([c.impulse.sum() > 0.0 for c in trajectory.contacts]))
 
 
-def render(trajectory, out_dir: str = "renders", fps: float = 25.0) -> None:
+def render(trajectory, out_dir: str = "outputs", fps: float = 25.0) -> None:
     """Animation in real time (one frame every ``1 / fps`` s of a run recorded every
     step) and a still of the first impact, seen from the side."""
     from granular.render import animate, snapshot

@@ -1,10 +1,10 @@
 """Box pour: a few hundred spheres rain into an open box and settle into a pile.
 
 Prints steps, contacts, the largest multiplier, the kinetic energy and the smallest
-gap seen over the run; saves the trajectory to ``renders/box_pour.h5``. Run as a
-script (``make demo``), it also renders ``renders/box_pour.mp4``, a still of the
-settled pile with its force network, ``renders/box_pour.png``, and the small
-``renders/box_pour.gif`` shown at the top of the README.
+gap seen over the run; saves the trajectory to ``outputs/box_pour.h5``. Run as a
+script (``make demo``), it also renders ``outputs/box_pour.mp4``, a still of the
+settled pile with its force network, ``outputs/box_pour.png``, and the small
+``outputs/box_pour.gif`` shown at the top of the README.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from granular.runs import progress
 RADIUS = 0.01          # m
 BOX = 0.16             # m, side of the square box
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=20)
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 
 
 #: ``granular run box_pour --set n=1000 --set restitution=0.9``; the defaults are
@@ -58,7 +58,7 @@ def smallest_gap(result: gr.StepResult) -> float:
     return float(gaps.min()) if gaps.size else np.inf
 
 
-def main(duration: float = 1.0, dt: float = 1e-3, out: str = "renders/box_pour.h5") -> gr.Trajectory:
+def main(duration: float = 1.0, dt: float = 1e-3, out: str = "outputs/box_pour.h5") -> gr.Trajectory:
     world = build()
     sim = gr.Simulation(world, dt=dt)
     smallest = np.inf
@@ -91,7 +91,7 @@ def render(trajectory: gr.Trajectory) -> None:
     animate(trajectory, RENDERS / "box_pour.mp4", fps=20, size=(640, 480), title="box pour")
     snapshot(trajectory, -1, RENDERS / "box_pour.png", forces=True, size=(640, 480), fit="bodies")
     animate(trajectory, RENDERS / "box_pour.gif", fps=12, every=2, size=(320, 240))
-    print(f"  renders                     {RENDERS / 'box_pour.mp4'}, .png, .gif "
+    print(f"  pictures                    {RENDERS / 'box_pour.mp4'}, .png, .gif "
           f"in {time.perf_counter() - start:.1f} s")
 
 

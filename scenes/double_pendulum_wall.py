@@ -10,10 +10,10 @@ impact's energy loss against Moreau's law in the kinetic metric of M(q),
 energy between impacts (first-order drift), and the deepest wall crossing against
 one step's travel. Paoli-Schatzman's energy dips for one step inside each impact:
 its reported velocity (U^{m+1} - U^m)/h is half-way through the two-step reflection.
-Writes ``renders/double_pendulum_wall.png`` (energy and tip against time) and
-``renders/double_pendulum_wall_frames.png`` (snapshots drawn from the system's
-drawing adapter), ``renders/double_pendulum_wall.mp4`` (the velocity-scheme run in
-real time) and ``renders/double_pendulum_wall_still.png`` (the first impact).
+Writes ``outputs/double_pendulum_wall.png`` (energy and tip against time) and
+``outputs/double_pendulum_wall_frames.png`` (snapshots drawn from the system's
+drawing adapter), ``outputs/double_pendulum_wall.mp4`` (the velocity-scheme run in
+real time) and ``outputs/double_pendulum_wall_still.png`` (the first impact).
 
     python scenes/double_pendulum_wall.py
 """
@@ -72,7 +72,7 @@ def report(name: str, system, trajectory) -> None:
         previous_end = end
 
 
-def main(out_dir: str = "renders") -> dict:
+def main(out_dir: str = "outputs") -> dict:
     runs = {}
     print(f"double pendulum against a wall: e = {RESTITUTION}, dt = {DT} s, {DURATION} s")
     for name in SCHEMES:
@@ -126,7 +126,7 @@ def draw_frames(trajectory, path: Path, count: int = 8) -> None:
     figure.savefig(path, dpi=120)
 
 
-def render(trajectory, out_dir: str = "renders", fps: float = 25.0) -> None:
+def render(trajectory, out_dir: str = "outputs", fps: float = 25.0) -> None:
     """Animation in real time (one frame every ``1 / fps`` s of a run recorded every
     step) and a still of the first impact on the wall."""
     from granular.render import animate, snapshot

@@ -23,10 +23,10 @@ exponents -1.92 and -2.00.
 
 Prints the fitted exponent and tau of E(t) = A (1 + t/tau)^-alpha next to the
 kinetic-theory tau, the late-time log-log slope, and writes a log-log plot of
-E(t) with the fit to ``renders/granular_gas_cooling.png``.
+E(t) with the fit to ``outputs/granular_gas_cooling.png``.
 
-The animation ``renders/granular_gas_cooling.mp4`` and its still
-``renders/granular_gas_cooling_still.png`` come from a short run of their own (the
+The animation ``outputs/granular_gas_cooling.mp4`` and its still
+``outputs/granular_gas_cooling_still.png`` come from a short run of their own (the
 same 1,000 spheres for 3 s, about 2 tau, a frame every 0.05 s), not from the 10 s
 run: spheres coloured by speed on one scale for the whole clip, so the cooling shows
 as the colours darkening.
@@ -57,7 +57,7 @@ PARAMETERS = dict(n=1000, restitution=RESTITUTION, packing=PACKING, speed=SPEED,
 PARAMETER_HELP = dict(n="number of spheres", restitution="coefficient of restitution e of every impact (1)",
                       packing="packing fraction of the periodic cube (1)", speed="initial rms speed (m/s)",
                       seed="random seed of the positions and velocities")
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 
 
 def build(n: int = 1000, packing: float = PACKING, speed: float = SPEED, restitution: float = RESTITUTION,

@@ -28,7 +28,7 @@ BOX = 0.1                # m, side of the cube
 PACKING = 0.10           # initial packing fraction
 GROWTH = 0.8             # 1/s, relative growth rate of the radii
 DEFAULTS = dict(duration=1.5, dt=1e-3, record_every=10)
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 R0 = (PACKING * BOX ** 3 / (N * 4.0 / 3.0 * np.pi)) ** (1.0 / 3.0)
 
 
@@ -51,6 +51,9 @@ def random_centres(seed: int) -> np.ndarray:
 #: ``granular run growing_spheres --set seed=4``: another random start (the run
 #: ends in a JammingError; its frames and summary are kept).
 PARAMETERS = dict(seed=3)
+#: The run ends in a jam, which is this scene's result: ``granular run`` saves it as a
+#: complete run and exits 0.
+EXPECTED_ERRORS = (gr.JammingError,)
 PARAMETER_HELP = dict(seed="random seed of the initial centres and velocities")
 
 

@@ -10,10 +10,10 @@ against w, checks the section of the period-1 orbit at w = 1.8 against its exact
 value (linear motion between impacts; first order in dt, about 8% off at the
 sweep's 100 steps per period, so the diagram is qualitative) and writes
 
-    renders/impact_oscillator_bifurcation.png   section against w
-    renders/impact_oscillator_poincare.png      (x, v) section at the w with the richest section
-    renders/impact_oscillator.mp4               eight forcing periods at w = 1.8 (a short run of its own)
-    renders/impact_oscillator.png               a still of it at an impact
+    outputs/impact_oscillator_bifurcation.png   section against w
+    outputs/impact_oscillator_poincare.png      (x, v) section at the w with the richest section
+    outputs/impact_oscillator.mp4               eight forcing periods at w = 1.8 (a short run of its own)
+    outputs/impact_oscillator.png               a still of it at an impact
 
     python scenes/impact_oscillator.py            # 80 frequencies, about 80 s on 2 cores
     python scenes/impact_oscillator.py --quick    # 16 frequencies, a few seconds
@@ -110,7 +110,7 @@ def sweep(frequencies, transient: int, periods: int) -> list:
         return list(pool.map(_section_job, jobs))
 
 
-def main(quick: bool = False, out_dir: str = "renders") -> dict:
+def main(quick: bool = False, out_dir: str = "outputs") -> dict:
     count, transient, periods = (16, 40, 16) if quick else (80, 50, 30)
     frequencies = np.linspace(1.2, 4.2, count)
     sections = sweep(frequencies, transient, periods)
@@ -162,7 +162,7 @@ def plot(frequencies, sections, w_chaos, cloud, out_dir: Path) -> None:
     print(f"  wrote {out_dir / 'impact_oscillator_bifurcation.png'} and {out_dir / 'impact_oscillator_poincare.png'}")
 
 
-def render(out_dir: str = "renders", frequency: float = DEFAULT_FREQUENCY, periods: int = 8,
+def render(out_dir: str = "outputs", frequency: float = DEFAULT_FREQUENCY, periods: int = 8,
            frames_per_period: int = 20) -> gr.Trajectory:
     """Animate ``periods`` forcing periods at ``frequency`` from rest at x0 (a run of
     its own, ``frames_per_period`` frames per period, 25 frames per second) and a

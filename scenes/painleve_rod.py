@@ -38,10 +38,10 @@ while its normal velocity does not approach, against a threshold of
 Prints, for dt = 5e-3 and smaller: the contact phases (free, sliding, sticking,
 per end) with their start times, the tangential impacts (a jump of the velocity
 of an end that stays on the floor) and collisions; writes
-``renders/painleve_rod.png`` (x, y, phi and their rates against time, phases
-shaded, tangential impacts marked), ``renders/painleve_rod.mp4`` (the dt = 5e-3
+``outputs/painleve_rod.png`` (x, y, phi and their rates against time, phases
+shaded, tangential impacts marked), ``outputs/painleve_rod.mp4`` (the dt = 5e-3
 run, four times slower than real time, seen from a camera that moves along x with
-the rod's centre: the rod slides 27 m) and ``renders/painleve_rod_still.png`` (the
+the rod's centre: the rod slides 27 m) and ``outputs/painleve_rod_still.png`` (the
 jam: the last step of the first contact phase).
 
     python scenes/painleve_rod.py
@@ -71,7 +71,7 @@ STICK_TOLERANCE = 1e-8
 JUMP_RATIO = 3.0
 GRAVITY = 10.0
 ENDS = ("A", "B")
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 
 
 def build() -> gr.ConstrainedSystem:

@@ -20,7 +20,7 @@ Runs the pours of `POURS` from each seed of `SEEDS` (15 pours, about 8 minutes o
 one core) until the heap rests (kinetic energy below `REST_ENERGY` for `REST_TIME`)
 or 2 s; prints each pour's angle and flanks, when it came to rest (or how many
 spheres still move), the spheres at the end walls and the timings, then each
-setting's mean angle; writes ``renders/sand_pile.png`` (seed 3's deposits and their
+setting's mean angle; writes ``outputs/sand_pile.png`` (seed 3's deposits and their
 fitted flanks).
 
     python scenes/sand_pile.py [--workers 1]
@@ -142,7 +142,7 @@ DEFAULTS = dict(duration=2.0, dt=1e-3, record_every=50)
 #: (s): about 1 mm/s per sphere (a sphere weighs 1-3 g).
 REST_ENERGY = 1e-7
 REST_TIME = 0.05
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 #: ``granular run sand_pile --set rolling_friction=0.3`` (the command runs the full
 #: duration; it does not stop when the heap rests as `pour` does).
 PARAMETERS = dict(friction=0.6, n=300, width=COLUMN_WIDTH, seed=3, rotation=True, rolling_friction=0.0,
@@ -180,7 +180,7 @@ def build(friction: float = 0.6, n: int = 300, width: float = COLUMN_WIDTH, seed
     rng = np.random.default_rng(seed)
     radii = rng.uniform(*RADIUS_RANGE, n)
     area = np.pi * np.sum(radii ** 2) / 0.35
-    height = area / width
+    height = max(area / width, 4.0 * RADIUS_RANGE[1])     # a few spheres: still room for the largest
     centres = np.zeros((0, 2))
     for r in radii:
         for _ in range(10000):

@@ -19,7 +19,7 @@ of the ball's height from the cloth) rolls at once; ``b = 0`` (a stun shot) ends
 
 Prints, per ball, the strike height, the analytic rolling speed and time and the
 simulated ones (the slip falls below 1e-9 m/s), with ``mu_r = 0``. Writes
-``renders/struck_ball.mp4`` and ``renders/struck_ball.png`` (balls drawn with a
+``outputs/struck_ball.mp4`` and ``outputs/struck_ball.png`` (balls drawn with a
 band turned by their orientation).
 
     python scenes/struck_ball.py
@@ -40,7 +40,7 @@ HEIGHTS = (-0.6, -0.3, 0.0, 0.4, 0.8)   # strike height b / r above the centre
 LANE = 0.15              # m between lanes (along y)
 G = 9.81                 # m/s^2
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 PARAMETERS = dict(speed=2.0, friction=0.2, rolling_friction=0.0)
 PARAMETER_HELP = dict(speed="speed v0 of every ball after the strike (m/s)",
                       friction="Coulomb friction coefficient of the cloth (1)",

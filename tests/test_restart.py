@@ -109,7 +109,9 @@ def test_an_earlier_frame_restarts_at_its_time(here):
 @pytest.mark.parametrize("argv, message", [
     (["run", "--from", "half.h5"], "--from needs --duration"),
     (["run", "--from", "half.h5", "--duration", "0.01", "--dt", "1e-4"], "--dt cannot change a continued run"),
-    (["run", "bouncy", "--from", "half.h5", "--duration", "0.01"], "not both"),
+    (["run", "bouncy", "--scene", "scenes/bouncy.py", "--from", "half.h5", "--duration", "0.01"],
+     "give the scene once"),
+    (["run", "bouncy", "--scene", "scenes/bouncy.py"], "--scene FILE goes with --from"),
     (["run", "--duration", "0.01"], "give a SCENE"),
 ])
 def test_run_from_refuses_what_it_cannot_honour(here, capsys, argv, message):

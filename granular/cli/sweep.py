@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..runs import plural
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_int
 from .common import FAILURE, USAGE, CommandError
 
@@ -45,7 +46,7 @@ def command_sweep(args) -> int:
     if out.exists() and not out.is_dir():
         raise CommandError(f"--out {out} exists and is not a directory", USAGE)
     varying = ", ".join(plan.varying) or "nothing"
-    runs = f"{len(plan.runs)} run{'' if len(plan.runs) == 1 else 's'}"
+    runs = plural(len(plan.runs), "run")
     print(f"{plan.name}: {runs} (varying {varying}) of {plan.settings.duration:g} s, "
           f"dt {plan.settings.dt:g} s, into {out}/")
     start = time.perf_counter()
@@ -53,7 +54,7 @@ def command_sweep(args) -> int:
     with sweep.connect(args.workers, args.scheduler) as client:
         workers = len(client.scheduler_info().get("workers", {}))
         link = sweep.dashboard_link(client)
-        print(f"  {'scheduler ' + args.scheduler if args.scheduler else 'local cluster'}: {workers} workers; "
+        print(f"  {'scheduler ' + args.scheduler if args.scheduler else 'local cluster'}: {plural(workers, 'worker')}; "
               f"dashboard {link or 'not served (install bokeh: pip install granular[cluster])'}")
         sys.stdout.flush()
         try:
@@ -61,7 +62,7 @@ def command_sweep(args) -> int:
         finally:
             line.finish()
     seconds = time.perf_counter() - start
-    print(f"  {result.ran} run, {result.skipped} already done (skipped), {result.failed} failed, "
+    print(f"  ran {plural(result.ran, 'run')}, skipped {result.skipped} already done, {result.failed} failed, "
           f"in {seconds:.1f} s")
     for row in result.rows:
         if row["status"] != sweep.STATUS_OK:
