@@ -158,6 +158,10 @@ class Simulation:
         self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
         self._travel_warned = False     # TimeStepWarning given (reset by each run)
+        #: ``(t, residual, missed)`` of each step that kept a contact solver's best
+        #: answer short of its tolerance (`SolverStats`): time (s), residual (m/s) and
+        #: residual / tolerance; summarised in a run file's meta (`_meta`).
+        self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
 
     @classmethod
@@ -301,6 +305,8 @@ class Simulation:
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
         result = replace(result, t=self.t)
+        if result.solver.missed > 0.0:
+            self.missed_steps.append((self.t, float(result.solver.residual), float(result.solver.missed)))
         if not self._travel_warned:
             self.check_travel(result)
         return result
@@ -521,7 +527,24 @@ class Simulation:
             pass
         if self._spheres:
             meta["masses"] = np.asarray(self.system.masses_at(self.t)).tolist()
+        if self.missed_steps:
+            meta["missed_steps"] = missed_summary(self.missed_steps)
         return meta
+
+
+#: Steps listed one by one in a run file's summary of missed tolerances (the file's
+#: meta is one HDF5 attribute, which must stay small); the count and the worst step
+#: are kept whatever their number.
+LISTED_MISSED_STEPS = 100
+
+
+def missed_summary(missed_steps: list) -> dict:
+    """``{"count", "worst", "first"}`` of ``(t, residual, missed)`` records: how many
+    steps kept a best answer short of its tolerance, the one that missed most and the
+    first `LISTED_MISSED_STEPS` of them."""
+    worst = max(missed_steps, key=lambda step: step[2])
+    return {"count": len(missed_steps), "worst": list(worst),
+            "first": [list(step) for step in missed_steps[:LISTED_MISSED_STEPS]]}
 
 
 def _floor_two_digits(value: float) -> float:

@@ -113,3 +113,22 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     kept = projection.project(metric, G, np.zeros(2), lower, strict=False)
     assert kept.status == "inaccurate" and np.allclose(kept.velocities, 0.5)
     assert kept.missed.residual == pytest.approx(0.5) and kept.missed.residual > kept.missed.tolerance
+
+
+def test_a_run_file_records_the_missed_steps_and_inspect_shows_them(monkeypatch, tmp_path, capsys):
+    """The run's meta counts the steps that kept a best answer, names the worst with
+    its residual, and `granular inspect` prints them; the file round-trips them."""
+    from granular.cli import main
+
+    monkeypatch.setattr(friction, "FRICTION_SWEEPS", 3)
+    sim = gr.Simulation(frictional_pile(), 1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gr.SolverToleranceWarning)
+        run = sim.run(steps=60, record_every=20, out=tmp_path / "pile.h5")
+    summary = run.meta["missed_steps"]
+    assert summary["count"] == len(sim.missed_steps) > 0
+    t, residual, ratio = summary["worst"]
+    assert ratio == max(step[2] for step in sim.missed_steps) > 1.0 and residual > 0.0
+    assert gr.Trajectory.load(tmp_path / "pile.h5").meta["missed_steps"] == summary
+    assert main(["inspect", str(tmp_path / "pile.h5")]) == 0
+    assert f"solver tolerance missed at {summary['count']} steps" in capsys.readouterr().out

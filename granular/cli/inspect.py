@@ -21,6 +21,20 @@ def add_parser(commands) -> None:
     parser.add_argument("--top", type=positive_int, default=10, metavar="N", help="contacts shown (10)")
 
 
+def _print_missed_steps(summary) -> None:
+    """One line on the steps that kept a contact solver's best answer short of its
+    tolerance (`granular.simulation.missed_summary`), when there were any."""
+    if not summary:
+        return
+    t, residual, ratio = summary["worst"]
+    count = int(summary["count"])
+    listed = ", ".join(f"{step[0]:.6g}" for step in summary["first"][:10])
+    more = "" if count <= 10 else f" and {count - 10} more"
+    print(f"solver tolerance missed at {count} step{'s' if count != 1 else ''} (t = {listed}{more} s); the worst at "
+          f"t = {t:.6g} s, residual {residual:.3g} m/s = {ratio:.3g} times its tolerance (the step kept the "
+          f"solver's best answer)")
+
+
 def command_inspect(args) -> int:
     trajectory = load_run_file(args.run)
     k = frame_index(trajectory, args.frame)
@@ -31,6 +45,7 @@ def command_inspect(args) -> int:
     print(f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "
           f"to {trajectory.t[-1]:.6g} s (dt = {dt:g} s, recorded every {meta.get('record_every', '?')} steps, "
           f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})")
+    _print_missed_steps(meta.get("missed_steps"))
     contacts = trajectory.contacts[k]
     impulse = np.asarray(contacts.impulse, float)
     mask = active(trajectory, k)          # solver noise (below the tolerance) is no contact

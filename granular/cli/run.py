@@ -50,6 +50,10 @@ def add_parser(commands) -> None:
     parser.add_argument("--checkpoint-every", type=positive_float, metavar="S",
                         help="also write the scheme's state every S simulated seconds, so that a run killed "
                              "later continues (--from) from there as if never stopped")
+    parser.add_argument("--strict", action="store_true",
+                        help="stop at the first step whose contact solver misses its tolerance (by default the "
+                             "step keeps the solver's best answer, the run file records it and one warning is "
+                             "printed)")
     parser.add_argument("--render", metavar="OUT", help="also render the run to OUT (.mp4, .gif or .png)")
     parser.add_argument("--fps", type=positive_float, default=25.0, help="frames per second of --render (25)")
     add_quiet(parser)
@@ -72,6 +76,8 @@ def command_run(args) -> int:
 
         output_kind(args.render)     # an unsupported extension is refused before the run, not after
     job = _continued_run(args, scene_for_restart) if args.restart else _new_run(args)
+    if args.strict and hasattr(job.simulation.scheme, "strict"):
+        job.simulation.scheme.strict = True   # schemes without the option always stop on a missed tolerance
     check_run_suffix(job.out)
     try:
         n_steps = job.simulation.count_steps(job.duration)
