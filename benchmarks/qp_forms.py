@@ -8,7 +8,7 @@ dense regime) is stepped until its lattice has collapsed into a contact network;
 the projection problem of the next step (all the rows the neighbour search
 proposes, as the step built them) is then solved by both forms. Prints the wall
 time of OSQP's setup and solve for each form, and how far apart the two answers
-are, in velocity units; then the wall time of `granular.projection.project`, the
+are, in velocity units; then the wall time of `granular.contact.projection.project`, the
 step's own solve (constraint generation on the multiplier form, refined to the
 tolerances of `granular.tolerances`), on the same problem.
 
@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 import granular as gr
-from granular.backends import osqp_
-from granular.projection import ProjectionProblem, project
+from granular.contact.backends import osqp_
+from granular.contact.projection import ProjectionProblem, project
 from step_scaling import SPACINGS, lattice_box
 
 

@@ -8,10 +8,10 @@ import scipy.sparse as sp
 
 import granular as gr
 from granular.constraints import ConstraintSet
-from granular.friction import project_frictional
+from granular.contact.friction import project_frictional
 from _reference import reference_contact_law
 from granular.metric import DenseMetric
-from granular.projection import project
+from granular.contact.projection import project
 from granular.systems.frictional import block_on_incline
 from granular.tolerances import FRICTION_TOLERANCE
 
@@ -90,7 +90,7 @@ def test_friction_zero_runs_the_frictionless_step_bit_for_bit():
 @pytest.mark.parametrize("s", [1, 2])
 def test_frictional_solvers_at_mu_zero_agree_with_maurys_projection(s):
     """With every coefficient 0 the LCP (plane) and the conic fixed point (3D) solve
-    Maury's projection: same velocities as the QP of `granular.projection`."""
+    Maury's projection: same velocities as the QP of `granular.contact.projection`."""
     rng = np.random.default_rng(10 + s)
     h = 1e-2
     for _ in range(20):

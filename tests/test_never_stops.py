@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import granular as gr
-import granular.friction as friction
+import granular.contact.friction as friction
 
 
 def frictional_pile(n_side=3, layers=2, friction_coefficient=0.5, restitution=0.0, rolling=0.0, seed=0):
@@ -93,10 +93,10 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     SolverError, the default keeps OSQP's answer with its violation in ``missed``."""
     import scipy.sparse as sp
 
-    import granular.active_set as active_set
-    import granular.backends.osqp_ as osqp_backend
-    import granular.projection as projection
-    from granular.backends import BackendResult
+    import granular.contact.active_set as active_set
+    import granular.contact.backends.osqp_ as osqp_backend
+    import granular.contact.projection as projection
+    from granular.contact.backends import BackendResult
     from granular.metric import DiagonalMetric
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)

@@ -1,4 +1,4 @@
-"""The metric projection (granular.projection): optimality, agreement of the two
+"""The metric projection (granular.contact.projection): optimality, agreement of the two
 backends, degenerate contact networks, and the unconstrained shortcut.
 
     u = argmin 1/2 (u - v)^T M (u - v)   subject to   G u >= b
@@ -32,8 +32,8 @@ import scipy.sparse as sp
 
 from granular.errors import JammingError
 from granular.metric import DenseMetric, DiagonalMetric
-from granular.interior_point import interior_point
-from granular.projection import project
+from granular.contact.interior_point import interior_point
+from granular.contact.projection import project
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 pytest.importorskip("cvxpy")
@@ -197,8 +197,8 @@ def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense, path
     rows) or the interior-point refinement (OSQP first, as for many rows); it meets
     the KKT conditions, and its velocity is u*. The impulse it applies, G^T lambda,
     is unique, and the two backends agree on it."""
-    import granular.active_set as active_set
-    import granular.projection as projection
+    import granular.contact.active_set as active_set
+    import granular.contact.projection as projection
     if path != "active-set":
         monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     if path == "refined":
@@ -269,10 +269,10 @@ def test_a_failed_projection_reachable_only_at_absurd_speed_is_a_jam(monkeypatch
     solver fails (simulated), the projection is a SolverError without a speed
     limit and a JammingError with one: the linear program finds no velocity below
     the limit."""
-    import granular.active_set as active_set
-    import granular.backends.osqp_ as osqp_backend
-    import granular.projection as projection
-    from granular.backends import BackendResult
+    import granular.contact.active_set as active_set
+    import granular.contact.backends.osqp_ as osqp_backend
+    import granular.contact.projection as projection
+    from granular.contact.backends import BackendResult
     from granular.errors import SolverError
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
@@ -370,8 +370,8 @@ def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(
 
 def _failing_active_set_and_counted_programs(monkeypatch, budget):
     """Simulate an active-set failure and record the rows of every jam program."""
-    import granular.active_set as active_set
-    import granular.projection as projection
+    import granular.contact.active_set as active_set
+    import granular.contact.projection as projection
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     monkeypatch.setattr(projection, "JAM_CHECK_ROWS", budget)

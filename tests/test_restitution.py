@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.projection import project
+from granular.contact.projection import project
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, ENERGY_ROUNDOFF, VELOCITY_TOLERANCE
 
 GRAVITY = 9.81

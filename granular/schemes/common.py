@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from ..constraints import Contacts
 from ..errors import InvalidInputError, JammingError
-from ..projection import project
+from ..contact.projection import project
 from ..protocols import CoordinateSystem
 from ..results import StepResult
 
@@ -95,7 +95,7 @@ def metric_projection(metric, G: np.ndarray, v: np.ndarray, lower: np.ndarray, s
     """Project ``v`` (d,) onto ``{x : G x >= lower}`` in the metric ``M``.
 
     One row: closed form ``mu = max(0, (lower - G v) / (G M^-1 G^T))``, exact and
-    free of solver noise. Several rows: `granular.projection.project`.
+    free of solver noise. Several rows: `granular.contact.projection.project`.
     Returns ``(x, mu, status, iterations, seconds)`` with ``M (x - v) = G^T mu``.
     """
     start = time.perf_counter()

@@ -27,7 +27,7 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    ``e``. Tangential components are kept, normal ones reversed and scaled by e.
    Impacting rows of spheres that carry friction (or rolling resistance) instead
    take Newton's law with Coulomb friction, normal and tangential impulses solved
-   together in one problem from ``u^n`` (`granular.impact`: Coulomb's law between
+   together in one problem from ``u^n`` (`granular.contact.impact`: Coulomb's law between
    the impulse and the modified velocity ``U_N^+ + e U_N^-``, ``U_T^+ + e_t U_T^-``;
    Jean, 1999; Acary and Brogliato, 2008): a frictionless bounce followed by the
    frictional stage 4 would find a separating contact and apply no friction, so a
@@ -97,10 +97,10 @@ from scipy.sparse.csgraph import connected_components
 
 from ..constraints import Contacts
 from ..errors import ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning
-from ..friction import project_frictional, tangential_jacobian
-from ..impact import is_frictional, solve_impact
-from .. import active_set
-from ..projection import project
+from ..contact.friction import project_frictional, tangential_jacobian
+from ..contact.impact import is_frictional, solve_impact
+from ..contact import active_set
+from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..results import SolverStats, StepResult
 from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
@@ -344,7 +344,7 @@ class VelocityScheme:
         restitution_impulse = restitution_impulse + absorbed
         warm = self._warm(constraints, state)
         try:
-            if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.friction
+            if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.contact.friction
                 maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
                                            t=t_next, warm_tangential=self._warm_tangential(constraints, state),
                                            strict=self.strict)
@@ -411,7 +411,7 @@ class VelocityScheme:
         """The impact law on the impacting rows; returns ``(u*, impulses, report)``: the
         normal impact impulses (m,) (N s) and an `ImpactReport` (solver counts and the
         impact's friction impulses). Rows of spheres that carry friction or rolling
-        resistance take Newton's law with Coulomb friction (`granular.impact`), the
+        resistance take Newton's law with Coulomb friction (`granular.contact.impact`), the
         others Moreau's frictionless law (module docstring). ``previous_kick`` is the
         carried `MauryState.previous_kick`."""
         h = self.dt
@@ -451,7 +451,7 @@ class VelocityScheme:
 
     def _impact(self, metric, constraints, rows, u, offset, t_next):
         """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
-        violation, the `granular.impact.ImpactAnswer` or None without friction)``.
+        violation, the `granular.contact.impact.ImpactAnswer` or None without friction)``.
 
         Spheres with friction or rolling resistance on these rows take Newton's law
         with Coulomb friction. Should its sweeps not converge (several coupled impacts;
@@ -638,7 +638,7 @@ class ImpactReport:
     @staticmethod
     def of(m: int, rows: np.ndarray, iterations: int, violation: float, answer=None) -> "ImpactReport":
         """The report of an impact on ``rows`` of ``m``, with the friction of a
-        `granular.impact.ImpactAnswer` scattered to all rows (or none)."""
+        `granular.contact.impact.ImpactAnswer` scattered to all rows (or none)."""
         if answer is None:
             return ImpactReport(iterations, violation)
         tangential = np.zeros((m, answer.tangential.shape[1]))

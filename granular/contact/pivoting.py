@@ -1,8 +1,8 @@
 """Lemke's complementary pivoting: the exact, dense solver of small linear
 complementarity problems ``w = M z + q >= 0, z >= 0, z . w = 0``.
 
-`granular.friction` solves the planar Coulomb law with it (Painleve's rod, the
-block on an incline), and `granular.projection` the impact clusters of at most a
+`granular.contact.friction` solves the planar Coulomb law with it (Painleve's rod, the
+block on an incline), and `granular.contact.projection` the impact clusters of at most a
 few tens of rows (Lemke, *Bimatrix equilibrium points and mathematical
 programming*, Management Science, 1965).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import JammingError, SolverError
+from ..errors import JammingError, SolverError
 
 
 def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None, t=None):

@@ -82,11 +82,11 @@ How it is solved
   impact the 2017 study describes.
 - 3D (s = 2), spheres: when the metric is diagonal and every frictional
   contact's Delassus block is ``diag(w_k, v_k, v_k)`` (spheres and walls:
-  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
+  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.contact.friction_gauss_seidel`): each
   contact in turn takes its exact local answer, colour by colour (vectorised),
   with extrapolation along the drift of stalled sweeps and, when they stall for
   good (turning spheres), a hand-over to a semismooth Newton method on the same
-  law (Alart and Curnier's function; `granular.friction_gauss_seidel`). It stops when every
+  law (Alart and Curnier's function; `granular.contact.friction_gauss_seidel`). It stops when every
   contact is within ``tolerance * scale`` (m/s) of its local law (the cone
   holds exactly) with ``FRICTION_SWEEP_TOLERANCE``, or raises
   `ConvergenceError` naming the worst contact.
@@ -117,7 +117,7 @@ How it is solved
 
 Contacts without friction (``mu_k = 0``) keep only their normal impulse. A set
 with no frictional row never reaches this module: the velocity scheme then calls
-`granular.projection.project`, so ``mu = 0`` is Maury's step bit for bit.
+`granular.contact.projection.project`, so ``mu = 0`` is Maury's step bit for bit.
 
 Spheres turn (`granular.world`): their tangential rows carry the rotational part
 ``-r (n x t)`` of the contact point's velocity, so a sliding contact applies a
@@ -145,11 +145,11 @@ contact from rolling up to the bound, so there is none of model A's chatter
 around zero rolling velocity in explicit DEM (the reason Ai et al. recommend the
 elastic-plastic model C there). Spin about the normal is not resisted. Like (T),
 (R) does no positive work, so Proposition 1 and ``|u|_M <= |v|_M`` still hold.
-Only the sphere sweeps solve it (`granular.friction_gauss_seidel`).
+Only the sphere sweeps solve it (`granular.contact.friction_gauss_seidel`).
 
 Impacts with restitution ``e > 0``: friction acts during the bounce too, in the
 restitution stage of the velocity scheme, by Newton's law with Coulomb friction
-(`granular.impact`; the impact's friction impulse is bounded by ``mu`` times its
+(`granular.contact.impact`; the impact's friction impulse is bounded by ``mu`` times its
 whole normal impulse). This module solves it, on a constraint set whose bounds
 and tangential offsets are those of the impact law.
 """
@@ -161,12 +161,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ConvergenceError, InvalidInputError, SolverError
+from ..errors import ConvergenceError, InvalidInputError, SolverError
 from . import friction_gauss_seidel as gauss_seidel
 from . import working_set
 from .conic import conic_fixed_point
 from .pivoting import lemke
-from .tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
+from ..tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
 
 #: Rounds of adding violated rows to the working set before solving them all.
 _MAX_GENERATION_ROUNDS = 12
@@ -187,7 +187,7 @@ NEAR_CONTACT = 0.1
 
 @dataclass(frozen=True)
 class FrictionalProjection:
-    """The answer of `project_frictional` (same fields as `granular.projection.Projection`).
+    """The answer of `project_frictional` (same fields as `granular.contact.projection.Projection`).
 
     velocities : (d,) ``u``.
     impulses : (m,) normal impulses ``lambda_N`` (N s), >= 0.
@@ -278,7 +278,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
 
     Working set: rows the prediction violates (``D + h G v < 0``) and warm rows are
     solved first; rows the answer violates are added until none is, as in
-    `granular.projection.project`. Rows left out carry no impulse and are satisfied.
+    `granular.contact.projection.project`. Rows left out carry no impulse and are satisfied.
 
     Raises `JammingError` (no admissible velocity), `ConvergenceError` (3D fixed
     point or sweeps), `SolverError` (an answer that breaks (N) beyond tolerance).
@@ -311,7 +311,7 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
                                   feasibility, t, start, sweep_rows, R, strict)
     if R is not None:
         raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
-                                "sphere contact blocks, granular.friction_gauss_seidel)")
+                                "sphere contact blocks, granular.contact.friction_gauss_seidel)")
     # In the plane a row the prediction does not violate stays out of the first set
     # even if it was active before: with Painleve's coupling the LCP may then admit
     # a spurious jump on it, and Moreau's choice is no jump (module docstring).
@@ -361,7 +361,7 @@ def rolling_rows(constraints) -> tuple:
 
 def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
                        feasibility, t, start, sweep_rows, R=None, strict=True) -> FrictionalProjection:
-    """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
+    """3D law by nonsmooth Gauss-Seidel (`granular.contact.friction_gauss_seidel`).
 
     Working set as in `project_frictional`: rows the prediction violates, rows
     with a warm impulse and rows separating slower than `NEAR_CONTACT` times the
@@ -518,7 +518,7 @@ def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray
     return normal, tangential, pivots
 
 
-# -- 3D with a non-diagonal metric: granular.conic; diagnostics ----------------------------
+# -- 3D with a non-diagonal metric: granular.contact.conic; diagnostics ----------------------------
 
 def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.ndarray,
                       tangential: np.ndarray) -> dict:

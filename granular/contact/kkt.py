@@ -1,8 +1,8 @@
 """The acceptance test of every contact answer: the KKT conditions of
 ``min_{l >= 0} 1/2 l^T W l + c^T l`` at the caller's tolerances (velocity units).
 
-Every solver's answer (`granular.active_set`, OSQP, pivoting, the interior point)
-passes through `kkt_holds` before `granular.projection` returns it, so no solver is
+Every solver's answer (`granular.contact.active_set`, OSQP, pivoting, the interior point)
+passes through `kkt_holds` before `granular.contact.projection` returns it, so no solver is
 trusted on its own stopping rule.
 """
 from __future__ import annotations

@@ -6,15 +6,15 @@ whose normal velocities are shifted by ``mu |T u|``; the fixed point iterates th
 shift (De Saxce and Feng, *New inequality and functional for contact with
 friction: the implicit standard material approach*, Mech. Struct. Mach., 1991).
 Spheres, whose metric is diagonal, use the Gauss-Seidel sweeps of
-`granular.friction_gauss_seidel` instead; `granular.friction` chooses.
+`granular.contact.friction_gauss_seidel` instead; `granular.contact.friction` chooses.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ConvergenceError, InvalidInputError, JammingError, SolverError
-from .tolerances import FRICTION_TOLERANCE
+from ..errors import ConvergenceError, InvalidInputError, JammingError, SolverError
+from ..tolerances import FRICTION_TOLERANCE
 
 #: Iterations of the De Saxce fixed point (3D).
 _MAX_FIXED_POINT_ITERATIONS = 400

@@ -17,7 +17,7 @@ conditions at the tolerances of `granular.tolerances` and raises rather than
 return a wrong answer. With the default ``solver="osqp"`` the multipliers come, in
 this order, from:
 
-1. the proximal primal-dual active-set method of `granular.active_set`, started
+1. the proximal primal-dual active-set method of `granular.contact.active_set`, started
    from the previous step's impulses and sparse factor;
 2. when it cannot certify an answer: linear programs that tell a jam (no
    admissible velocity, `JammingError`), on at most `JAM_CHECK_ROWS` rows, those
@@ -49,10 +49,10 @@ import scipy.sparse.linalg as spla
 from . import active_set, working_set
 from .interior_point import interior_point
 from .kkt import accurate, kkt_holds
-from .metric import DiagonalMetric
+from ..metric import DiagonalMetric
 from .backends import get_backend
-from .errors import ConvergenceError, GranularError, JammingError, NonFiniteError, SolverError
-from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
+from ..errors import ConvergenceError, GranularError, JammingError, NonFiniteError, SolverError
+from ..tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 
 @dataclass
@@ -105,7 +105,7 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
     """Project ``predicted`` onto ``{u : G u >= lower}`` in the metric ``M``.
 
     ``keys`` (m,) identify the rows across steps and ``workspace`` carries the
-    active-set solver's factor from one call to the next (`granular.active_set`).
+    active-set solver's factor from one call to the next (`granular.contact.active_set`).
     ``speed_limit`` (velocity units) is the speed beyond which the system's
     linearised constraints no longer describe it (for spheres, a radius per
     step): a set with no admissible velocity of at most that speed in every
@@ -226,7 +226,7 @@ def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, 
 #: clusters of the restitution stage are small (median 13 rows, on 900 coordinates,
 #: in `make demo`'s pour) and the sparse path's per-call cost (constructors,
 #: transposes, index checks: about 1.4 ms) was a quarter of the demo's run. The
-#: dense Cholesky of `granular.active_set` serves the same sizes.
+#: dense Cholesky of `granular.contact.active_set` serves the same sizes.
 _COMPACT_ROWS = active_set.DENSE_ROWS
 
 
@@ -277,7 +277,7 @@ def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, st
 
 def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
                    complementarity, start) -> Projection | None:
-    """The projection by `granular.active_set` (the previous step's impulses and
+    """The projection by `granular.contact.active_set` (the previous step's impulses and
     factor as a start), or None when it does not certify an answer."""
     rows = active_set.ContactRows(metric, jacobian, c)
     keys = np.arange(c.size, dtype=np.int64) if keys is None else keys
@@ -299,7 +299,7 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
 
 def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feasibility,
                           complementarity, t):
-    """Constraint generation (see `project`, `granular.working_set`); returns
+    """Constraint generation (see `project`, `granular.contact.working_set`); returns
     ``(u, lambda, status, iterations)``."""
     c = jacobian @ predicted - lower
     working = (c < 0.0) | (warm > 0.0)

@@ -2,8 +2,8 @@
 
 The neighbour search proposes every pair that could touch within a step; in a
 dense pile most of those rows are satisfied by the answer with a zero multiplier.
-Each contact solver (the frictionless projection's OSQP path, `granular.projection`,
-and the frictional ones, `granular.friction`) therefore solves its problem on a
+Each contact solver (the frictionless projection's OSQP path, `granular.contact.projection`,
+and the frictional ones, `granular.contact.friction`) therefore solves its problem on a
 working set of rows: the rows the prediction violates and the rows that pushed at
 the previous step. Rows the answer violates join, and the set is solved again,
 until no row outside it is violated. Rows left out are then satisfied with zero
