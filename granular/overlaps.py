@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import JammingError, SolverError
+from .contact.problem import ContactProblem
 from .contact.projection import _infeasible, project
 from .tolerances import OVERLAP_TOLERANCE
 from .world import SphereWorld
@@ -108,7 +109,7 @@ def _largest_admissible_step(metric, constraints, wanted, step_limit):
         lower = np.where(overlapping, np.minimum(-fraction * constraints.gap, step_limit), -constraints.gap)
         if not overlapping.any() or not _infeasible(constraints.jacobian, lower):
             try:
-                return project(metric, constraints.jacobian, wanted, lower)
+                return project(ContactProblem(metric, constraints.jacobian, wanted, lower))
             except SolverError:  # JammingError included: at the edge of feasibility
                 pass
         fraction *= 0.5

@@ -173,10 +173,11 @@ def test_the_answer_meets_the_law_whichever_rows_the_sweeps_start_from(near, mon
 
 
 def assert_the_crowd_meets_the_coulomb_law(seed):
-    from granular.contact.friction import coulomb_residuals, project_frictional, tangential_jacobian
+    from granular.contact.friction import coulomb_residuals, project_frictional
+    from granular.contact.problem import ContactProblem, tangential_jacobian
 
     world, constraints, predicted, h = crowd(seed)
-    answer = project_frictional(world.metric(h, world.q0), constraints, predicted, h)
+    answer = project_frictional(ContactProblem.from_constraints(world.metric(h, world.q0), constraints, predicted, h))
     assert answer.status == "gauss_seidel" and np.count_nonzero(answer.impulses) >= 5
     G = constraints.jacobian
     scale = max(float(-(G @ predicted + constraints.gap / h).min()), float((abs(G) @ np.abs(predicted)).max()),
@@ -193,14 +194,16 @@ def assert_the_crowd_meets_the_coulomb_law(seed):
 
 
 def test_sweeps_that_do_not_converge_raise_naming_time_and_contact():
-    """One sweep allowed: ConvergenceError with the time, the worst contact and its
-    spheres in the message."""
-    from granular import friction_gauss_seidel
-    from granular.contact.friction import check_friction
+    """One sweep allowed: ConvergenceError naming the worst contact and its spheres,
+    and the time of the step that calls them (`solver_errors_at`)."""
+    from granular.contact import friction_gauss_seidel
+    from granular.contact.problem import check_friction
+    from granular.errors import solver_errors_at
 
     world, constraints, predicted, h = crowd(0)
     mu, T, _ = check_friction(constraints)
     rows = friction_gauss_seidel.contact_rows(world.metric(h, world.q0), constraints.jacobian, T, mu,
                                               -constraints.gap / h)
     with pytest.raises(gr.ConvergenceError, match=r"did not converge in 1 sweeps at t = 0\.01 s: contact \d+"):
-        friction_gauss_seidel.solve(rows, predicted, np.zeros((constraints.size, 3)), 1e-12, 1, t=0.01)
+        with solver_errors_at(0.01):
+            friction_gauss_seidel.solve(rows, predicted, np.zeros((constraints.size, 3)), 1e-12, 1)

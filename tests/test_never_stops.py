@@ -97,6 +97,7 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     import granular.contact.backends.osqp_ as osqp_backend
     import granular.contact.projection as projection
     from granular.contact.backends import BackendResult
+    from granular.contact.problem import ContactProblem
     from granular.metric import DiagonalMetric
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
@@ -109,7 +110,7 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     metric, G = DiagonalMetric(np.ones(2)), sp.csr_matrix(np.eye(2))
     lower = np.array([1.0, 1.0])          # u >= 1 from u = 0: impulses 1 would answer exactly
     with pytest.raises(gr.SolverError):
-        projection.project(metric, G, np.zeros(2), lower)
-    kept = projection.project(metric, G, np.zeros(2), lower, strict=False)
+        projection.project(ContactProblem(metric, G, np.zeros(2), lower))
+    kept = projection.project(ContactProblem(metric, G, np.zeros(2), lower), strict=False)
     assert kept.status == "inaccurate" and np.allclose(kept.velocities, 0.5)
     assert kept.missed.residual == pytest.approx(0.5) and kept.missed.residual > kept.missed.tolerance

@@ -15,7 +15,7 @@ import pytest
 import granular as gr
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact import sweep_kernels
-from granular.contact.friction import check_friction, rolling_rows
+from granular.contact.problem import check_friction, rolling_rows
 
 
 def thrown_crowd(seed: int, rolling_friction: float):

@@ -38,7 +38,9 @@ is deterministic.
 
 Stopping, and what the answer guarantees. The natural residual ``e_k = |W_kk
 (r_k^local - r_k)|`` (m/s), where ``r_k^local`` is the exact local answer at the
-current velocities, is what accepts an answer. Every second sweep it is checked
+current velocities, is what accepts an answer: `granular.contact.kkt.coulomb_residual`
+defines it, the compiled kernels compute the same quantity in the sweeps' loop
+(`tests/test_kkt.py` checks that both agree). Every second sweep it is checked
 against the tolerance. Computing it for all contacts costs two thirds of a sweep,
 so between measurements (made every fifth check, whenever the estimate would
 accept, and at the last sweep allowed) it is estimated: each sweep returns the
@@ -304,7 +306,7 @@ def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
 
 
 def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance,
-          max_sweeps: int, t: float | None = None, names=None) -> tuple[np.ndarray, int, float]:
+          max_sweeps: int, names=None) -> tuple[np.ndarray, int, float]:
     """Sweep until the natural residual of every contact is below ``_TARGET`` times its
     tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
     the sweeps stall.
@@ -400,11 +402,10 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     if residual[worst] <= tolerance[worst]:
         # Short of the target but within the tolerance: what a stall would accept.
         return r, max_sweeps, float(residual.max(initial=0.0))
-    when = "" if t is None else f" at t = {t:.6g} s"
     which = f"contact {worst}" if names is None else names(worst)
-    raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps{when}: "
+    raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps: "
                            f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
-                           f"{tolerance[worst]:.3g} m/s)", t=t, status="gauss_seidel", best=r,
+                           f"{tolerance[worst]:.3g} m/s)", status="gauss_seidel", best=r,
                            residual=float(residual[worst]), tolerance=float(tolerance[worst]), where=which)
 
 

@@ -72,7 +72,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .friction import project_frictional, rolling_rows, tangential_jacobian
+from .friction import project_frictional
+from .problem import ContactProblem, rolling_rows, tangential_jacobian
 from ..tolerances import ENERGY_ROUNDOFF, FRICTION_SWEEP_TOLERANCE
 
 
@@ -126,7 +127,7 @@ def impact_set(constraints, rows: np.ndarray, u: np.ndarray, h: float, e: np.nda
     return replace(sub, gap=-h * lower, separation_speed=None, tangential_offset=offset, normal_offset=None)
 
 
-def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float, t=None) -> ImpactAnswer:
+def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float) -> ImpactAnswer:
     """Newton's impact law with Coulomb friction (module docstring) on the impacting
     ``rows`` of ``constraints``, applied to the velocity ``u`` (d,) before the impact.
 
@@ -138,7 +139,8 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float,
     moving = _moving(constraints, rows)
     iterations = 0
     for fallback in range(3):
-        answer = project_frictional(metric, impact_set(constraints, rows, u, h, e, et), u, h, t=t)
+        answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(constraints, rows, u, h, e, et),
+                                                                    u, h))
         iterations += answer.iterations
         rising = _rising_clusters(metric, constraints, rows, u, answer, clusters, moving)
         if not rising.size or fallback == 2:

@@ -6,7 +6,7 @@ exact local answer of the law, scatter the impulse change back. In numpy the
 same sweep is about twenty array calls per colour of the contact graph, each
 costing microseconds of interpreter and dispatch whatever its size: 440 us for
 a sweep of 1,633 contacts of turning spheres in 7 colours, against 94 us for
-these loops (`benchmarks/README.md`, issue 12). Numba (a maintained JIT compiler
+these loops (`benchmarks/README.md`). Numba (a maintained JIT compiler
 for numpy code) compiles them once, cached on disk next to this file.
 
 The loops compute the updates of the vectorised colours they replace: contacts of

@@ -13,11 +13,31 @@ method for solving convex programs*, J. SIAM, 1960).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 import numpy as np
 
 Answer = TypeVar("Answer")
+
+
+@dataclass(frozen=True)
+class RoundAnswer:
+    """One round's answer on a subset of rows, spread to all m rows.
+
+    velocities : (d,) the velocities ``u`` its impulses give.
+    slack : (m,) ``G u - b`` (velocity units; negative on a violated row).
+    impulses : (m,) normal impulses (N s), zero on the rows left out, or None when
+        the solver keeps them itself (the sphere sweeps).
+    status : the method that found it (`ContactSolution.status`).
+    tangential : (m, s) friction impulses (N s), or None.
+    """
+
+    velocities: np.ndarray
+    slack: np.ndarray
+    impulses: np.ndarray | None = None
+    status: str = ""
+    tangential: np.ndarray | None = None
 
 
 def grow(working: np.ndarray, solve: Callable[[np.ndarray], Answer],

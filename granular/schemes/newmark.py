@@ -74,8 +74,9 @@ import numpy as np
 import scipy.linalg
 
 from ..constraints import ConstraintSet, Contacts
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, solver_errors_at
 from ..metric import DenseMetric
+from ..contact.problem import ContactProblem
 from ..contact.projection import project
 from ..results import SolverStats, StepResult
 from .common import TwoStepState, initial_state, make_result
@@ -311,8 +312,9 @@ class NewmarkScheme:
     def _qp(self, t_next, q, constraints: ConstraintSet, unconstrained) -> NewmarkUpdate:
         dt = self.dt
         predicted = (unconstrained - q) / dt
-        answer = project(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt,
-                         solver=self.solver, t=t_next)
+        with solver_errors_at(t_next):
+            answer = project(ContactProblem(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt),
+                             solver=self.solver)
         return NewmarkUpdate(q + dt * answer.velocities, unconstrained, answer.impulses, constraints,
                              answer.status, answer.iterations, dt * answer.violation)
 

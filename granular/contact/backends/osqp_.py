@@ -66,7 +66,7 @@ def _status(result) -> str:
 
 def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual",
           eps: float = OSQP_EPS) -> BackendResult:
-    """Solve ``problem`` (a `ProjectionProblem`); see the module docstring."""
+    """Solve ``problem`` (a `granular.contact.problem.ContactProblem`); see the module docstring."""
     if form == "velocity":
         return _solve_velocity_form(problem, eps)
     W = problem.delassus()
