@@ -47,10 +47,11 @@ def siconos_step(steps: int):
     captured = {}
     original = projection.project
 
-    def capture(metric, jacobian, predicted, lower, *args, **kwargs):
-        if jacobian.shape[0] > captured.get("rows", 0):
-            captured.update(rows=jacobian.shape[0], problem=(metric, jacobian, predicted, lower))
-        return original(metric, jacobian, predicted, lower, *args, **kwargs)
+    def capture(problem, *args, **kwargs):
+        if problem.size > captured.get("rows", 0):
+            captured.update(rows=problem.size,
+                            problem=(problem.metric, problem.jacobian, problem.predicted, problem.lower))
+        return original(problem, *args, **kwargs)
 
     for _ in range(steps):
         sim.step()
