@@ -29,12 +29,12 @@ def main(steps: int = 1000) -> None:
     calls = {"Maury stage": [], "restitution and force increment": []}
     project = maury.project
 
-    def timed(metric, jacobian, *args, **options):
+    def timed(problem, **options):
         start = time.process_time()
-        answer = project(metric, jacobian, *args, **options)
+        answer = project(problem, **options)
         # Maury's stage alone passes the solver's workspace (granular.schemes.maury)
         stage = "Maury stage" if "workspace" in options else "restitution and force increment"
-        calls[stage].append((jacobian.shape[0], time.process_time() - start))
+        calls[stage].append((problem.size, time.process_time() - start))
         return answer
 
     maury.project = timed

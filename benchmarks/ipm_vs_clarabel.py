@@ -1,4 +1,4 @@
-"""Can Clarabel replace the hand-written interior-point method of `granular.projection`?
+"""Can Clarabel replace the hand-written interior-point method of `granular.contact.projection`?
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/ipm_vs_clarabel.py
 
@@ -8,7 +8,7 @@ an unbounded optimal face), and the full row sets of the Siconos box after 60 an
 150 steps (pouring, then piled), and a problem the refinement gets in the 60-sphere
 pour of the restitution tests. Prints per solver the wall time (best of 3), its
 iterations when known, whether the answer meets the KKT test every projection
-answer must meet (`granular.kkt.kkt_holds` at the step's tolerances), the largest
+answer must meet (`granular.contact.kkt.kkt_holds` at the step's tolerances), the largest
 impulse (N s; physical answers stay below the bodies' momentum) and the distance
 to the active-set answer. Clarabel gets tolerances `TOL` (gap and feasibility,
 absolute and relative) and runs on the same scaled problem (unit diagonal,
@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import granular as gr
-from granular import active_set, projection
-from granular.kkt import kkt_holds
+from granular.contact import active_set, projection
+from granular.contact.kkt import kkt_holds
 from granular.metric import DiagonalMetric
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 from peer_scenes import siconos_box
@@ -47,10 +47,11 @@ def siconos_step(steps: int):
     captured = {}
     original = projection.project
 
-    def capture(metric, jacobian, predicted, lower, *args, **kwargs):
-        if jacobian.shape[0] > captured.get("rows", 0):
-            captured.update(rows=jacobian.shape[0], problem=(metric, jacobian, predicted, lower))
-        return original(metric, jacobian, predicted, lower, *args, **kwargs)
+    def capture(problem, *args, **kwargs):
+        if problem.size > captured.get("rows", 0):
+            captured.update(rows=problem.size,
+                            problem=(problem.metric, problem.jacobian, problem.predicted, problem.lower))
+        return original(problem, *args, **kwargs)
 
     for _ in range(steps):
         sim.step()

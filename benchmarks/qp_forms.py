@@ -8,7 +8,7 @@ dense regime) is stepped until its lattice has collapsed into a contact network;
 the projection problem of the next step (all the rows the neighbour search
 proposes, as the step built them) is then solved by both forms. Prints the wall
 time of OSQP's setup and solve for each form, and how far apart the two answers
-are, in velocity units; then the wall time of `granular.projection.project`, the
+are, in velocity units; then the wall time of `granular.contact.projection.project`, the
 step's own solve (constraint generation on the multiplier form, refined to the
 tolerances of `granular.tolerances`), on the same problem.
 
@@ -22,12 +22,13 @@ import time
 import numpy as np
 
 import granular as gr
-from granular.backends import osqp_
-from granular.projection import ProjectionProblem, project
+from granular.contact.backends import osqp_
+from granular.contact.problem import ContactProblem
+from granular.contact.projection import project
 from step_scaling import SPACINGS, lattice_box
 
 
-def problem_after(n: int, steps: int) -> ProjectionProblem:
+def problem_after(n: int, steps: int) -> ContactProblem:
     """The projection problem of step ``steps + 1`` of the dense lattice box."""
     world = lattice_box(n, SPACINGS["dense"])
     sim = gr.Simulation(world, dt=1e-3)
@@ -39,10 +40,10 @@ def problem_after(n: int, steps: int) -> ProjectionProblem:
     predicted = u + h * metric.solve(world.force(t, q, u))
     speed = 2.0 * max(world.body_speeds(u).max(), world.body_speeds(predicted).max())
     constraints = world.constraints(t + h, q, h, speed)
-    return ProjectionProblem(metric, constraints.jacobian, predicted, -constraints.gap / h)
+    return ContactProblem(metric, constraints.jacobian, predicted, -constraints.gap / h)
 
 
-def timed(problem: ProjectionProblem, form: str):
+def timed(problem: ContactProblem, form: str):
     start = time.perf_counter()
     result = osqp_.solve(problem, form=form)
     return time.perf_counter() - start, result
@@ -63,7 +64,7 @@ def main():
         u_v = problem.predicted + metric.solve(G.T @ velocity.impulses)
         u_d = problem.predicted + metric.solve(G.T @ dual.impulses)
         start = time.perf_counter()
-        answer = project(metric, G, problem.predicted, problem.lower)
+        answer = project(ContactProblem(metric, G, problem.predicted, problem.lower))
         seconds_p = time.perf_counter() - start
         print(f"{n:>7} {G.shape[0]:>7} {seconds_v:>16.3f} {seconds_d:>18.3f} {np.abs(u_v - u_d).max():>15.2e} "
               f"{seconds_p:>10.3f} {int(np.count_nonzero(answer.impulses)):>7}", flush=True)

@@ -5,7 +5,7 @@ spacing 2.4 r fall into an open box 0.3 m wide (restitution 0.3, dt = 1e-3 s) an
 are advanced ``--steps`` steps (they land after about 0.1 s and pile up). Four
 worlds, the same positions and velocities:
 
-- ``frictionless``: mu = 0 (Maury's projection, `granular.projection`);
+- ``frictionless``: mu = 0 (Maury's projection, `granular.contact.projection`);
 - ``points``: mu = 0.5, ``rotation=False`` (frictional points, 3N unknowns);
 - ``turning``: mu = 0.5, spheres that turn (6N unknowns, `granular.world`);
 - ``rolling``: as ``turning`` with rolling resistance mu_r = 0.1.
@@ -31,7 +31,7 @@ with the rounding of the sums)::
     rolling           3127.3           179 (132-358)             509        9.5 (7-19)
     points             434.6            44 (40-59)               382        2.3 (2-4)
 
-Later (first working set with the slowly separating rows, `granular.friction.NEAR_CONTACT`;
+Later (first working set with the slowly separating rows, `granular.contact.friction.NEAR_CONTACT`;
 rows built block by block; Newton on the loaded contacts), over ``--seed 0..3``:
 turning 65 ms a step against 92 (3.8 times the frictionless step, 4.8 before),
 rolling 103 against 159, points 27 against 39; 233-247 sweeps a step instead of
@@ -47,7 +47,7 @@ machine otherwise idle: frictionless 10.4 ms, turning 26.0 (2.5 times), rolling
 "before" is the numpy sweeps with the Newton hand-over after 25 stalled checks
 (commit a8ab878, 2026-11-23, the same machine). The changes, each measured on this pour (`benchmarks/README.md`):
 the sweeps, the residual, the colouring and the drift step in compiled loops
-(`granular.sweep_kernels`, a sweep of 1,633 contacts 440 -> 94 us); the Newton
+(`granular.contact.sweep_kernels`, a sweep of 1,633 contacts 440 -> 94 us); the Newton
 hand-over after 250 stalled residual checks instead of 25 (steps 250-270: 3.9 s ->
 0.28 s a step: five of six "stalls" were slow descents that sweeping on finishes);
 the contacts' rows built once per projection; Newton's LU ordering chosen by fill

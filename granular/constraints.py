@@ -51,7 +51,7 @@ class ConstraintSet:
         ``-D_k/h`` however deep the overlap.
     rolling_friction : (m,) array or None
         Rolling resistance coefficient ``mu_r`` of each row (0: none;
-        `granular.friction`): its rolling impulse obeys ``|l_R,k| <= mu_r lambda_k``.
+        `granular.contact.friction`): its rolling impulse obeys ``|l_R,k| <= mu_r lambda_k``.
         None when no row has rolling resistance.
     rolling : sparse (2m, d) matrix or None
         Rows ``2k + a``: the relative angular velocity of contact ``k`` along its
@@ -69,7 +69,7 @@ class ConstraintSet:
     tangential_restitution : (m,) array or None
         Tangential coefficient of restitution ``et`` of each row, in [0, 1]: in an
         impact (a row with ``restitution > 0``) a sticking contact point's tangential
-        velocity is reversed and scaled by ``et`` (`granular.impact`). None: every
+        velocity is reversed and scaled by ``et`` (`granular.contact.impact`). None: every
         ``et`` is 0.
     """
 

@@ -7,6 +7,10 @@ from a step that raised.
 """
 from __future__ import annotations
 
+import copy
+import re
+from contextlib import contextmanager
+
 
 class GranularError(Exception):
     """Base class of every error raised by granular.
@@ -109,6 +113,36 @@ class ConvergenceError(SolverError):
         self.residual = residual
         self.tolerance = tolerance
         self.where = where
+
+
+def at_time(error: SolverError, t: float) -> SolverError:
+    """``error`` naming the time ``t`` (s) of the step that failed: a copy of the same
+    class with every attribute kept (``status``, ``best``, ``packing_fraction`` ...),
+    ``.t`` set, and " at t = ... s" after the message's first clause (before its first
+    ": ", " (" or "; ", else at its end), so that "the projection is infeasible: ..."
+    reads "the projection is infeasible at t = 0.25 s: ...". The contact solvers do not
+    know the time; the scheme that calls them adds it (`solver_errors_at`). An error
+    that already names its time is returned unchanged."""
+    if error.t is not None:
+        return error
+    message = str(error)
+    when = f" at t = {t:.6g} s"
+    clause = re.search(r": | \(|; ", message)
+    cut = len(message) if clause is None else clause.start()
+    timed = copy.copy(error)
+    timed.args = (message[:cut] + when + message[cut:],)
+    timed.t = t
+    return timed
+
+
+@contextmanager
+def solver_errors_at(t: float):
+    """Re-raise a `SolverError` of the block as `at_time` of it: the same error, naming
+    the time ``t`` (s) of the step."""
+    try:
+        yield
+    except SolverError as error:
+        raise at_time(error, t).with_traceback(error.__traceback__) from None
 
 
 class SolverToleranceWarning(UserWarning):

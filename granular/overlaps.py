@@ -2,7 +2,7 @@
 
 `remove_overlaps` moves the spheres until no two overlap and none crosses a wall,
 each iteration as little as possible in the mass metric (``min sum_i m_i
-|dq_i|^2``) with the machinery of a step (`granular.projection.project`): at
+|dq_i|^2``) with the machinery of a step (`granular.contact.projection.project`): at
 ``q_k`` each gap is replaced by its linearisation ``D(q_k) + G(q_k) dq``, which
 never exceeds the true gap of a sphere pair (``|x|`` is convex) and equals it for
 a plane; the pairs are those within the distance the displacement can close (the
@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import JammingError, SolverError
-from .projection import _infeasible, project
+from .contact.problem import ContactProblem
+from .contact.projection import _infeasible, project
 from .tolerances import OVERLAP_TOLERANCE
 from .world import SphereWorld
 
@@ -108,7 +109,7 @@ def _largest_admissible_step(metric, constraints, wanted, step_limit):
         lower = np.where(overlapping, np.minimum(-fraction * constraints.gap, step_limit), -constraints.gap)
         if not overlapping.any() or not _infeasible(constraints.jacobian, lower):
             try:
-                return project(metric, constraints.jacobian, wanted, lower)
+                return project(ContactProblem(metric, constraints.jacobian, wanted, lower))
             except SolverError:  # JammingError included: at the edge of feasibility
                 pass
         fraction *= 0.5

@@ -230,7 +230,7 @@ def noise_impulse(trajectory, k: int) -> float:
 
     The projection accepts an answer whose natural residual ``min(W_kk lambda_k,
     s_k)`` is below ``COMPLEMENTARITY_TOLERANCE * scale`` (`granular.tolerances`),
-    ``scale`` the velocity scale of the step (`granular.projection`: about the largest
+    ``scale`` the velocity scale of the step (`granular.contact.projection`: about the largest
     ``|G v|``, twice the fastest predicted speed ``|u| + |g| dt`` for a pair). A
     multiplier with ``W_kk lambda_k`` below that changes no velocity beyond what the
     solver guarantees: it is zero. ``1 / W_kk`` is at most the largest mass (a

@@ -11,7 +11,7 @@ from __future__ import annotations
 #: Termination tolerance handed to OSQP on the scaled multiplier problem
 #: (dimensionless). OSQP finds the active set fast and its polishing then gives an
 #: exact answer; when polishing fails (degenerate contact networks), the answer
-#: misses the tolerances below and `granular.interior_point.interior_point` solves
+#: misses the tolerances below and `granular.contact.interior_point.interior_point` solves
 #: the problem again to them.
 OSQP_EPS = 1e-4
 OSQP_MAX_ITER = 20000
@@ -43,7 +43,7 @@ ENERGY_ROUNDOFF = 1e-12
 #: speeding a sphere up by less than ``SEARCH_SKIN r / (2 h)`` needs no redo.
 SEARCH_SKIN = 0.05
 
-#: Coulomb fixed point in 3D (`granular.friction`): stop when the shift
+#: Coulomb fixed point in 3D (`granular.contact.friction`): stop when the shift
 #: ``sigma = mu |T u|`` moves by less than this fraction of the velocity scale of
 #: the problem; an answer violating a gap bound by more than this fraction (and
 #: more than VELOCITY_TOLERANCE) is rejected. Ten times the complementarity
@@ -54,10 +54,10 @@ SEARCH_SKIN = 0.05
 #: coupled contacts).
 FRICTION_TOLERANCE = 1e-5
 
-#: Nonsmooth Gauss-Seidel for spheres (`granular.friction_gauss_seidel`): the
+#: Nonsmooth Gauss-Seidel for spheres (`granular.contact.friction_gauss_seidel`): the
 #: answer puts every contact within this fraction of the velocity scale of the
 #: problem (m/s), or within the gap mismatch inherited from earlier steps if
-#: larger (`granular.friction.sweep_tolerance`), of its local Coulomb law: a
+#: larger (`granular.contact.friction.sweep_tolerance`), of its local Coulomb law: a
 #: sticking contact may creep, a gap close or a contact push while separating at
 #: that speed. 6e-4 m/s in the sand pile's 3 m/s pour (0.6 micron of overlap per
 #: 1 ms step), 2e-6 m/s on the resting heap (scale ~ g h). The sweeps aim at an

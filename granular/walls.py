@@ -226,7 +226,7 @@ class Plane:
         or the end cap of a turning `Cylinder`. It only acts through friction.
     tangential_restitution : float or None
         Tangential coefficient of restitution ``et`` in [0, 1] of sphere-plane
-        impacts (`granular.impact`: a contact point that sticks in an impact leaves
+        impacts (`granular.contact.impact`: a contact point that sticks in an impact leaves
         with ``-et`` times its tangential velocity relative to the plane); ``None``
         uses the world's.
     """

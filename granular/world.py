@@ -32,7 +32,7 @@ quaternion ``(w, x, y, z)`` taking body axes to world axes.
   the components of ``omega`` tangent to a contact whether or not the contact can
   carry a tangential force. It models the losses of the deformed contact as
   material rolls through it (hysteresis, the asymmetric pressure of model A in
-  `granular.friction`), which does not need sliding friction; so a sphere spinning
+  `granular.contact.friction`), which does not need sliding friction; so a sphere spinning
   about a horizontal axis on a frictionless floor slows at ``mu_r r m g / J = 5
   mu_r g / (2 r)`` and stops, while its translation and its spin about the normal
   are untouched (no tangential force; no torque about the normal). The scheme carries it along and integrates the
@@ -43,7 +43,7 @@ reports it in every `StepResult` (``angular_velocities`` (N, 3),
 ``orientations`` (N, 4)); the kinetic energy reported includes
 ``1/2 sum J_i |omega_i|^2``.
 
-Friction (Moreau's discrete law with Coulomb friction, `granular.friction`): with a
+Friction (Moreau's discrete law with Coulomb friction, `granular.contact.friction`): with a
 Coulomb coefficient ``mu > 0`` a contact also gets two unit tangents ``t_1, t_2``
 orthogonal to its normal, the rows of the tangential velocity of the contact
 point. For a pair (normal ``n`` from i to j, contact point at ``q_i + r_i n =
@@ -60,7 +60,7 @@ earlier versions, kept for comparisons).
 Rolling resistance (``rolling_friction`` ``mu_r``, per wall too): a torque impulse
 bounded by ``mu_r R* lambda_N`` against the relative rolling of each contact, with
 ``R* = r_i r_j / (r_i + r_j)`` for a pair and ``r_i`` on a wall; the model and its
-references are in `granular.friction`.
+references are in `granular.contact.friction`.
 """
 from __future__ import annotations
 
@@ -159,13 +159,13 @@ class SphereWorld:
         Rolling resistance coefficient ``mu_r`` (>= 0, dimensionless) of sphere-sphere
         contacts and of walls without their own: a torque impulse at most ``mu_r R*
         lambda_N`` (N m s) against the contact's relative rolling, ``R* = r_i r_j / (r_i
-        + r_j)`` for a pair, ``r_i`` on a wall (`granular.friction`). Needs
+        + r_j)`` for a pair, ``r_i`` on a wall (`granular.contact.friction`). Needs
         ``rotation=True``. ``0`` (default): none.
     tangential_restitution : float
         Tangential coefficient of restitution ``et`` in [0, 1] of the impacts of
         frictional contacts (sphere-sphere, and sphere-wall for walls without their
         own): a contact point that sticks in an impact leaves with ``-et`` times its
-        tangential velocity before it (`granular.impact`, Newton's law with Coulomb
+        tangential velocity before it (`granular.contact.impact`, Newton's law with Coulomb
         friction). ``0`` (default): it leaves rolling without slip. It acts in
         impacts only, i.e. on rows with ``restitution > 0``, and only where friction
         acts (``mu > 0``).
@@ -590,7 +590,7 @@ class SphereWorld:
         ``omega_j`` for a pair, ``+R* t_a`` on ``omega_i`` for a wall; None when every
         coefficient is 0), and ``R* = r_i r_j / (r_i + r_j)`` for a pair, ``r_i`` on a
         wall (m). Scaled so, a rolling row is a velocity (m/s) and its law a Coulomb
-        disc of coefficient ``mu_r`` (`granular.friction`)."""
+        disc of coefficient ``mu_r`` (`granular.contact.friction`)."""
         mu_r = np.concatenate([np.full(i.size, self.rolling_friction), wall_rolling])
         reduced = np.concatenate([radii[i] * radii[j] / (radii[i] + radii[j]), radii[wall_sphere]])
         if not np.any(mu_r > 0.0):

@@ -2,7 +2,7 @@
 
 A point mass on a plane inclined by theta, released at rest, Coulomb coefficient
 mu (`granular.systems.frictional.block_on_incline`; planar, solved exactly by the
-LCP of `granular.friction`). For a few (theta, mu) pairs on both sides of the
+LCP of `granular.contact.friction`). For a few (theta, mu) pairs on both sides of the
 threshold tan theta = mu, prints the distance slid in 1 s, the acceleration
 fitted on the positions and its error against g (sin theta - mu cos theta); then
 renders ``outputs/block_on_incline.mp4`` (tan theta = 0.6, mu = 0.5: the block

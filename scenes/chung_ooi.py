@@ -3,7 +3,7 @@
 Chung and Ooi, *Benchmark tests for verifying discrete element modelling codes at
 particle impact level*, Granular Matter 13 (2011) 643-656, propose eight tests of a
 single impact. Their rigid-body limit is Newton's impact law with Coulomb friction
-(`granular.impact`): for a contact of reduced mass ``m*`` (``m`` on a wall),
+(`granular.contact.impact`): for a contact of reduced mass ``m*`` (``m`` on a wall),
 approach speed ``v_n`` and contact-point slip ``s``,
 
     P_N = (1 + e) m* v_n,   P_T = -2/7 m* s  if  2/7 m* |s| <= mu P_N  (sticks, s+ = 0),

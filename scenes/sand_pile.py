@@ -56,7 +56,7 @@ mu_r = 0.2: 20.3 deg (15.6-23.8); mu_r = 0.3: 20.8 deg (18.4-24.1). The 15 pours
 took 108 s on two processes (173 s with the solver before, 278 s before that; the
 turning pours 10-23 s of processor each, 18-35 s before). The run before (the
 commit of the sweeps' first working set with the slowly separating rows,
-`granular.friction.NEAR_CONTACT`) gave 42.8, 10.9, 15.9, 20.4 and 22.3 deg for the
+`granular.contact.friction.NEAR_CONTACT`) gave 42.8, 10.9, 15.9, 20.4 and 22.3 deg for the
 same settings; its trajectories differ from these from the first frictional steps
 (other answers within the same tolerances, other rounding), and each run has one
 pour that meets a stall no Newton attempt ends: seed 3 without rolling resistance at
@@ -65,7 +65,7 @@ times the tolerance on its contacts, attempt after attempt; a strict expected
 failure). Before that (commit 031b14c) all 15 pours ran to their end (47.7, 8.6,
 17.2, 19.5 and 21.6 deg), and before that (commit cce0313) two pours had stopped
 with a `ConvergenceError` because the Newton attempts after the first came too
-seldom (`granular.friction_gauss_seidel`, ``_NEWTON_RETRY``);
+seldom (`granular.contact.friction_gauss_seidel`, ``_NEWTON_RETRY``);
 `tests/test_friction_stall.py` keeps that stall.
 
 What the numbers mean. Spheres that turn need rolling resistance to stand as a free

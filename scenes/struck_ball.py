@@ -15,7 +15,7 @@ after ``t* = 2 |v0 - r omega0| / (7 mu g)``. ``b = 2r/5`` (the "natural" height,
 of the ball's height from the cloth) rolls at once; ``b = 0`` (a stun shot) ends at
 5/7 of its speed; a strike low enough (``b < 0``) slows the ball more, and below
 ``b = -r`` (not possible with a cue) it would come back. With rolling resistance
-``mu_r`` the rolling balls then slow down at ``5 mu_r g / 7`` (`granular.friction`).
+``mu_r`` the rolling balls then slow down at ``5 mu_r g / 7`` (`granular.contact.friction`).
 
 Prints, per ball, the strike height, the analytic rolling speed and time and the
 simulated ones (the slip falls below 1e-9 m/s), with ``mu_r = 0``. Writes

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from granular import active_set
-from granular.active_set import ContactRows, _cross_block, _principal_block
+from granular.contact import active_set
+from granular.contact.active_set import ContactRows, _cross_block, _principal_block
 
 
 class _Diagonal:
@@ -100,11 +100,11 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
 @pytest.mark.parametrize("axis_aligned", [False, True])
 def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
     """`ContactRows.block(upper=True)` (what qdldl factorises) comes from
-    `granular.delassus_blocks`; its structure and entries are those of scipy's
+    `granular.contact.delassus_blocks`; its structure and entries are those of scipy's
     product plus the shift, exact zeros left out (two normals along different axes
     on one body), the diagonal of a zero row kept with its shift alone."""
-    from granular.active_set import _csr_rows, _upper_triangle
-    from granular.delassus_blocks import upper_block
+    from granular.contact.active_set import _csr_rows, _upper_triangle
+    from granular.contact.delassus_blocks import upper_block
 
     rng = np.random.default_rng(7)
     G = _contact_jacobian(rng, 500, 120, zero_rows={3, 40})

@@ -1,5 +1,5 @@
-"""The first active set guessed by projected SOR sweeps (`granular.dual_sweeps`,
-`granular.active_set._predicted_active`) changes where the active-set rounds start,
+"""The first active set guessed by projected SOR sweeps (`granular.contact.dual_sweeps`,
+`granular.contact.active_set._predicted_active`) changes where the active-set rounds start,
 not the answer: on a settling pile the answer with the guess passes the KKT test
 and gives the same slacks as the answer from the previous support."""
 import numpy as np
@@ -7,8 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 import granular as gr
-from granular import active_set
-from granular.dual_sweeps import projected_gauss_seidel
+from granular.contact import active_set
+from granular.contact.dual_sweeps import projected_gauss_seidel
 
 
 def _settling_pile_projection(monkeypatch):

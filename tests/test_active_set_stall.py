@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from granular import active_set
-from granular.kkt import kkt_holds
+from granular.contact import active_set
+from granular.contact.kkt import kkt_holds
 from granular.metric import DiagonalMetric
 
 

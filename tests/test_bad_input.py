@@ -168,12 +168,13 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
     """The active-set method, pivoting, OSQP and the interior-point refinement all fail
     (simulated): SolverError saying "did not converge", with the time; the state is
     not advanced."""
-    import granular.active_set as active_set
-    import granular.backends.osqp_ as osqp_backend
-    import granular.projection as projection
-    from granular.backends import BackendResult
+    import granular.contact.active_set as active_set
+    import granular.contact.backends.osqp_ as osqp_backend
+    import granular.contact.projection as projection
+    from granular.contact.backends import BackendResult
 
-    sim = gr.Simulation(gr.SphereWorld([[0.0, 0.0, 0.01]], 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])]), 1e-3)
+    sim = gr.Simulation(gr.SphereWorld([[0.0, 0.0, 0.01]], 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])]), 1e-3,
+                        strict=True)   # a kept best answer would not raise
     sim.step()
     positions, velocities = sim.positions, sim.velocities
 

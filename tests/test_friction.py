@@ -8,10 +8,11 @@ import scipy.sparse as sp
 
 import granular as gr
 from granular.constraints import ConstraintSet
-from granular.friction import project_frictional
+from granular.contact.friction import project_frictional
+from granular.contact.problem import ContactProblem
 from _reference import reference_contact_law
 from granular.metric import DenseMetric
-from granular.projection import project
+from granular.contact.projection import project
 from granular.systems.frictional import block_on_incline
 from granular.tolerances import FRICTION_TOLERANCE
 
@@ -90,7 +91,7 @@ def test_friction_zero_runs_the_frictionless_step_bit_for_bit():
 @pytest.mark.parametrize("s", [1, 2])
 def test_frictional_solvers_at_mu_zero_agree_with_maurys_projection(s):
     """With every coefficient 0 the LCP (plane) and the conic fixed point (3D) solve
-    Maury's projection: same velocities as the QP of `granular.projection`."""
+    Maury's projection: same velocities as the QP of `granular.contact.projection`."""
     rng = np.random.default_rng(10 + s)
     h = 1e-2
     for _ in range(20):
@@ -98,8 +99,8 @@ def test_frictional_solvers_at_mu_zero_agree_with_maurys_projection(s):
         constraints = ConstraintSet(constraints.gap, constraints.jacobian, constraints.restitution,
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
                                     np.zeros(4), constraints.tangents)
-        frictional = project_frictional(metric, constraints, predicted, h)
-        maury = project(metric, constraints.jacobian, predicted, -constraints.gap / h)
+        frictional = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, h))
+        maury = project(ContactProblem(metric, constraints.jacobian, predicted, -constraints.gap / h))
         scale = float(np.abs(predicted).max())
         assert np.allclose(frictional.velocities, maury.velocities, atol=1e-6 * scale, rtol=0)
         assert np.all(frictional.tangential_impulses == 0.0)
@@ -116,7 +117,7 @@ def test_coulomb_law_and_proposition_1_on_random_frictional_contacts(s):
     for trial in range(40):
         m = 1 + trial % 4
         metric, constraints, predicted = random_contacts(rng, d=7, m=m, s=s, mu_max=1.5 if s == 1 else 1.0)
-        answer = project_frictional(metric, constraints, predicted, h=1e-2)
+        answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
         check_law(metric, constraints, predicted, 1e-2, answer, tolerance)
 
 
@@ -131,7 +132,7 @@ def test_planar_law_is_seed_002_projection_for_one_contact():
         constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.restitution,
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
                                     constraints.friction, constraints.tangents)
-        answer = project_frictional(metric, constraints, predicted, h=1e-2)
+        answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
         reference = reference_contact_law(metric.matrix(), constraints.jacobian.toarray()[0],
                                      constraints.tangents[0], float(constraints.friction[0]), predicted)
         assert np.allclose(answer.velocities, reference, atol=1e-6 * np.abs(predicted).max())
@@ -150,7 +151,7 @@ def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
         constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.restitution,
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
                                     constraints.friction, tangents[None])
-        answer = project_frictional(metric, constraints, predicted, h=1e-2)
+        answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
         reference = reference_contact_law(metric.matrix(), G, tangents, float(constraints.friction[0]), predicted)
         # the fixed point stops when sigma moves by FRICTION_TOLERANCE x scale; converging at a
         # linear rate rho, it is then within rho / (1 - rho) of that (rho <= 0.99 here)
@@ -166,7 +167,7 @@ def test_a_prediction_that_does_not_approach_is_kept():
         metric, constraints, predicted = random_contacts(rng, d=4, m=2, s=1, mu_max=3.0, approach=False)
         G = constraints.jacobian.toarray()
         predicted = predicted + G.T @ np.linalg.solve(G @ G.T, np.abs(G @ predicted) + 1.0)
-        answer = project_frictional(metric, constraints, predicted, h=1e-2)
+        answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
         assert np.array_equal(answer.velocities, predicted) and answer.status == "unconstrained"
 
 

@@ -71,7 +71,7 @@ def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles, rolling_p
     impulses and velocities (not from the solver's own residual): the cone
     ``|l_T| <= mu l_N`` and ``l_N >= 0`` to round-off; no penetration velocity, no
     push while separating, no slip inside the cone and slip against the impulse on
-    its boundary, each to the solver's stated tolerance (`granular.friction.sweep_tolerance`):
+    its boundary, each to the solver's stated tolerance (`granular.contact.friction.sweep_tolerance`):
     ``FRICTION_SWEEP_TOLERANCE`` times the step's velocity scale (bounded by 2 sqrt(3)
     times the fastest sphere), or the gap mismatch inherited by contacts that stayed
     closed if larger."""
@@ -86,7 +86,7 @@ def test_coulomb_conditions_hold_at_every_contact_of_every_step(piles, rolling_p
             active_before = set()
             continue
         scale = 2.0 * np.sqrt(3.0) * (np.linalg.norm(before, axis=1).max() + GRAVITY * DT)
-        # `granular.friction.sweep_tolerance`: the gap mismatch of contacts active at the
+        # `granular.contact.friction.sweep_tolerance`: the gap mismatch of contacts active at the
         # previous step that the prediction v = u + h g pushes together again
         persisting = np.array([key in active_before for key in keys])
         pushed = contact_velocities(contacts, before + DT * world.gravity)[:, 0] + contacts.gap / DT < 0.0
@@ -161,22 +161,23 @@ def test_sweeps_meet_the_coulomb_law_on_random_sphere_crowds(seed):
 
 @pytest.mark.parametrize("near", [0.0, 1.0, np.inf], ids=["violated-and-warm-rows", "closing-rows", "every-row"])
 def test_the_answer_meets_the_law_whichever_rows_the_sweeps_start_from(near, monkeypatch):
-    """The sweeps' first working set is a guess (`granular.friction.NEAR_CONTACT`):
+    """The sweeps' first working set is a guess (`granular.contact.friction.NEAR_CONTACT`):
     with only the rows the prediction violates, with every row closing slower than
     the velocity scale, or with every row, the answer meets the Coulomb law at every
     contact of the crowd, rows outside the set included."""
-    import granular.friction
+    import granular.contact.friction
 
-    monkeypatch.setattr(granular.friction, "NEAR_CONTACT", near)
+    monkeypatch.setattr(granular.contact.friction, "NEAR_CONTACT", near)
     for seed in range(3):
         assert_the_crowd_meets_the_coulomb_law(seed)
 
 
 def assert_the_crowd_meets_the_coulomb_law(seed):
-    from granular.friction import coulomb_residuals, project_frictional, tangential_jacobian
+    from granular.contact.friction import coulomb_residuals, project_frictional
+    from granular.contact.problem import ContactProblem, tangential_jacobian
 
     world, constraints, predicted, h = crowd(seed)
-    answer = project_frictional(world.metric(h, world.q0), constraints, predicted, h)
+    answer = project_frictional(ContactProblem.from_constraints(world.metric(h, world.q0), constraints, predicted, h))
     assert answer.status == "gauss_seidel" and np.count_nonzero(answer.impulses) >= 5
     G = constraints.jacobian
     scale = max(float(-(G @ predicted + constraints.gap / h).min()), float((abs(G) @ np.abs(predicted)).max()),
@@ -193,14 +194,16 @@ def assert_the_crowd_meets_the_coulomb_law(seed):
 
 
 def test_sweeps_that_do_not_converge_raise_naming_time_and_contact():
-    """One sweep allowed: ConvergenceError with the time, the worst contact and its
-    spheres in the message."""
-    from granular import friction_gauss_seidel
-    from granular.friction import check_friction
+    """One sweep allowed: ConvergenceError naming the worst contact and its spheres,
+    and the time of the step that calls them (`solver_errors_at`)."""
+    from granular.contact import friction_gauss_seidel
+    from granular.contact.problem import check_friction
+    from granular.errors import solver_errors_at
 
     world, constraints, predicted, h = crowd(0)
     mu, T, _ = check_friction(constraints)
     rows = friction_gauss_seidel.contact_rows(world.metric(h, world.q0), constraints.jacobian, T, mu,
                                               -constraints.gap / h)
     with pytest.raises(gr.ConvergenceError, match=r"did not converge in 1 sweeps at t = 0\.01 s: contact \d+"):
-        friction_gauss_seidel.solve(rows, predicted, np.zeros((constraints.size, 3)), 1e-12, 1, t=0.01)
+        with solver_errors_at(0.01):
+            friction_gauss_seidel.solve(rows, predicted, np.zeros((constraints.size, 3)), 1e-12, 1)

@@ -8,10 +8,10 @@ sweeps had reached, folded into the prediction. Stored: the normal rows ``G``
 (54, 210), the tangent rows ``T`` (108, 210) on the cluster's 210 coordinates
 (velocities and angular velocities of the 35 spheres), the diagonal of ``M^{-1}``,
 ``mu``, ``lower = -D/h``, the prediction, the warm start and each contact's
-tolerance (m/s) as `granular.friction.sweep_tolerance` gave it.
+tolerance (m/s) as `granular.contact.friction.sweep_tolerance` gave it.
 
 Alone, the sweeps wander at several times the tolerance for 5,000 sweeps; with
-the semismooth Newton hand-over of `granular.friction_gauss_seidel` they converge.
+the semismooth Newton hand-over of `granular.contact.friction_gauss_seidel` they converge.
 The answer is checked against the law itself, not against stored numbers.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from granular import friction_gauss_seidel as gauss_seidel
+from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
 from _systems import sand_pile_scene
 
@@ -135,7 +135,7 @@ def test_the_narrow_pour_of_rolling_spheres_runs_through_its_impact_phase():
     mu_r = 0.1, seed 4, stopped with `ConvergenceError` at t = 0.19 s: the sweeps
     circled at 10-25 times their tolerance and 22-25 Newton attempts ended at
     2.4-13 times it (a strict expected failure until then). Since the sweeps start
-    from the rows that close slowly too (`granular.friction.NEAR_CONTACT`), the
+    from the rows that close slowly too (`granular.contact.friction.NEAR_CONTACT`), the
     pour passes its impact phase."""
     outcome = sand_pile_scene().pour(0.6, duration=0.25, rolling_friction=0.1, width=0.2, floor_half_width=0.5, seed=4)
     assert outcome["failure"] is None
@@ -171,7 +171,7 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
 def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
     """`scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 3 (one
     of the scene's 15 pours): `ConvergenceError` at t = 0.149 s since the sweeps start
-    from the slowly separating rows too (`granular.friction.NEAR_CONTACT`, which
+    from the slowly separating rows too (`granular.contact.friction.NEAR_CONTACT`, which
     changed the trajectory; before it the pour ran to its end), a strict expected
     failure until the sweeps read their contacts in sweep order and skipped open
     ones (issue 12, fifth session). The pour now passes; its trajectory differs from

@@ -1,4 +1,4 @@
-"""Frictional impacts: Newton's restitution law with Coulomb friction (`granular.impact`).
+"""Frictional impacts: Newton's restitution law with Coulomb friction (`granular.contact.impact`).
 
 The rigid-body limits of Chung and Ooi, *Benchmark tests for verifying discrete
 element modelling codes at particle impact level*, Granular Matter 13 (2011)
@@ -31,7 +31,7 @@ the sticking impulse ``2/7 m v_t`` reaches ``mu (1 + e) m v_n`` at ``tan theta =
 7/2 mu (1 + e)``.
 
 Tolerances. One contact is solved by the sweeps' closed-form local answer
-(`granular.friction_gauss_seidel`), so the answer differs from these formulas by
+(`granular.contact.friction_gauss_seidel`), so the answer differs from these formulas by
 round-off only: `ROUNDOFF` (64 ulps) times the velocity scale of the impact. Many
 contacts are solved to ``FRICTION_SWEEP_TOLERANCE`` times the velocity scale.
 """

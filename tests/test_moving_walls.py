@@ -125,7 +125,7 @@ def test_spheres_thrown_in_a_cylinder_sink_into_its_side_by_at_most_a_steps_sag(
 def test_spheres_in_a_turning_frictional_drum_stay_inside_it():
     """With friction the sweeps accept a velocity within their tolerance (2e-4 of the
     velocity scale, `FRICTION_SWEEP_TOLERANCE`) and let a contact keep the overlap it
-    inherited (granular.friction.sweep_tolerance), so per step a sphere may sink by its
+    inherited (granular.contact.friction.sweep_tolerance), so per step a sphere may sink by its
     sag plus h times that tolerance, and these may add up: the overlaps of the side
     and of the caps stay below their running sum."""
     from granular.tolerances import FRICTION_SWEEP_TOLERANCE

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import granular as gr
-import granular.friction as friction
+import granular.contact.friction as friction
 
 
 def frictional_pile(n_side=3, layers=2, friction_coefficient=0.5, restitution=0.0, rolling=0.0, seed=0):
@@ -93,10 +93,11 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     SolverError, the default keeps OSQP's answer with its violation in ``missed``."""
     import scipy.sparse as sp
 
-    import granular.active_set as active_set
-    import granular.backends.osqp_ as osqp_backend
-    import granular.projection as projection
-    from granular.backends import BackendResult
+    import granular.contact.active_set as active_set
+    import granular.contact.backends.osqp_ as osqp_backend
+    import granular.contact.projection as projection
+    from granular.contact.backends import BackendResult
+    from granular.contact.problem import ContactProblem
     from granular.metric import DiagonalMetric
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
@@ -109,8 +110,8 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     metric, G = DiagonalMetric(np.ones(2)), sp.csr_matrix(np.eye(2))
     lower = np.array([1.0, 1.0])          # u >= 1 from u = 0: impulses 1 would answer exactly
     with pytest.raises(gr.SolverError):
-        projection.project(metric, G, np.zeros(2), lower)
-    kept = projection.project(metric, G, np.zeros(2), lower, strict=False)
+        projection.project(ContactProblem(metric, G, np.zeros(2), lower))
+    kept = projection.project(ContactProblem(metric, G, np.zeros(2), lower), strict=False)
     assert kept.status == "inaccurate" and np.allclose(kept.velocities, 0.5)
     assert kept.missed.residual == pytest.approx(0.5) and kept.missed.residual > kept.missed.tolerance
 

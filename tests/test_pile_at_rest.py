@@ -1,6 +1,6 @@
 """A pile at rest is answered from the previous step's factor: once its pushing
 contacts stop changing, a step takes one active-set round and no factorisation
-(`granular.active_set`: the bordered factor is carried from step to step), and the
+(`granular.contact.active_set`: the bordered factor is carried from step to step), and the
 answer is still exact: the spheres stay at rest and every contact carries the
 weight above it."""
 import numpy as np

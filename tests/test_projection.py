@@ -1,4 +1,4 @@
-"""The metric projection (granular.projection): optimality, agreement of the two
+"""The metric projection (granular.contact.projection): optimality, agreement of the two
 backends, degenerate contact networks, and the unconstrained shortcut.
 
     u = argmin 1/2 (u - v)^T M (u - v)   subject to   G u >= b
@@ -30,10 +30,11 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from granular.errors import JammingError
+from granular.errors import JammingError, solver_errors_at
 from granular.metric import DenseMetric, DiagonalMetric
-from granular.interior_point import interior_point
-from granular.projection import project
+from granular.contact.interior_point import interior_point
+from granular.contact.problem import ContactProblem
+from granular.contact.projection import project
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 pytest.importorskip("cvxpy")
@@ -156,8 +157,8 @@ def test_random_projection_meets_kkt_and_backends_agree(seed, dense):
     and their velocities agree to the distance the tolerances allow."""
     metric, G, v, b = random_feasible_problem(seed, dense=dense)
     assert np.any(G @ v < b)  # the prediction is infeasible: a real projection
-    osqp = project(metric, G, v, b, solver="osqp")
-    cvxpy = project(metric, G, v, b, solver="cvxpy")
+    osqp = project(ContactProblem(metric, G, v, b), solver="osqp")
+    cvxpy = project(ContactProblem(metric, G, v, b), solver="cvxpy")
     for answer in (osqp, cvxpy):
         assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
     allowed = solution_distance_bound(metric, G, v, b, (osqp.velocities, osqp.impulses),
@@ -173,7 +174,7 @@ def test_projection_finds_the_known_solution_and_its_multipliers(seed, dense):
     (unique), for both backends, to the distance the tolerances allow."""
     metric, G, v, b, u_star, multipliers = known_solution_problem(seed, dense=dense)
     for solver in ("osqp", "cvxpy"):
-        answer = project(metric, G, v, b, solver=solver)
+        answer = project(ContactProblem(metric, G, v, b), solver=solver)
         assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
         allowed = solution_distance_bound(metric, G, v, b, (answer.velocities, answer.impulses))
         distance = m_norm(metric, answer.velocities - u_star)
@@ -197,8 +198,8 @@ def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense, path
     rows) or the interior-point refinement (OSQP first, as for many rows); it meets
     the KKT conditions, and its velocity is u*. The impulse it applies, G^T lambda,
     is unique, and the two backends agree on it."""
-    import granular.active_set as active_set
-    import granular.projection as projection
+    import granular.contact.active_set as active_set
+    import granular.contact.projection as projection
     if path != "active-set":
         monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     if path == "refined":
@@ -207,7 +208,7 @@ def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense, path
                                                         duplicates=5)
     answers = {}
     for solver in ("osqp", "cvxpy"):
-        answer = project(metric, G, v, b, solver=solver)
+        answer = project(ContactProblem(metric, G, v, b), solver=solver)
         assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
         allowed = solution_distance_bound(metric, G, v, b, (answer.velocities, answer.impulses))
         assert m_norm(metric, answer.velocities - u_star) ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
@@ -245,22 +246,23 @@ def test_a_feasible_prediction_is_returned_bit_for_bit(solver):
     G = random_jacobian(rng, 25, 20)
     v = rng.normal(size=20) / 3.0  # not a float with a short binary expansion
     b = G @ v - np.where(rng.random(25) < 0.3, 0.0, rng.uniform(0.0, 1.0, 25))
-    answer = project(metric, G, v, b, solver=solver)
+    answer = project(ContactProblem(metric, G, v, b), solver=solver)
     assert answer.velocities.tobytes() == v.tobytes()
     assert answer.velocities is not v  # a copy: the caller's array is not shared
     assert np.all(answer.impulses == 0.0) and answer.impulses.shape == (25,)
     assert answer.status == "unconstrained"
-    empty = project(metric, sp.csr_matrix((0, 20)), v, np.zeros(0), solver=solver)
+    empty = project(ContactProblem(metric, sp.csr_matrix((0, 20)), v, np.zeros(0)), solver=solver)
     assert empty.velocities.tobytes() == v.tobytes() and empty.impulses.size == 0
 
 
 def test_an_infeasible_projection_raises_jamming_error_with_the_time():
     """Two opposite rows that cannot both hold (u >= 1 and -u >= 1): JammingError,
-    never an answer; the time given is quoted."""
+    never an answer; the scheme that calls quotes the time of its step."""
     metric = DiagonalMetric(np.ones(2))
     G = sp.csr_matrix(np.array([[1.0, 0.0], [-1.0, 0.0]]))
     with pytest.raises(JammingError, match=r"infeasible at t = 0\.25 s") as caught:
-        project(metric, G, np.zeros(2), np.array([1.0, 1.0]), t=0.25)
+        with solver_errors_at(0.25):
+            project(ContactProblem(metric, G, np.zeros(2), np.array([1.0, 1.0])))
     assert caught.value.t == 0.25
 
 
@@ -269,10 +271,10 @@ def test_a_failed_projection_reachable_only_at_absurd_speed_is_a_jam(monkeypatch
     solver fails (simulated), the projection is a SolverError without a speed
     limit and a JammingError with one: the linear program finds no velocity below
     the limit."""
-    import granular.active_set as active_set
-    import granular.backends.osqp_ as osqp_backend
-    import granular.projection as projection
-    from granular.backends import BackendResult
+    import granular.contact.active_set as active_set
+    import granular.contact.backends.osqp_ as osqp_backend
+    import granular.contact.projection as projection
+    from granular.contact.backends import BackendResult
     from granular.errors import SolverError
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
@@ -285,10 +287,10 @@ def test_a_failed_projection_reachable_only_at_absurd_speed_is_a_jam(monkeypatch
     G = sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 1e-6]]))
     lower = np.array([1e6, 1e6])
     with pytest.raises(SolverError) as plain:
-        project(metric, G, np.zeros(2), lower)
+        project(ContactProblem(metric, G, np.zeros(2), lower))
     assert not isinstance(plain.value, JammingError)
     with pytest.raises(JammingError, match="cannot make room"):
-        project(metric, G, np.zeros(2), lower, speed_limit=1e3)
+        project(ContactProblem(metric, G, np.zeros(2), lower), speed_limit=1e3)
 
 
 def pinned_network():
@@ -311,7 +313,7 @@ def test_a_pinned_contact_network_gets_bounded_multipliers():
     and its multipliers stay physical: no contact impulse exceeds the momentum of
     all the bodies together, sum_i m_i |v_i| (0.06 N s here)."""
     metric, G, v, b, _, _ = pinned_network()
-    answer = project(metric, G, v, b)
+    answer = project(ContactProblem(metric, G, v, b))
     assert answer.status == "active-set"
     assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
     momentum = float(np.sum(metric.diagonal * np.abs(v)))
@@ -356,8 +358,8 @@ def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(
     v = 3.0 * rng.normal(size=d)
     b = G @ rng.normal(size=d) - np.where(rng.random(12) < 0.5, 0.0, rng.uniform(0.0, 1.0, 12))
     assert np.any(G @ v < b)
-    compact = project(DiagonalMetric(masses), G, v, b)
-    general = project(DenseMetric(np.diag(masses)), G, v, b)
+    compact = project(ContactProblem(DiagonalMetric(masses), G, v, b))
+    general = project(ContactProblem(DenseMetric(np.diag(masses)), G, v, b))
     assert compact.status == "active-set"
     assert_kkt(DiagonalMetric(masses), G, v, b, compact.velocities, compact.impulses)
     untouched = np.setdiff1d(np.arange(d), G.indices)
@@ -370,8 +372,8 @@ def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(
 
 def _failing_active_set_and_counted_programs(monkeypatch, budget):
     """Simulate an active-set failure and record the rows of every jam program."""
-    import granular.active_set as active_set
-    import granular.projection as projection
+    import granular.contact.active_set as active_set
+    import granular.contact.projection as projection
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     monkeypatch.setattr(projection, "JAM_CHECK_ROWS", budget)
@@ -403,7 +405,7 @@ def test_the_jam_check_certifies_a_jam_from_the_rows_nearest_the_violation(monke
     G = sp.vstack([rest[:150], jam, rest[150:]]).tocsr()
     lower = np.concatenate([rest_lower[:150], [1.0, 1.0], rest_lower[150:]])
     with pytest.raises(JammingError, match="infeasible"):
-        project(DiagonalMetric(np.ones(d)), G, np.zeros(d), lower, t=0.5)
+        project(ContactProblem(DiagonalMetric(np.ones(d)), G, np.zeros(d), lower))
     assert sizes and max(sizes) <= 10
 
 
@@ -414,7 +416,7 @@ def test_the_jam_check_of_a_feasible_set_is_bounded_and_the_fallback_answers(mon
     sizes = _failing_active_set_and_counted_programs(monkeypatch, budget=10)
     d = 300
     G, lower = _independent_rows(300, 0, d)
-    answer = project(DiagonalMetric(np.ones(d)), G, np.zeros(d), lower, speed_limit=10.0)
+    answer = project(ContactProblem(DiagonalMetric(np.ones(d)), G, np.zeros(d), lower), speed_limit=10.0)
     assert sizes and max(sizes) <= 10
     # the acceptance test's tolerances at the problem's velocity scale 0.1
     change = answer.velocities - 0.1

@@ -57,7 +57,7 @@ FRICTIONLESS = dict(feasibility=VELOCITY_TOLERANCE, complementarity=COMPLEMENTAR
 FRICTIONAL = dict(feasibility=FRICTION_SWEEP_TOLERANCE, complementarity=FRICTION_SWEEP_TOLERANCE,
                   inherited="gaps")
 #: The same, but the inherited mismatch counts only overlaps (D < 0) of the contacts
-#: that carried an impulse: the sweeps' rationale (`granular.friction.sweep_tolerance`)
+#: that carried an impulse: the sweeps' rationale (`granular.contact.friction.sweep_tolerance`)
 #: is that such a contact "should have D = 0"; a positive D there is no solver
 #: error but the curvature of the previous step's linearisation.
 FRICTIONAL_OVERLAPS = dict(FRICTIONAL, inherited="overlaps")
@@ -205,7 +205,7 @@ def mass_matrix(system) -> np.ndarray:
 
 def velocity_scale(G, D, before, predicted, after) -> float:
     """An upper bound of the velocity scale the solver measured its tolerances
-    against (`granular.projection.project`: ``max(-min(G v - b), max |G||v|)``,
+    against (`granular.contact.projection.project`: ``max(-min(G v - b), max |G||v|)``,
     ``b = -D/h``), over every velocity one of its stages projected: ``|G||w|`` for w
     the velocity before the step, the prediction and the answer (the stages' inputs
     lie between them: an impact reverses at most the approach), and the largest
@@ -250,7 +250,7 @@ def check_step(system, before, result, tolerances, impacts=False, force_free=Tru
     G, D, lam = jacobian(system, contacts), contacts.gap, contacts.impulse
     scale = velocity_scale(G, D, before, predicted, after) + spin
     # Per row, in velocity units: the solver's tolerance, and for a frictional row
-    # (`granular.friction.sweep_tolerance`) at least its own gap mismatch |D_k|/h if
+    # (`granular.contact.friction.sweep_tolerance`) at least its own gap mismatch |D_k|/h if
     # it carried an impulse at the previous step (it should be closed, D = 0) and
     # the prediction pushes it together again (G v + D/h < 0).
     row_tolerance = np.full(len(contacts), tolerances["feasibility"] * scale)
@@ -464,7 +464,7 @@ def test_frictional_spheres_do_not_overlap_beyond_their_own_mismatch():
     (1, 2), which never touched, ends 1.5e-5 m inside: the gap check with the
     inherited term counting overlaps only (`FRICTIONAL_OVERLAPS`; there are none)
     fails. With mu = 0 the smallest gap stays 2.8e-5 m (checked below). It failed
-    while `granular.friction.sweep_tolerance` gave every row the largest mismatch;
+    while `granular.contact.friction.sweep_tolerance` gave every row the largest mismatch;
     each contact now gets its own."""
     positions = [[0.02233, 0.04158, 0.04596], [0.04499, 0.10315, 0.08643], [0.04469, 0.08424, 0.03974]]
     velocities = [[0.0, 0.52431, 0.76396], [0.81477, -0.0814, -0.18807], [0.91804, -0.78414, 0.04304]]

@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.projection import project
+from granular.contact.problem import ContactProblem
+from granular.contact.projection import project
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, ENERGY_ROUNDOFF, VELOCITY_TOLERANCE
 
 GRAVITY = 9.81
@@ -491,7 +492,7 @@ def test_zero_restitution_is_maurys_scheme():
         predicted = u + DT * metric.solve(world.force(t, q, u))
         speed = 2.0 * max(world.body_speeds(u).max(), world.body_speeds(predicted).max()) + 1.0
         constraints = world.constraints(t + DT, q, DT, speed)
-        maury = project(metric, constraints.jacobian, predicted, -constraints.gap / DT)
+        maury = project(ContactProblem(metric, constraints.jacobian, predicted, -constraints.gap / DT))
         result = sim.step()
         scale = 2.0 * np.abs(predicted).max() + np.abs(constraints.gap).max() / DT
         assert np.abs(result.velocities.reshape(-1) - maury.velocities).max() <= SOLVER * scale

@@ -183,7 +183,7 @@ def test_angular_momentum_is_kept_in_a_frictional_collision_of_spinning_spheres(
     pair of impulses about the origin cancels. (A contact closed from a gap D > 0
     would change it by ``D n x lambda_T``, Maury's anticipation.) With e = 1
     friction acts during the bounce too (Newton's law with Coulomb friction,
-    `granular.impact`), so the spins change as well."""
+    `granular.contact.impact`), so the spins change as well."""
     world = spinning_pair(restitution)
     simulation = gr.Simulation(world, 1e-3)
     first = simulation.step()

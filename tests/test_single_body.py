@@ -230,7 +230,7 @@ def test_impact_law_in_the_kinetic_metric(scheme, seed, restitution):
 def test_impact_law_for_two_simultaneous_constraints(scheme, seed):
     """Two constraints closing in the same step: Moreau's law for the cone,
     u+ = P_C u- - e (u- - P_C u-) in the metric M, with the common e (the schemes
-    call `granular.projection.project` here)."""
+    call `granular.contact.projection.project` here)."""
     dt, d, e = 1e-3, 4, 0.5
     system, M, G, u0 = _random_impact(100 + seed, d, e, dt, rows=2)
     tangent = _cone_projection(M, G, u0)

@@ -1,7 +1,7 @@
-"""The compiled Gauss-Seidel sweeps (`granular.sweep_kernels`) against the numpy law.
+"""The compiled Gauss-Seidel sweeps (`granular.contact.sweep_kernels`) against the numpy law.
 
 A sweep takes the contacts one after the other and replaces each impulse by the
-exact local answer of `granular.friction_gauss_seidel.local_answer` at the current
+exact local answer of `granular.contact.friction_gauss_seidel.local_answer` at the current
 velocities. The reference here does exactly that, contact by contact, in numpy,
 on crowds of turning spheres thrown together on a rough floor (with and without
 rolling resistance, and with a moving floor's tangential velocity): the compiled
@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular import friction_gauss_seidel as gauss_seidel
-from granular import sweep_kernels
-from granular.friction import check_friction, rolling_rows
+from granular.contact import friction_gauss_seidel as gauss_seidel
+from granular.contact import sweep_kernels
+from granular.contact.problem import check_friction, rolling_rows
 
 
 def thrown_crowd(seed: int, rolling_friction: float):
@@ -120,7 +120,7 @@ def test_every_contact_is_swept_once_in_colours_that_share_no_coordinate():
 def test_longest_step_stops_at_the_first_contact_to_leave_its_cone():
     """Three contacts moved along ``delta``: the first leaves its cone at a = 2 (its
     normal impulse reaches 0), the second at a = 3; the third leaves at a = 0.5, within one
-    sweep, and is ignored (module docstring of `granular.friction_gauss_seidel`)."""
+    sweep, and is ignored (module docstring of `granular.contact.friction_gauss_seidel`)."""
     r = np.array([[2.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     delta = np.array([[-1.0, 0.0, 0.0], [0.0, 0.5 / 3.0, 0.0], [-2.0, 0.0, 0.0]])
     mu = np.full(3, 0.5)

@@ -12,8 +12,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints import Contacts
-from ..errors import InvalidInputError, JammingError
-from ..projection import project
+from ..errors import InvalidInputError, JammingError, solver_errors_at
+from ..contact.problem import ContactProblem
+from ..contact.projection import project
 from ..protocols import CoordinateSystem
 from ..results import StepResult
 
@@ -95,7 +96,7 @@ def metric_projection(metric, G: np.ndarray, v: np.ndarray, lower: np.ndarray, s
     """Project ``v`` (d,) onto ``{x : G x >= lower}`` in the metric ``M``.
 
     One row: closed form ``mu = max(0, (lower - G v) / (G M^-1 G^T))``, exact and
-    free of solver noise. Several rows: `granular.projection.project`.
+    free of solver noise. Several rows: `granular.contact.projection.project`.
     Returns ``(x, mu, status, iterations, seconds)`` with ``M (x - v) = G^T mu``.
     """
     start = time.perf_counter()
@@ -111,7 +112,8 @@ def metric_projection(metric, G: np.ndarray, v: np.ndarray, lower: np.ndarray, s
                                f"violated: no admissible velocity", t=t, status="infeasible")
         mu = deficit / weight
         return v + mu * direction, np.array([mu]), "closed_form", 0, time.perf_counter() - start
-    result = project(metric, sp.csr_matrix(G), v, lower, solver=solver, t=t)
+    with solver_errors_at(t):
+        result = project(ContactProblem(metric, sp.csr_matrix(G), v, lower), solver=solver)
     return result.velocities, result.impulses, result.status, result.iterations, result.seconds
 
 

@@ -68,7 +68,7 @@ class DzonouMonteiroMarquesScheme:
     dt : float
         Time step ``h`` (s).
     solver : {"osqp", "cvxpy"}
-        Backend of `granular.projection.project` when two or more constraints are
+        Backend of `granular.contact.projection.project` when two or more constraints are
         active; one active constraint is projected in closed form.
     force_update : {"explicit", "implicit"}
     fixed_point_tolerance : float

@@ -27,7 +27,7 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    ``e``. Tangential components are kept, normal ones reversed and scaled by e.
    Impacting rows of spheres that carry friction (or rolling resistance) instead
    take Newton's law with Coulomb friction, normal and tangential impulses solved
-   together in one problem from ``u^n`` (`granular.impact`: Coulomb's law between
+   together in one problem from ``u^n`` (`granular.contact.impact`: Coulomb's law between
    the impulse and the modified velocity ``U_N^+ + e U_N^-``, ``U_T^+ + e_t U_T^-``;
    Jean, 1999; Acary and Brogliato, 2008): a frictionless bounce followed by the
    frictional stage 4 would find a separating contact and apply no friction, so a
@@ -96,11 +96,13 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from ..constraints import Contacts
-from ..errors import ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning
-from ..friction import project_frictional, tangential_jacobian
-from ..impact import is_frictional, solve_impact
-from .. import active_set
-from ..projection import project
+from ..errors import (ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning, at_time,
+                      solver_errors_at)
+from ..contact.friction import project_frictional
+from ..contact.problem import ContactProblem, tangential_jacobian
+from ..contact.impact import is_frictional, solve_impact
+from ..contact import active_set
+from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..results import SolverStats, StepResult
 from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
@@ -152,11 +154,11 @@ class MauryState:
 
 
 def _residual(answer) -> float:
-    """The residual a projection's answer reports (m/s): the Coulomb law's where
+    """The residual a `ContactSolution` reports (m/s): the Coulomb law's where
     measured, the violation of a kept best answer of the frictionless projection."""
-    if getattr(answer, "residual", 0.0):
+    if answer.residual:
         return float(answer.residual)
-    return float(answer.missed.residual) if getattr(answer, "missed", None) is not None else 0.0
+    return float(answer.missed.residual) if answer.missed is not None else 0.0
 
 
 def _missed_ratio(missed) -> float:
@@ -344,22 +346,22 @@ class VelocityScheme:
         restitution_impulse = restitution_impulse + absorbed
         warm = self._warm(constraints, state)
         try:
-            if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.friction
-                maury = project_frictional(metric, constraints, u_star + increment, h, warm_start=warm,
-                                           t=t_next, warm_tangential=self._warm_tangential(constraints, state),
-                                           strict=self.strict)
-                self._warn_if_missed(maury.missed)
-            else:
-                maury = project(metric, G, u_star + increment, constraints.lower(h),
-                                solver=self.solver, warm_start=warm, t=t_next,
-                                keys=constraints.keys(self._n), workspace=self._workspace,
-                                speed_limit=self._speed_limit(t_next), strict=self.strict)
-                self._warn_if_missed(maury.missed)
+            with solver_errors_at(t_next):
+                if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.contact.friction
+                    problem = ContactProblem.from_constraints(
+                        metric, constraints, u_star + increment, h, warm_start=warm,
+                        warm_tangential=self._warm_tangential(constraints, state))
+                    maury = project_frictional(problem, strict=self.strict)
+                else:
+                    problem = ContactProblem(metric, G, u_star + increment, constraints.lower(h), warm_start=warm,
+                                             keys=constraints.keys(self._n))
+                    maury = project(problem, solver=self.solver, workspace=self._workspace,
+                                    speed_limit=self._speed_limit(t_next), strict=self.strict)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
+        self._warn_if_missed(maury.missed, t_next)
         solve = time.perf_counter() - clock
-        tangential = getattr(maury, "tangential_impulses", None)
-        rolling = getattr(maury, "rolling_impulses", None)
+        tangential, rolling = maury.tangential_impulses, maury.rolling_impulses
         return dict(constraints=constraints, velocities=maury.velocities,
                     impulses=maury.impulses + restitution_impulse, maury_impulses=maury.impulses,
                     sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
@@ -369,18 +371,19 @@ class VelocityScheme:
                     status=maury.status, iterations=maury.iterations + impact.iterations,
                     violation=max(maury.violation, impact.violation),
                     residual=_residual(maury),
-                    missed=_missed_ratio(getattr(maury, "missed", None)),
+                    missed=_missed_ratio(maury.missed),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
                              "assembly": building - constraints.seconds.get("neighbors", 0.0),
                              "solve": solve})
 
-    def _warn_if_missed(self, missed) -> None:
-        """Warn once per scheme that a step kept a best answer short of its tolerance."""
+    def _warn_if_missed(self, missed, t_next) -> None:
+        """Warn once per scheme that the step ending at ``t_next`` (s) kept a best answer
+        short of its tolerance."""
         if missed is None or self._warned_missed:
             return
         self._warned_missed = True
         warnings.warn(SolverToleranceWarning(
-            f"{missed}; the step keeps that best answer and records its residual in StepResult.solver "
+            f"{at_time(missed, t_next)}; the step keeps that best answer and records its residual in StepResult.solver "
             "(residual, missed), and so do later steps without a further warning; pass strict=True "
             "(granular run --strict) to stop instead"), stacklevel=2)
 
@@ -400,7 +403,8 @@ class VelocityScheme:
             return increment, zero
         rows = constraints.jacobian[bounced]
         try:
-            projected = project(metric, rows, increment, np.zeros(bounced.size), solver=self.solver, t=t_next)
+            with solver_errors_at(t_next):
+                projected = project(ContactProblem(metric, rows, increment, np.zeros(bounced.size)), solver=self.solver)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         absorbed = zero.copy()
@@ -411,7 +415,7 @@ class VelocityScheme:
         """The impact law on the impacting rows; returns ``(u*, impulses, report)``: the
         normal impact impulses (m,) (N s) and an `ImpactReport` (solver counts and the
         impact's friction impulses). Rows of spheres that carry friction or rolling
-        resistance take Newton's law with Coulomb friction (`granular.impact`), the
+        resistance take Newton's law with Coulomb friction (`granular.contact.impact`), the
         others Moreau's frictionless law (module docstring). ``previous_kick`` is the
         carried `MauryState.previous_kick`."""
         h = self.dt
@@ -451,7 +455,7 @@ class VelocityScheme:
 
     def _impact(self, metric, constraints, rows, u, offset, t_next):
         """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
-        violation, the `granular.impact.ImpactAnswer` or None without friction)``.
+        violation, the `granular.contact.impact.ImpactAnswer` or None without friction)``.
 
         Spheres with friction or rolling resistance on these rows take Newton's law
         with Coulomb friction. Should its sweeps not converge (several coupled impacts;
@@ -459,21 +463,22 @@ class VelocityScheme:
         law gives it, rather than the run stopping: friction then acts at the next
         steps' sustained contacts only."""
         try:
-            if self._spheres and is_frictional(constraints, rows):
-                try:
-                    answer = solve_impact(metric, constraints, rows, u, self.dt, t=t_next)
-                    return answer.velocities, answer.normal, answer.iterations, answer.violation, answer
-                except ConvergenceError:
-                    pass
-            return (*self._frictionless_impact(metric, constraints, rows, u, offset, t_next), None)
+            with solver_errors_at(t_next):
+                if self._spheres and is_frictional(constraints, rows):
+                    try:
+                        answer = solve_impact(metric, constraints, rows, u, self.dt)
+                        return answer.velocities, answer.normal, answer.iterations, answer.violation, answer
+                    except ConvergenceError:
+                        pass
+                return (*self._frictionless_impact(metric, constraints, rows, u, offset), None)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
 
-    def _frictionless_impact(self, metric, constraints, rows, u, offset, t_next):
+    def _frictionless_impact(self, metric, constraints, rows, u, offset):
         """Moreau's law on ``rows`` (module docstring, step 3): ``(u*, the rows' impulses
         (1 + e) mu (k,), solver iterations, violation)``."""
         G_I = constraints.jacobian[rows]
-        tangent = project(metric, G_I, u, offset[rows], solver=self.solver, t=t_next)
+        tangent = project(ContactProblem(metric, G_I, u, offset[rows]), solver=self.solver)
         coefficients = self._dissipative_coefficients(metric, G_I, constraints.restitution[rows], tangent.impulses)
         u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
         return u_star, (1.0 + coefficients) * tangent.impulses, tangent.iterations, tangent.violation
@@ -638,7 +643,7 @@ class ImpactReport:
     @staticmethod
     def of(m: int, rows: np.ndarray, iterations: int, violation: float, answer=None) -> "ImpactReport":
         """The report of an impact on ``rows`` of ``m``, with the friction of a
-        `granular.impact.ImpactAnswer` scattered to all rows (or none)."""
+        `granular.contact.impact.ImpactAnswer` scattered to all rows (or none)."""
         if answer is None:
             return ImpactReport(iterations, violation)
         tangential = np.zeros((m, answer.tangential.shape[1]))

@@ -29,7 +29,7 @@ declares ``coordinate_bounds``, else ``"qp"``):
   ``w = A^{-1} e_i`` and ``c = w_i`` computed once: one linear solve a step (the
   paper solves two). The clipped coordinate is stored exactly, so ``q^{n+1}`` is
   admissible bit for bit.
-- ``"qp"``: the generic metric projection `granular.projection.project` (OSQP or
+- ``"qp"``: the generic metric projection `granular.contact.projection.project` (OSQP or
   cvxpy) of the velocity ``(q' - q^n)/dt`` onto ``{V : g(t_{n+1}, q^n) + dt G V >= 0}``
   in the metric ``A`` (constraints linearised at ``q^n``; exact for the beam).
 
@@ -74,9 +74,10 @@ import numpy as np
 import scipy.linalg
 
 from ..constraints import ConstraintSet, Contacts
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, solver_errors_at
 from ..metric import DenseMetric
-from ..projection import project
+from ..contact.problem import ContactProblem
+from ..contact.projection import project
 from ..results import SolverStats, StepResult
 from .common import TwoStepState, initial_state, make_result
 from .registry import refuse_unless_supported
@@ -311,8 +312,9 @@ class NewmarkScheme:
     def _qp(self, t_next, q, constraints: ConstraintSet, unconstrained) -> NewmarkUpdate:
         dt = self.dt
         predicted = (unconstrained - q) / dt
-        answer = project(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt,
-                         solver=self.solver, t=t_next)
+        with solver_errors_at(t_next):
+            answer = project(ContactProblem(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt),
+                             solver=self.solver)
         return NewmarkUpdate(q + dt * answer.velocities, unconstrained, answer.impulses, constraints,
                              answer.status, answer.iterations, dt * answer.violation)
 

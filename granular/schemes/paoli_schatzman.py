@@ -20,7 +20,7 @@ centred, implicit ``(U^{m+1} - U^{m-1}) / 2h`` by an explicit first-order value
 
 Nonlinear ``g``: ``P_K`` is computed by successive linearisation,
 ``Z_{j+1} = argmin |Z - W|_M  s.t.  g(Z_j) + grad g(Z_j) (Z - Z_j) >= 0``, from
-``Z_0 = W`` (one row in closed form, several by `granular.projection.project`),
+``Z_0 = W`` (one row in closed form, several by `granular.contact.projection.project`),
 until ``|Z_{j+1} - Z_j|_M <= tolerance * |W - U^m|_M`` (plus round-off); a
 `ConvergenceError` naming the time after ``max_iterations``. Affine constraints
 converge in two iterations.

@@ -103,7 +103,7 @@ def refuse_unless_supported(name: str, system, dt: float) -> None:
                                 f"does not offer it (granular.protocols.{scheme.needs.__name__})")
     if not scheme.friction and protocols.has_friction(system):
         raise InvalidInputError(f"scheme {name!r} has no Coulomb friction; use scheme='velocity' "
-                                "(granular.friction) or set every friction coefficient to 0")
+                                "(granular.contact.friction) or set every friction coefficient to 0")
     if scheme.explicit_stiffness and _linear(system):
         w_max = highest_frequency(system)
         if not dt * w_max < 2.0:

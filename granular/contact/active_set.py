@@ -1,7 +1,7 @@
 """Exact contact impulses by a proximal primal-dual active-set method whose sparse
 factor is reused from step to step.
 
-The multiplier form of the metric projection (`granular.projection`):
+The multiplier form of the metric projection (`granular.contact.projection`):
 
     min_{l >= 0}  1/2 l^T W l + c^T l,      W = G M^{-1} G^T  (m x m),  c = G v - b,
 
@@ -130,7 +130,7 @@ DENSE_ROWS = 150
 #: a block cut from ``W`` 0.15 and 0.56 ms. A settled 100,000-sphere pile, with 16
 #: times more rows than active ones, forms ``W`` only after many blocks.
 USE_OVERHEAD_ROWS = 750
-#: Projected successive over-relaxation sweeps (`granular.dual_sweeps`) that choose
+#: Projected successive over-relaxation sweeps (`granular.contact.dual_sweeps`) that choose
 #: the first active set of a warm-started problem of more than `DENSE_ROWS` rows
 #: (`_predicted_active`), and their relaxation factor. Measured on SCoPI's settled
 #: 1,000-sphere pile (3,800 rows, 2,700 active; benchmarks/README.md): 100 sweeps
@@ -193,7 +193,7 @@ class ContactRows:
         if not dense and not sp.isspmatrix_csr(jacobian):
             jacobian = sp.csr_matrix(jacobian)
         if dense and hasattr(metric, "inverse_diagonal"):
-            # A small problem on the coordinates it touches (`granular.projection`):
+            # A small problem on the coordinates it touches (`granular.contact.projection`):
             # dense arrays throughout, no sparse constructor a call.
             self.H = jacobian * np.sqrt(metric.inverse_diagonal)[None, :]
             self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
@@ -243,7 +243,7 @@ class ContactRows:
         """``W_AA + rho D_A`` on the rows ``rows`` (sorted), sparse; only its upper
         triangle with ``upper``."""
         if upper and sp.issparse(self.H):
-            # Compiled (imported at first use, like `granular.dual_sweeps`): the same
+            # Compiled (imported at first use, like `granular.contact.dual_sweeps`): the same
             # entries as the cut from ``W`` or the products below, at a fraction of
             # their cost, so no reason to form ``W`` for it.
             from .delassus_blocks import upper_block
@@ -720,7 +720,7 @@ def _solve_block(rows_data, rows, keys, rho, right, start, tolerance, workspace,
         return np.zeros(0)
     if rows.size <= DENSE_ROWS:
         try:
-            # Finite inputs (checked by `granular.projection`), finite block: no check.
+            # Finite inputs (checked by `granular.contact.projection`), finite block: no check.
             factor = scipy.linalg.cho_factor(rows_data.dense_block(rows, rho), check_finite=False)
             return scipy.linalg.cho_solve(factor, right, check_finite=False)
         except np.linalg.LinAlgError:

@@ -17,7 +17,7 @@ conditions at the tolerances of `granular.tolerances` and raises rather than
 return a wrong answer. With the default ``solver="osqp"`` the multipliers come, in
 this order, from:
 
-1. the proximal primal-dual active-set method of `granular.active_set`, started
+1. the proximal primal-dual active-set method of `granular.contact.active_set`, started
    from the previous step's impulses and sparse factor;
 2. when it cannot certify an answer: linear programs that tell a jam (no
    admissible velocity, `JammingError`), on at most `JAM_CHECK_ROWS` rows, those
@@ -40,8 +40,6 @@ iteration limit, fifty times the cost of the bounded check on the growing jam of
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -49,63 +47,23 @@ import scipy.sparse.linalg as spla
 from . import active_set, working_set
 from .interior_point import interior_point
 from .kkt import accurate, kkt_holds
-from .metric import DiagonalMetric
+from ..metric import DiagonalMetric
 from .backends import get_backend
-from .errors import ConvergenceError, GranularError, JammingError, NonFiniteError, SolverError
-from .tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
+from .problem import ContactProblem
+from .solution import ContactSolution
+from .working_set import RoundAnswer
+from ..errors import ConvergenceError, GranularError, JammingError, NonFiniteError, SolverError
+from ..tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 
-@dataclass
-class ProjectionProblem:
-    """One projection: metric ``M``, Jacobian ``G`` (m x d), prediction ``v``, bounds ``b``."""
+def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set.Workspace | None = None,
+            speed_limit: float | None = None, strict: bool = True) -> ContactSolution:
+    """Project ``problem.predicted`` onto ``{u : G u >= lower}`` in the metric ``M``
+    (the problem's tangent rows, if any, are not read).
 
-    metric: object
-    jacobian: sp.csr_matrix
-    predicted: np.ndarray
-    lower: np.ndarray
-    _delassus: sp.csc_matrix | None = None
-
-    def delassus(self) -> sp.csc_matrix:
-        """``W = G M^{-1} G^T`` (m x m), computed once."""
-        if self._delassus is None:
-            self._delassus = self.metric.delassus(self.jacobian)
-        return self._delassus
-
-
-@dataclass(frozen=True)
-class Projection:
-    """The answer of `project`.
-
-    velocities : (d,) projected velocity ``u``.
-    impulses : (m,) multipliers ``lambda`` (impulses), >= 0.
-    status : backend status ("solved", "inaccurate", "unconstrained", ...).
-    iterations : backend iterations.
-    violation : ``max_k (b_k - G_k u)``, clipped at 0 (velocity units).
-    seconds : wall time of the solve.
-    missed : None for an answer that passed the KKT test; otherwise the
-        `ConvergenceError` (``residual``: the violation, ``tolerance``: the
-        feasibility tolerance, velocity units) of the best answer a projection that
-        was not ``strict`` kept.
-    """
-
-    velocities: np.ndarray
-    impulses: np.ndarray
-    status: str
-    iterations: int
-    violation: float
-    seconds: float
-    missed: ConvergenceError | None = None
-
-
-def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.ndarray,
-            solver: str = "osqp", warm_start: np.ndarray | None = None,
-            t: float | None = None, keys: np.ndarray | None = None,
-            workspace: active_set.Workspace | None = None, speed_limit: float | None = None,
-            strict: bool = True) -> Projection:
-    """Project ``predicted`` onto ``{u : G u >= lower}`` in the metric ``M``.
-
+    The problem's ``warm_start`` (m,) are the previous impulses of its rows, its
     ``keys`` (m,) identify the rows across steps and ``workspace`` carries the
-    active-set solver's factor from one call to the next (`granular.active_set`).
+    active-set solver's factor from one call to the next (`granular.contact.active_set`).
     ``speed_limit`` (velocity units) is the speed beyond which the system's
     linearised constraints no longer describe it (for spheres, a radius per
     step): a set with no admissible velocity of at most that speed in every
@@ -129,16 +87,20 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
         The constraints admit no velocity: the backend reports infeasibility, or it
         fails and a linear program (HiGHS) certifies that the set is empty.
     SolverError
-        The backend did not reach tolerance; ``t`` (s) is quoted in the message.
-        With ``strict=False`` the best answer found is returned instead
-        (`_best_effort`), with the error in ``missed`` (`Projection`).
+        The backend did not reach tolerance. With ``strict=False`` the best answer
+        found is returned instead (`_best_effort`), with the error in ``missed``
+        (`ContactSolution`).
+
+    The messages do not name the time: the calling scheme adds it
+    (`granular.errors.at_time`).
     """
     start = time.perf_counter()
+    metric, jacobian, predicted, lower = problem.metric, problem.jacobian, problem.predicted, problem.lower
+    warm_start, keys = problem.warm_start, problem.keys
     m = lower.size
-    when = "" if t is None else f" at t = {t:.6g} s"
     if not (np.all(np.isfinite(predicted)) and np.all(np.isfinite(lower))):
-        raise NonFiniteError(f"the predicted velocity or the constraint bounds are not finite{when}: "
-                             "a numerical blow-up (reduce the time step)", t=t, status="non_finite")
+        raise NonFiniteError("the predicted velocity or the constraint bounds are not finite: "
+                             "a numerical blow-up (reduce the time step)", status="non_finite")
     compact = solver == "osqp" and _compact_applies(metric, jacobian)
     if compact:
         answer = _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, start)
@@ -146,8 +108,8 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
             return answer
     normal_velocity = jacobian @ predicted
     if m == 0 or np.all(normal_velocity >= lower):
-        return Projection(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0,
-                          time.perf_counter() - start)
+        return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0,
+                               time.perf_counter() - start)
     c = normal_velocity - lower
     feasibility, complementarity = _tolerances(c, abs(jacobian) @ np.abs(predicted))
     warm = _warm_impulses(warm_start, m)
@@ -160,15 +122,15 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
         # The active-set method fails on empty sets (jams) above all: linear programs
         # on a bounded number of rows say so in a fraction of a second, where OSQP
         # would iterate to its limit (`JAM_CHECK_ROWS`).
-        _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit, when, t)
+        _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit)
     try:
         velocities, impulses, status, iterations = _generate_constraints(
-            metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, t)
+            metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity)
         violation = _violation(jacobian, velocities, lower)
         if violation > feasibility or not np.all(np.isfinite(velocities)):
-            raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
+            raise SolverError(f"the projection did not converge (solver {solver!r}, status "
                               f"{status!r}, constraint violation {violation:.3g} in velocity units)",
-                              t=t, status=status)
+                              status=status)
     except JammingError:
         raise
     except SolverError as error:
@@ -176,13 +138,12 @@ def project(metric, jacobian: sp.csr_matrix, predicted: np.ndarray, lower: np.nd
         # an LP tells the two apart, so a jam is never reported as a solver failure
         # (with OSQP's answer, the rows it left violated lead the search).
         if solver != "osqp":
-            _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit, when, t)
+            _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit)
         if strict:
             raise error
         return _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, error,
                             start)
-    return Projection(velocities, impulses, status, iterations, violation,
-                      time.perf_counter() - start)
+    return ContactSolution(velocities, impulses, status, iterations, violation, time.perf_counter() - start)
 
 
 #: Looser tolerances, as multiples of the KKT test's, at which a projection that is
@@ -191,13 +152,13 @@ BEST_EFFORT_MARGINS = (10.0, 1e3, 1e5)
 
 
 def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, error,
-                 start) -> Projection:
+                 start) -> ContactSolution:
     """The answer kept by a projection that is not strict when every route missed the
     KKT test: the interior point's at the first of `BEST_EFFORT_MARGINS` times the
     tolerances it meets, else the backend's on all rows, its impulses clipped at 0.
     ``error`` (the `SolverError` that a strict projection raises) is re-raised if
     neither gives a finite answer."""
-    problem = ProjectionProblem(metric, jacobian, predicted, lower)
+    problem = ContactProblem(metric, jacobian, predicted, lower)
     c = jacobian @ predicted - lower
     impulses, iterations = None, 0
     for margin in BEST_EFFORT_MARGINS:
@@ -214,11 +175,11 @@ def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, 
         raise error
     violation = _violation(jacobian, velocities, lower)
     missed = ConvergenceError(f"{error}; the best answer found leaves a constraint violated by {violation:.3g} "
-                              f"(velocity units, tolerance {feasibility:.3g})", t=error.t, status=error.status,
+                              f"(velocity units, tolerance {feasibility:.3g})", status=error.status,
                               best=impulses, residual=violation, tolerance=feasibility,
                               where="the projection's most violated row")
-    return Projection(velocities, impulses, "inaccurate", iterations, violation, time.perf_counter() - start,
-                      missed)
+    return ContactSolution(velocities, impulses, "inaccurate", iterations, violation, time.perf_counter() - start,
+                           missed=missed)
 
 
 #: Projections with at most this many rows and a diagonal metric are first solved on
@@ -226,7 +187,7 @@ def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, 
 #: clusters of the restitution stage are small (median 13 rows, on 900 coordinates,
 #: in `make demo`'s pour) and the sparse path's per-call cost (constructors,
 #: transposes, index checks: about 1.4 ms) was a quarter of the demo's run. The
-#: dense Cholesky of `granular.active_set` serves the same sizes.
+#: dense Cholesky of `granular.contact.active_set` serves the same sizes.
 _COMPACT_ROWS = active_set.DENSE_ROWS
 
 
@@ -249,7 +210,7 @@ def _warm_impulses(warm_start, m: int) -> np.ndarray:
     return np.zeros(m) if warm_start is None else np.maximum(np.nan_to_num(warm_start), 0.0)
 
 
-def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, start) -> Projection | None:
+def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, start) -> ContactSolution | None:
     """`project` of a small problem on the coordinates its rows touch (`_COMPACT_ROWS`):
     the rows as a dense (m, k) array, the active-set method on it, the other
     coordinates unchanged (no row moves them). None, for `project` to take its general
@@ -262,7 +223,7 @@ def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, st
     local = predicted[coordinates]
     normal_velocity = dense @ local
     if m == 0 or np.all(normal_velocity >= lower):
-        return Projection(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start)
+        return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start)
     c = normal_velocity - lower
     feasibility, complementarity = _tolerances(c, np.abs(dense) @ np.abs(local))
     answer = _by_active_set(metric.restricted(coordinates), dense, local, lower, c, _warm_impulses(warm_start, m),
@@ -271,13 +232,13 @@ def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, st
         return None
     velocities = predicted.copy()
     velocities[coordinates] = answer.velocities
-    return Projection(velocities, answer.impulses, answer.status, answer.iterations, answer.violation,
-                      time.perf_counter() - start)
+    return ContactSolution(velocities, answer.impulses, answer.status, answer.iterations, answer.violation,
+                           time.perf_counter() - start)
 
 
 def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
-                   complementarity, start) -> Projection | None:
-    """The projection by `granular.active_set` (the previous step's impulses and
+                   complementarity, start) -> ContactSolution | None:
+    """The projection by `granular.contact.active_set` (the previous step's impulses and
     factor as a start), or None when it does not certify an answer."""
     rows = active_set.ContactRows(metric, jacobian, c)
     keys = np.arange(c.size, dtype=np.int64) if keys is None else keys
@@ -293,23 +254,23 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
     violation = _violation(jacobian, velocities, lower)
     if violation > feasibility or not np.all(np.isfinite(velocities)):
         return None
-    return Projection(velocities, impulses, "active-set", workspace.last.iterations, violation,
-                      time.perf_counter() - start)
+    return ContactSolution(velocities, impulses, "active-set", workspace.last.iterations, violation,
+                           time.perf_counter() - start)
 
 
 def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feasibility,
-                          complementarity, t):
-    """Constraint generation (see `project`, `granular.working_set`); returns
+                          complementarity):
+    """Constraint generation (see `project`, `granular.contact.working_set`); returns
     ``(u, lambda, status, iterations)``."""
     c = jacobian @ predicted - lower
     working = (c < 0.0) | (warm > 0.0)
     working, warm, iterations = _approximate_working_set(metric, jacobian, predicted, lower, solver, warm,
-                                                         working, feasibility, complementarity, t)
+                                                         working, feasibility, complementarity)
 
     def solve(rows):
         nonlocal iterations, warm
-        sub = ProjectionProblem(metric, jacobian[rows], predicted, lower[rows])
-        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity, t)
+        sub = ContactProblem(metric, jacobian[rows], predicted, lower[rows])
+        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity)
         iterations += more
         answer = _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status)
         warm = answer.impulses     # each round starts from the last answer
@@ -322,7 +283,7 @@ def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feas
 
 
 def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, working, feasibility,
-                             complementarity, t):
+                             complementarity):
     """Grow the working set with the backend's answers alone, before any refinement.
 
     Each round solves the working rows to the backend's own accuracy (OSQP, eps
@@ -336,8 +297,8 @@ def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, w
 
     def solve(rows):
         nonlocal iterations, warm
-        sub = ProjectionProblem(metric, jacobian[rows], predicted, lower[rows])
-        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity, t,
+        sub = ContactProblem(metric, jacobian[rows], predicted, lower[rows])
+        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity,
                                                  refine=False)
         iterations += more
         answer = _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status)
@@ -349,22 +310,12 @@ def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, w
     return working, answer.impulses, iterations
 
 
-@dataclass(frozen=True)
-class _RowsAnswer:
-    """An answer on a subset of rows, spread to all m rows: impulses (m,), the
-    velocities (d,) they give and the slacks ``G u - b`` (m,)."""
-
-    impulses: np.ndarray
-    velocities: np.ndarray
-    slack: np.ndarray
-    status: str
-
-
-def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> _RowsAnswer:
+def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> RoundAnswer:
+    """The answer ``sub_impulses`` on ``rows``, spread to all m rows."""
     impulses = np.zeros(lower.size)
     impulses[rows] = sub_impulses
     velocities = predicted + metric.solve(jacobian.T @ impulses)
-    return _RowsAnswer(impulses, velocities, jacobian @ velocities - lower, status)
+    return RoundAnswer(velocities, jacobian @ velocities - lower, impulses, status)
 
 
 #: Rows at most in a jam's linear programs. A subset of rows with no admissible
@@ -375,7 +326,7 @@ def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> _
 JAM_CHECK_ROWS = 2000
 
 
-def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit, when, t, plain=True) -> None:
+def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit, plain=True) -> None:
     """`JammingError` if no velocity meets the rows nearest the violated ones (those
     with the largest ``violation`` (m,), velocity units, first), or none of at most
     ``speed_limit`` in every coordinate (linear programs, `_infeasible`); ``plain``
@@ -383,13 +334,13 @@ def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit, when,
     rows = _rows_near_violation(jacobian, violation, JAM_CHECK_ROWS)
     G, b = _restricted(jacobian, rows), lower[rows]
     if plain and _infeasible(G, b, feasibility):
-        raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity "
-                           "(certified by a linear program)", t=t, status="infeasible")
+        raise JammingError("the projection is infeasible: the constraints admit no velocity "
+                           "(certified by a linear program)", status="infeasible")
     if speed_limit is not None and _infeasible(G, b, feasibility, bound=speed_limit):
-        raise JammingError(f"the bodies cannot make room{when}: every admissible velocity exceeds "
+        raise JammingError(f"the bodies cannot make room: every admissible velocity exceeds "
                            f"{speed_limit:.3g} in some coordinate, where the step's linearised "
                            "constraints stop describing them (certified by a linear program)",
-                           t=t, status="infeasible")
+                           status="infeasible")
 
 
 def _rows_near_violation(jacobian, violation: np.ndarray, budget: int) -> np.ndarray:
@@ -458,13 +409,12 @@ def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0
 _MAX_GENERATION_ROUNDS = 12
 
 
-def _solve_rows(problem: ProjectionProblem, solver: str, warm: np.ndarray, feasibility: float,
-                complementarity: float, t: float | None, refine: bool = True):
+def _solve_rows(problem: ContactProblem, solver: str, warm: np.ndarray, feasibility: float,
+                complementarity: float, refine: bool = True):
     """Multipliers of one (sub)problem to the given absolute tolerances:
     the backend, then interior-point refinement if it is not accurate enough
     (``refine=False``: the backend's answer as it is)."""
     backend = get_backend(solver)
-    when = "" if t is None else f" at t = {t:.6g} s"
     c = problem.jacobian @ problem.predicted - problem.lower
     if solver == "osqp" and c.size <= _SMALL_PROBLEM:
         impulses = _small_problem(problem.delassus(), c, feasibility, complementarity)
@@ -472,8 +422,8 @@ def _solve_rows(problem: ProjectionProblem, solver: str, warm: np.ndarray, feasi
             return impulses, "pivoting", 0
     result = backend.solve(problem, warm if np.any(warm > 0.0) else None)
     if result.status == "infeasible":
-        raise JammingError(f"the projection is infeasible{when}: the constraints admit no velocity",
-                           t=t, status=result.status)
+        raise JammingError("the projection is infeasible: the constraints admit no velocity",
+                           status=result.status)
     if not refine:
         return result.impulses, result.status, result.iterations
     if accurate(problem.delassus(), c, result.impulses, feasibility, complementarity):
@@ -493,8 +443,8 @@ def _solve_rows(problem: ProjectionProblem, solver: str, warm: np.ndarray, feasi
             return impulses, "refined", result.iterations
         except SolverError:
             continue
-    raise SolverError(f"the projection did not converge{when} (solver {solver!r}, status "
-                      f"{result.status!r}, then interior-point refinement)", t=t, status=result.status)
+    raise SolverError(f"the projection did not converge (solver {solver!r}, status "
+                      f"{result.status!r}, then interior-point refinement)", status=result.status)
 
 
 #: Sub-problems with at most this many rows are first tried by complementary

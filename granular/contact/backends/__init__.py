@@ -27,7 +27,7 @@ class BackendResult:
 
 def get_backend(name: str):
     """The backend module of a solver name ("osqp" or "cvxpy")."""
-    from ..errors import InvalidInputError
+    from ...errors import InvalidInputError
     if name == "osqp":
         from . import osqp_ as module
     elif name == "cvxpy":

@@ -1,8 +1,8 @@
 """Lemke's complementary pivoting: the exact, dense solver of small linear
 complementarity problems ``w = M z + q >= 0, z >= 0, z . w = 0``.
 
-`granular.friction` solves the planar Coulomb law with it (Painleve's rod, the
-block on an incline), and `granular.projection` the impact clusters of at most a
+`granular.contact.friction` solves the planar Coulomb law with it (Painleve's rod, the
+block on an incline), and `granular.contact.projection` the impact clusters of at most a
 few tens of rows (Lemke, *Bimatrix equilibrium points and mathematical
 programming*, Management Science, 1965).
 """
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import JammingError, SolverError
+from ..errors import JammingError, SolverError
 
 
-def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None, t=None):
+def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None):
     """Lemke's complementary pivoting for ``w = M z + q >= 0, z >= 0, z . w = 0``.
 
     Covering vector of ones, lexicographic minimum-ratio rule (no cycling on
@@ -24,7 +24,6 @@ def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None, t=None):
     n = q.size
     if np.all(q >= 0.0):
         return np.zeros(n), 0
-    when = "" if t is None else f" at t = {t:.6g} s"
     max_pivots = 50 * n if max_pivots is None else max_pivots
     # Tableau [B^-1 | B^-1 (-M) | B^-1 (-e) | B^-1 q] of  w - M z - e z0 = q; basis starts at w.
     tableau = np.hstack([np.eye(n), -M, -np.ones((n, 1)), q[:, None]]).astype(float)
@@ -44,11 +43,10 @@ def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None, t=None):
         column = tableau[:, entering]
         candidates = np.flatnonzero(column > 1e-12 * scale)
         if candidates.size == 0:
-            raise JammingError(f"the frictional contact problem has no solution{when} (Lemke ray "
-                               "termination): the constraints admit no velocity", t=t, status="ray")
+            raise JammingError("the frictional contact problem has no solution (Lemke ray "
+                               "termination): the constraints admit no velocity", status="ray")
         row = _lexicographic_row(tableau, column, candidates, n)
-    raise SolverError(f"Lemke's method did not terminate in {max_pivots} pivots{when}", t=t,
-                      status="max_pivots")
+    raise SolverError(f"Lemke's method did not terminate in {max_pivots} pivots", status="max_pivots")
 
 
 def _pivot(tableau: np.ndarray, row: int, column: int) -> None:

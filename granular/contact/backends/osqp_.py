@@ -9,7 +9,7 @@ that share a body) and the only constraint is a bound. Measured on the full row
 set of a 10,000-sphere box (`benchmarks/qp_forms.py`), the two forms cost the
 same (7.5 s and 8.0 s, both dominated by OSQP's factorisation), not the 100x of
 the design notes; what makes the step fast is solving only the rows that matter
-(constraint generation in `granular.projection.project`, 0.010 s on the same
+(constraint generation in `granular.contact.projection.project`, 0.010 s on the same
 problem), and there the multiplier form's unknowns are exactly those rows. The
 velocity form is kept (``form="velocity"``) for that benchmark.
 """
@@ -23,7 +23,7 @@ import numpy as np
 import osqp
 import scipy.sparse as sp
 
-from ..tolerances import OSQP_EPS, OSQP_MAX_ITER
+from ...tolerances import OSQP_EPS, OSQP_MAX_ITER
 from . import BackendResult
 
 _STATUS = {
@@ -66,7 +66,7 @@ def _status(result) -> str:
 
 def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual",
           eps: float = OSQP_EPS) -> BackendResult:
-    """Solve ``problem`` (a `ProjectionProblem`); see the module docstring."""
+    """Solve ``problem`` (a `granular.contact.problem.ContactProblem`); see the module docstring."""
     if form == "velocity":
         return _solve_velocity_form(problem, eps)
     W = problem.delassus()

@@ -5,7 +5,7 @@ The law (Moreau, *Unilateral contact and dry friction in finite freedom dynamics
 *Numerical Methods for Nonsmooth Dynamical Systems*, 2008, section 3.2; the
 ``NewtonImpactFrictionNSL`` of Siconos). At an impact the velocity jumps from
 ``u^-`` to ``u^+``, ``M (u^+ - u^-) = H^T P`` with ``H = [G; T]`` the normal and
-tangential rows of the impacting contacts (`granular.friction`) and ``P = (P_N,
+tangential rows of the impacting contacts (`granular.contact.friction`) and ``P = (P_N,
 P_T)`` their impulses (N s). With the relative velocities of contact ``k``,
 ``U_N = G_k u - n_k`` and ``U_T = T_k u - o_k`` (m/s; ``n_k``, ``o_k`` the velocity
 of a moving wall's contact point along the normal and the tangents, 0 for pairs),
@@ -14,7 +14,7 @@ define the *modified velocity*
     U~_N = U_N^+ + e_k U_N^-,      U~_T = U_T^+ + et_k U_T^-,
 
 ``e_k`` the normal and ``et_k`` the tangential coefficient of restitution, both in
-[0, 1]. The impact law is Coulomb's law (T) of `granular.friction` between ``P``
+[0, 1]. The impact law is Coulomb's law (T) of `granular.contact.friction` between ``P``
 and ``U~``:
 
 (I-N) ``0 <= P_N``, ``U~_N >= 0``, ``P_N U~_N = 0`` (Newton's law: a contact that
@@ -25,13 +25,13 @@ and ``U~``:
 
 The friction impulse is bounded by ``mu`` times the *whole* normal impulse of the
 impact, ``(1 + e)`` times the inelastic one. Rolling resistance (``|P_R| <= mu_r
-P_N`` against the relative rolling velocity ``R_k u``, `granular.friction`) enters
+P_N`` against the relative rolling velocity ``R_k u``, `granular.contact.friction`) enters
 with no restitution: ``U~_R = R_k u^+``.
 
 One contact, derived (sphere of mass m, radius r, inertia J = 2/5 m r^2 on a fixed
 plane; approach speed ``v_n = -U_N^- > 0``, contact-point slip ``s^- = v_t - r
 omega`` along the tangent of the sliding). The local Delassus block is ``diag(w,
-v, v)`` with ``w = 1/m`` and ``v = 1/m + r^2/J = 7/(2m)`` (`granular.friction_gauss_seidel`),
+v, v)`` with ``w = 1/m`` and ``v = 1/m + r^2/J = 7/(2m)`` (`granular.contact.friction_gauss_seidel`),
 so (I-N) gives ``P_N = (1 + e) m v_n`` and the tangential jump is ``s^+ = s^- + v
 P_T``. Sticking, ``s^+ = -et s^-``, needs ``|P_T| = (1 + et) |s^-| / v <= mu P_N``,
 i.e. ``|s^-| <= 7/2 mu (1 + e) v_n / (1 + et)``; then ``v_t^+ = v_t^- + P_T/m = v_t^-
@@ -52,14 +52,14 @@ with mixed coefficients can (`granular.schemes.maury`). `solve_impact` therefore
 checks each cluster of impacting contacts (contacts that share a sphere) and solves
 a cluster whose energy rose again with its smallest ``e`` and ``et = 0``, then, if
 it still rises, with ``e = 0`` (then ``U~ = U^+`` and Proposition 1 of
-`granular.friction` gives ``dE <= 0``). A cluster with a moving wall's contact is
+`granular.contact.friction` gives ``dE <= 0``). A cluster with a moving wall's contact is
 not checked: the wall does work.
 
 Why one problem and not restitution then friction: a frictionless bounce followed
 by a frictional projection finds a separating contact and applies no friction at
 all; the impulse and its friction must be solved together (Jean, 1999).
 
-It is solved as `granular.friction.project_frictional` solves Maury's stage, on a
+It is solved as `granular.contact.friction.project_frictional` solves Maury's stage, on a
 constraint set whose lower bounds are ``n_k - e_k U_N^-`` (``U~_N >= 0``) and whose
 tangential offsets are ``o_k - et_k U_T^-`` (Coulomb's law on ``U~_T``): for spheres,
 nonsmooth Gauss-Seidel, whose local answer for one contact is the closed form above.
@@ -72,8 +72,9 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from .friction import project_frictional, rolling_rows, tangential_jacobian
-from .tolerances import ENERGY_ROUNDOFF, FRICTION_SWEEP_TOLERANCE
+from .friction import project_frictional
+from .problem import ContactProblem, rolling_rows, tangential_jacobian
+from ..tolerances import ENERGY_ROUNDOFF, FRICTION_SWEEP_TOLERANCE
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ def impact_set(constraints, rows: np.ndarray, u: np.ndarray, h: float, e: np.nda
     return replace(sub, gap=-h * lower, separation_speed=None, tangential_offset=offset, normal_offset=None)
 
 
-def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float, t=None) -> ImpactAnswer:
+def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float) -> ImpactAnswer:
     """Newton's impact law with Coulomb friction (module docstring) on the impacting
     ``rows`` of ``constraints``, applied to the velocity ``u`` (d,) before the impact.
 
@@ -138,7 +139,8 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float,
     moving = _moving(constraints, rows)
     iterations = 0
     for fallback in range(3):
-        answer = project_frictional(metric, impact_set(constraints, rows, u, h, e, et), u, h, t=t)
+        answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(constraints, rows, u, h, e, et),
+                                                                    u, h))
         iterations += answer.iterations
         rising = _rising_clusters(metric, constraints, rows, u, answer, clusters, moving)
         if not rising.size or fallback == 2:

@@ -2,7 +2,7 @@
 
     min_{l >= 0}  1/2 l^T W l + c^T l,      W = H H^T,
 
-with ``H = G M^{-1/2}`` a sparse CSR matrix (m x d) (`granular.active_set.ContactRows`).
+with ``H = G M^{-1/2}`` a sparse CSR matrix (m x d) (`granular.contact.active_set.ContactRows`).
 
 One sweep visits every row once and replaces its impulse by the exact minimiser
 along that coordinate, ``l_k <- max(0, l_k - s_k / W_kk)`` with ``s_k = H_k u + c_k``,
@@ -16,7 +16,7 @@ may visit only the rows that are live (pushing, or changed by the last full
 sweep): each visit still lowers the objective for a relaxation in (0, 2), and the
 regular full sweeps keep every row in play, so the iteration converges to the same
 answer, faster where most rows stay idle (a gas, or a pile's many contacts that do
-not carry load). `granular.active_set` uses a few sweeps to guess its first
+not carry load). `granular.contact.active_set` uses a few sweeps to guess its first
 active set.
 """
 from __future__ import annotations

@@ -2,8 +2,8 @@
 
 The neighbour search proposes every pair that could touch within a step; in a
 dense pile most of those rows are satisfied by the answer with a zero multiplier.
-Each contact solver (the frictionless projection's OSQP path, `granular.projection`,
-and the frictional ones, `granular.friction`) therefore solves its problem on a
+Each contact solver (the frictionless projection's OSQP path, `granular.contact.projection`,
+and the frictional ones, `granular.contact.friction`) therefore solves its problem on a
 working set of rows: the rows the prediction violates and the rows that pushed at
 the previous step. Rows the answer violates join, and the set is solved again,
 until no row outside it is violated. Rows left out are then satisfied with zero
@@ -13,11 +13,31 @@ method for solving convex programs*, J. SIAM, 1960).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, TypeVar
 
 import numpy as np
 
 Answer = TypeVar("Answer")
+
+
+@dataclass(frozen=True)
+class RoundAnswer:
+    """One round's answer on a subset of rows, spread to all m rows.
+
+    velocities : (d,) the velocities ``u`` its impulses give.
+    slack : (m,) ``G u - b`` (velocity units; negative on a violated row).
+    impulses : (m,) normal impulses (N s), zero on the rows left out, or None when
+        the solver keeps them itself (the sphere sweeps).
+    status : the method that found it (`ContactSolution.status`).
+    tangential : (m, s) friction impulses (N s), or None.
+    """
+
+    velocities: np.ndarray
+    slack: np.ndarray
+    impulses: np.ndarray | None = None
+    status: str = ""
+    tangential: np.ndarray | None = None
 
 
 def grow(working: np.ndarray, solve: Callable[[np.ndarray], Answer],

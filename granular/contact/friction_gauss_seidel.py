@@ -1,6 +1,6 @@
 """Nonsmooth Gauss-Seidel for the 3D Coulomb-Maury law of spheres.
 
-Solves the law (N)-(T) of `granular.friction` contact by contact, as Moreau and
+Solves the law (N)-(T) of `granular.contact.friction` contact by contact, as Moreau and
 Jean's contact dynamics codes do (LMGC90, Siconos' NSGS): each contact in turn
 takes the impulse that satisfies the law *exactly* for the velocity the other
 contacts leave it, and sweeps repeat until no contact would change its impulse.
@@ -30,7 +30,7 @@ own impulse) then has a closed form::
 (``mu = 0``) keep ``l_T = 0``.
 
 Compiled sweeps. A sweep is a loop over the contacts in compiled code
-(`granular.sweep_kernels`, numba: five times the numpy sweeps it replaced, whose
+(`granular.contact.sweep_kernels`, numba: five times the numpy sweeps it replaced, whose
 cost was interpreter overhead). The contacts are visited colour after colour
 (`colour_classes`: no two contacts of a colour share a coordinate, so a colour's
 updates do not see each other, the order the vectorised sweeps had); the answer
@@ -38,7 +38,9 @@ is deterministic.
 
 Stopping, and what the answer guarantees. The natural residual ``e_k = |W_kk
 (r_k^local - r_k)|`` (m/s), where ``r_k^local`` is the exact local answer at the
-current velocities, is what accepts an answer. Every second sweep it is checked
+current velocities, is what accepts an answer: `granular.contact.kkt.coulomb_residual`
+defines it, the compiled kernels compute the same quantity in the sweeps' loop
+(`tests/test_kkt.py` checks that both agree). Every second sweep it is checked
 against the tolerance. Computing it for all contacts costs two thirds of a sweep,
 so between measurements (made every fifth check, whenever the estimate would
 accept, and at the last sweep allowed) it is estimated: each sweep returns the
@@ -83,11 +85,11 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .errors import ConvergenceError
+from ..errors import ConvergenceError
 
 @cache
 def _kernels():
-    """`granular.sweep_kernels`, imported on first use: importing numba costs about
+    """`granular.contact.sweep_kernels`, imported on first use: importing numba costs about
     0.2 s, which a run without friction need not pay (cached: an import statement
     costs 2.5 us, 0.2 s over the 80,000 calls of a 300-step pour)."""
     from . import sweep_kernels
@@ -304,7 +306,7 @@ def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
 
 
 def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance,
-          max_sweeps: int, t: float | None = None, names=None) -> tuple[np.ndarray, int, float]:
+          max_sweeps: int, names=None) -> tuple[np.ndarray, int, float]:
     """Sweep until the natural residual of every contact is below ``_TARGET`` times its
     tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
     the sweeps stall.
@@ -400,11 +402,10 @@ def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance
     if residual[worst] <= tolerance[worst]:
         # Short of the target but within the tolerance: what a stall would accept.
         return r, max_sweeps, float(residual.max(initial=0.0))
-    when = "" if t is None else f" at t = {t:.6g} s"
     which = f"contact {worst}" if names is None else names(worst)
-    raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps{when}: "
+    raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps: "
                            f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
-                           f"{tolerance[worst]:.3g} m/s)", t=t, status="gauss_seidel", best=r,
+                           f"{tolerance[worst]:.3g} m/s)", status="gauss_seidel", best=r,
                            residual=float(residual[worst]), tolerance=float(tolerance[worst]), where=which)
 
 
@@ -539,7 +540,7 @@ def _add_impulses(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> None:
 
 class _Compiled:
     """The sweeps and the residual of one `ContactRows` in compiled loops
-    (`granular.sweep_kernels`: why, and the arrays' meaning). The sweeps visit the
+    (`granular.contact.sweep_kernels`: why, and the arrays' meaning). The sweeps visit the
     contacts colour after colour (`colour_classes`), the order of the vectorised
     colours they replaced; the contacts' arrays are stored in that order
     (``order[i]`` is the contact at position ``i``), so that a sweep reads them
@@ -631,7 +632,7 @@ def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, r
     Why: an open contact with no impulse that meets its law adds its rows to
     Newton's system without taking part (its equation is ``r_k = 0``), and the
     sweeps' working set holds many of them (the rows that join it before they close,
-    `granular.friction.NEAR_CONTACT`): about 20% of the 2,300 contacts of the stalls
+    `granular.contact.friction.NEAR_CONTACT`): about 20% of the 2,300 contacts of the stalls
     of the 1,000-sphere pour. Measured on the same stalls of that pour (seed 0, 300
     steps), this set against the whole working set: turning spheres, 11 calls, 10.4 s
     against 17.4 s, the same ratio in 8 calls and a lower one in 3 (1.66 against 6.5,
@@ -641,7 +642,7 @@ def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, r
     A contact left out may be approached by Newton's answer. When Newton meets the
     tolerance on its contacts and such contacts miss their law at its answer, they
     join and Newton runs again from its answer, up to `_NEWTON_ROUNDS` times (the
-    working set of `granular.friction`, inside one call). Why: at stalls of the sand
+    working set of `granular.contact.friction`, inside one call). Why: at stalls of the sand
     pile's pour of turning spheres (seed 4), Newton solved its contacts to 0.03-0.86
     times the tolerance and 2-3 contacts outside them then missed their law by 10-30
     times it, attempt after attempt, until the solve failed after 20,000 sweeps; with

@@ -6,22 +6,22 @@ whose normal velocities are shifted by ``mu |T u|``; the fixed point iterates th
 shift (De Saxce and Feng, *New inequality and functional for contact with
 friction: the implicit standard material approach*, Mech. Struct. Mach., 1991).
 Spheres, whose metric is diagonal, use the Gauss-Seidel sweeps of
-`granular.friction_gauss_seidel` instead; `granular.friction` chooses.
+`granular.contact.friction_gauss_seidel` instead; `granular.contact.friction` chooses.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ConvergenceError, InvalidInputError, JammingError, SolverError
-from .tolerances import FRICTION_TOLERANCE
+from ..errors import ConvergenceError, InvalidInputError, JammingError, SolverError
+from ..tolerances import FRICTION_TOLERANCE
 
 #: Iterations of the De Saxce fixed point (3D).
 _MAX_FIXED_POINT_ITERATIONS = 400
 
 
 def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray, s: int,
-                      scale: float, t=None):
+                      scale: float):
     """Solve the 3D law on ``n`` normal rows, ``f`` frictional with ``s`` tangents each.
 
     ``W`` ((n + f s) square), ``free`` as in `planar_lcp` with ``s`` tangent rows per
@@ -36,7 +36,7 @@ def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.
     problem = _ConicProblem(W, free, mu, slot, s)
     change, previous = np.inf, np.zeros(f)
     for iteration in range(1, _MAX_FIXED_POINT_ITERATIONS + 1):
-        impulses = problem.solve(sigma, t)
+        impulses = problem.solve(sigma)
         velocity = W @ impulses + free
         updated = mu * np.linalg.norm(velocity[n:].reshape(f, s), axis=1)
         change = _law_residual(W, impulses, velocity, sigma, updated, slot, n, tolerance)
@@ -48,10 +48,8 @@ def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.
         # plain, 60 solves with cumulative halving, 27 with every step halved, 18 so.
         step = updated - sigma
         sigma, previous = sigma + np.where(step * previous < 0.0, 0.5, 1.0) * step, step
-    when = "" if t is None else f" at t = {t:.6g} s"
     raise ConvergenceError(f"the Coulomb fixed point did not converge in {_MAX_FIXED_POINT_ITERATIONS} "
-                           f"SOCP solves{when} (last change {change:.3g} in velocity units)", t=t,
-                           status="fixed_point")
+                           f"SOCP solves (last change {change:.3g} in velocity units)", status="fixed_point")
 
 
 def _law_residual(W, impulses, velocity, sigma, updated, slot, n, tolerance) -> float:
@@ -119,7 +117,7 @@ class _ConicProblem:
         self.settings = settings
         self.slot = slot
 
-    def solve(self, sigma, t):
+    def solve(self, sigma):
         linear = self.free.copy()
         linear[self.slot] += sigma
         q = self.D * linear / self.v_ref
@@ -127,9 +125,7 @@ class _ConicProblem:
         solution = solver.solve()
         status = str(solution.status)
         if "Infeasible" in status:
-            raise JammingError("the frictional contact problem is infeasible"
-                               + ("" if t is None else f" at t = {t:.6g} s"), t=t, status=status)
+            raise JammingError("the frictional contact problem is infeasible", status=status)
         if status not in ("Solved", "AlmostSolved"):
-            raise SolverError(f"Clarabel returned {status}" + ("" if t is None else f" at t = {t:.6g} s"),
-                              t=t, status=status)
+            raise SolverError(f"Clarabel returned {status}", status=status)
         return np.asarray(solution.x) * self.D * self.v_ref

@@ -1,4 +1,4 @@
-"""Compiled inner loops of the Coulomb Gauss-Seidel sweeps (`granular.friction_gauss_seidel`).
+"""Compiled inner loops of the Coulomb Gauss-Seidel sweeps (`granular.contact.friction_gauss_seidel`).
 
 One sweep visits every contact once, with a few dozen floating-point operations
 per contact: gather its local velocity from the coordinates it touches, take the
@@ -6,7 +6,7 @@ exact local answer of the law, scatter the impulse change back. In numpy the
 same sweep is about twenty array calls per colour of the contact graph, each
 costing microseconds of interpreter and dispatch whatever its size: 440 us for
 a sweep of 1,633 contacts of turning spheres in 7 colours, against 94 us for
-these loops (`benchmarks/README.md`, issue 12). Numba (a maintained JIT compiler
+these loops (`benchmarks/README.md`). Numba (a maintained JIT compiler
 for numpy code) compiles them once, cached on disk next to this file.
 
 The loops compute the updates of the vectorised colours they replace: contacts of
@@ -83,7 +83,7 @@ def _normal_velocity(i, cols, values, width, shift, u):
     holds the other components at 0, their discs) and is not approached (this
     velocity >= 0): its local answer is then no impulse, its residual 0. A fifth to
     a half of their contacts are such open ones (the working set holds the slowly
-    separating rows, `granular.friction.NEAR_CONTACT`), and this velocity is a
+    separating rows, `granular.contact.friction.NEAR_CONTACT`), and this velocity is a
     third of the work: a sweep of 2,307 contacts of the turning pour, 483 of them
     open, 63 -> 55 us. (The test itself is written at the call sites: a function
     returning its boolean made the compiled sweep twice as slow.)"""

@@ -1,6 +1,6 @@
 """The interior-point refinement of contact multipliers: a primal-dual method
 (Mehrotra predictor-corrector) on ``min_{l >= 0} 1/2 l^T W l + c^T l`` that iterates
-until every contact's natural residual meets the tolerance. `granular.projection`
+until every contact's natural residual meets the tolerance. `granular.contact.projection`
 calls it when OSQP's answer misses the tolerances (degenerate contact networks).
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .errors import SolverError
+from ..errors import SolverError
 from .kkt import natural_residual
 
 

@@ -1,5 +1,5 @@
 """Compiled principal blocks of the Delassus matrix ``W = H H^T`` for the base
-factorisation of `granular.active_set`.
+factorisation of `granular.contact.active_set`.
 
 ``H`` (m x d) is a sparse CSR matrix whose rows touch a few coordinates each
 (three or six for sphere contacts); the block ``W_AA + diag(shift)`` on a sorted set

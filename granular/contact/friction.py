@@ -82,11 +82,11 @@ How it is solved
   impact the 2017 study describes.
 - 3D (s = 2), spheres: when the metric is diagonal and every frictional
   contact's Delassus block is ``diag(w_k, v_k, v_k)`` (spheres and walls:
-  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`): each
+  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.contact.friction_gauss_seidel`): each
   contact in turn takes its exact local answer, colour by colour (vectorised),
   with extrapolation along the drift of stalled sweeps and, when they stall for
   good (turning spheres), a hand-over to a semismooth Newton method on the same
-  law (Alart and Curnier's function; `granular.friction_gauss_seidel`). It stops when every
+  law (Alart and Curnier's function; `granular.contact.friction_gauss_seidel`). It stops when every
   contact is within ``tolerance * scale`` (m/s) of its local law (the cone
   holds exactly) with ``FRICTION_SWEEP_TOLERANCE``, or raises
   `ConvergenceError` naming the worst contact.
@@ -117,7 +117,7 @@ How it is solved
 
 Contacts without friction (``mu_k = 0``) keep only their normal impulse. A set
 with no frictional row never reaches this module: the velocity scheme then calls
-`granular.projection.project`, so ``mu = 0`` is Maury's step bit for bit.
+`granular.contact.projection.project`, so ``mu = 0`` is Maury's step bit for bit.
 
 Spheres turn (`granular.world`): their tangential rows carry the rotational part
 ``-r (n x t)`` of the contact point's velocity, so a sliding contact applies a
@@ -145,28 +145,30 @@ contact from rolling up to the bound, so there is none of model A's chatter
 around zero rolling velocity in explicit DEM (the reason Ai et al. recommend the
 elastic-plastic model C there). Spin about the normal is not resisted. Like (T),
 (R) does no positive work, so Proposition 1 and ``|u|_M <= |v|_M`` still hold.
-Only the sphere sweeps solve it (`granular.friction_gauss_seidel`).
+Only the sphere sweeps solve it (`granular.contact.friction_gauss_seidel`).
 
 Impacts with restitution ``e > 0``: friction acts during the bounce too, in the
 restitution stage of the velocity scheme, by Newton's law with Coulomb friction
-(`granular.impact`; the impact's friction impulse is bounded by ``mu`` times its
+(`granular.contact.impact`; the impact's friction impulse is bounded by ``mu`` times its
 whole normal impulse). This module solves it, on a constraint set whose bounds
 and tangential offsets are those of the impact law.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .errors import ConvergenceError, InvalidInputError, SolverError
+from ..errors import ConvergenceError, InvalidInputError, SolverError
 from . import friction_gauss_seidel as gauss_seidel
 from . import working_set
 from .conic import conic_fixed_point
 from .pivoting import lemke
-from .tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
+from .problem import ContactProblem, check_friction
+from .solution import ContactSolution
+from .working_set import RoundAnswer
+from ..tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_SWEEPS, FRICTION_TOLERANCE, VELOCITY_TOLERANCE
 
 #: Rounds of adding violated rows to the working set before solving them all.
 _MAX_GENERATION_ROUNDS = 12
@@ -185,133 +187,50 @@ _MAX_GENERATION_ROUNDS = 12
 NEAR_CONTACT = 0.1
 
 
-@dataclass(frozen=True)
-class FrictionalProjection:
-    """The answer of `project_frictional` (same fields as `granular.projection.Projection`).
-
-    velocities : (d,) ``u``.
-    impulses : (m,) normal impulses ``lambda_N`` (N s), >= 0.
-    tangential_impulses : (m, s) friction impulses along each contact's tangents (N s).
-    status : "unconstrained", "lemke" (plane) or "fixed_point" (3D).
-    iterations : Lemke pivots or SOCP solves.
-    violation : ``max_k (-D_k/h - G_k u)`` clipped at 0 (velocity units).
-    seconds : wall time (s).
-    rolling_impulses : (m, 2) rolling impulses ``l_R`` (N s; torque ``R* l_R``, N m s),
-        or None without rolling resistance.
-    residual : the largest distance of a contact's velocity from its local law
-        (m/s; the sphere sweeps' natural residual), 0 where not measured.
-    missed : None when the law holds to its tolerance; otherwise the
-        `ConvergenceError` whose best answer this is (its ``residual``,
-        ``tolerance`` and ``where`` say by how much and where), kept because the
-        projection was not ``strict``.
-    """
-
-    velocities: np.ndarray
-    impulses: np.ndarray
-    tangential_impulses: np.ndarray
-    status: str
-    iterations: int
-    violation: float
-    seconds: float
-    rolling_impulses: np.ndarray | None = None
-    residual: float = 0.0
-    missed: ConvergenceError | None = None
-
-
-# -- input --------------------------------------------------------------------------------
-
-def tangential_jacobian(constraints) -> tuple[sp.csr_matrix, int]:
-    """The tangent rows of a `ConstraintSet` as a sparse (m s, d) matrix and ``s``.
-
-    ``constraints.tangents`` may be a dense (m, s, d) array (`ConstrainedSystem`)
-    or a sparse (m s, d) matrix whose row ``s k + a`` is tangent ``a`` of row ``k``
-    (`SphereWorld`, where a dense array would be m x 3N).
-    """
-    m, d = constraints.jacobian.shape
-    tangents = constraints.tangents
-    if tangents is None:
-        return sp.csr_matrix((0, d)), 0
-    if sp.issparse(tangents):
-        if m == 0 or tangents.shape[0] % m or tangents.shape[1] != d:
-            raise InvalidInputError(f"sparse tangents must have shape (m s, d) with m = {m}, d = {d}, "
-                                    f"got {tangents.shape}")
-        return sp.csr_matrix(tangents), tangents.shape[0] // m
-    tangents = np.asarray(tangents, dtype=float)
-    if tangents.ndim != 3 or tangents.shape[0] != m or tangents.shape[2] != d:
-        raise InvalidInputError(f"tangents must have shape (m, s, d) = ({m}, s, {d}), got {tangents.shape}")
-    return sp.csr_matrix(tangents.reshape(m * tangents.shape[1], d)), tangents.shape[1]
-
-
-def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
-    """``(mu, T, s)`` of a constraint set, or `InvalidInputError` naming the bad row:
-    a negative or non-finite coefficient, or a frictional row without a tangent."""
-    mu = np.asarray(constraints.friction, dtype=float)
-    bad = np.flatnonzero(~np.isfinite(mu) | (mu < 0.0))
-    if bad.size:
-        raise InvalidInputError(f"friction coefficient of constraint {bad[0]} is {mu[bad[0]]}; "
-                                "it must be finite and >= 0")
-    T, s = tangential_jacobian(constraints)
-    frictional = np.flatnonzero(mu > 0.0)
-    if frictional.size and s == 0:
-        raise InvalidInputError(f"constraint {frictional[0]} has friction {mu[frictional[0]]} but the "
-                                "constraint set has no tangents")
-    if frictional.size:
-        norms = np.sqrt(np.asarray(T.multiply(T).sum(axis=1)).reshape(-1, s).sum(axis=1))
-        missing = frictional[norms[frictional] == 0.0]
-        if missing.size:
-            raise InvalidInputError(f"constraint {missing[0]} has friction {mu[missing[0]]} but a zero tangent")
-    return mu, T, s
-
-
 # -- the projection ----------------------------------------------------------------------
 
-def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
-                       warm_start: np.ndarray | None = None, t: float | None = None,
-                       warm_tangential: np.ndarray | None = None, strict: bool = True) -> FrictionalProjection:
-    """The Coulomb-Maury law (module docstring) for the prediction ``predicted`` (d,).
-
-    ``constraints`` is the step's `ConstraintSet` (gaps ``D`` at ``t_{n+1}``, rows at
-    ``q^n``), ``h`` the step (s), ``warm_start`` (m,) the previous normal impulses
-    (rows with a positive value join the first working set), ``warm_tangential``
-    (m, s) the previous friction impulses in the rows' tangent bases (used by the
-    sphere sweeps only; None starts them from zero).
+def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactSolution:
+    """The Coulomb-Maury law (module docstring) of ``problem``
+    (`ContactProblem.from_constraints`: the step's rows, bounds ``b = -D/h``, friction
+    and rolling coefficients). Its ``warm_start`` (m,) are the previous normal
+    impulses (rows with a positive value join the first working set), its
+    ``warm_tangential`` (m, s) the previous friction impulses in the rows' tangent
+    bases (used by the sphere sweeps only; None starts them from zero).
 
     Working set: rows the prediction violates (``D + h G v < 0``) and warm rows are
     solved first; rows the answer violates are added until none is, as in
-    `granular.projection.project`. Rows left out carry no impulse and are satisfied.
+    `granular.contact.projection.project`. Rows left out carry no impulse and are satisfied.
 
     Raises `JammingError` (no admissible velocity), `ConvergenceError` (3D fixed
-    point or sweeps), `SolverError` (an answer that breaks (N) beyond tolerance).
+    point or sweeps), `SolverError` (an answer that breaks (N) beyond tolerance);
+    their messages do not name the time, which the calling scheme adds.
     With ``strict=False`` sweeps that miss their tolerance do not raise: their
-    best answer is returned with the error in ``missed`` (`FrictionalProjection`).
+    best answer is returned with the error in ``missed`` (`ContactSolution`).
     """
     start = time.perf_counter()
-    mu, T, s = check_friction(constraints)
-    G = constraints.jacobian
+    metric, G, predicted, lower = problem.metric, problem.jacobian, problem.predicted, problem.lower
+    T, s, mu, R = problem.tangents, problem.tangent_count, problem.friction, problem.rolling
+    offset = problem.tangential_offset   # a moving wall's tangential velocity
     m = G.shape[0]
-    mu_r, R = rolling_rows(constraints)
-    if R is not None and s == 0:  # rolling resistance without friction: zero tangent rows
-        T, s = sp.csr_matrix((2 * m, G.shape[1])), 2
-    lower = constraints.lower(h)
-    offset = getattr(constraints, "tangential_offset", None)  # a moving wall's tangential velocity
     c = G @ predicted - lower
     zero_t = np.zeros((m, s))
     if m == 0 or np.all(c >= 0.0):
-        return FrictionalProjection(predicted.copy(), np.zeros(m), zero_t, "unconstrained", 0, 0.0,
-                                    time.perf_counter() - start, None if R is None else np.zeros((m, 2)))
+        return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start,
+                               tangential_impulses=zero_t, rolling_impulses=None if R is None else np.zeros((m, 2)))
     scale = max(float(-c.min()), float((abs(G) @ np.abs(predicted)).max()),
                 float((abs(T) @ np.abs(predicted)).max(initial=0.0)),
                 float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0,
                 float(np.abs(offset).max(initial=0.0)) if offset is not None else 0.0)
     feasibility = VELOCITY_TOLERANCE * scale
+    warm_start = problem.warm_start
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
-    sweep_rows = gauss_seidel.contact_rows(metric, G, T, mu, lower, R, mu_r, offset) if s == 2 else None
+    sweep_rows = gauss_seidel.contact_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset) \
+        if s == 2 else None
     if sweep_rows is not None:   # a diagonal metric and sphere blocks: the sweeps apply
-        return _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                                  feasibility, t, start, sweep_rows, R, strict)
+        return _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, strict)
     if R is not None:
         raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
-                                "sphere contact blocks, granular.friction_gauss_seidel)")
+                                "sphere contact blocks, granular.contact.friction_gauss_seidel)")
     # In the plane a row the prediction does not violate stays out of the first set
     # even if it was active before: with Painleve's coupling the LCP may then admit
     # a spurious jump on it, and Moreau's choice is no jump (module docstring).
@@ -320,48 +239,23 @@ def project_frictional(metric, constraints, predicted: np.ndarray, h: float,
 
     def solve(rows):
         nonlocal iterations
-        normal, tangential, status, more = _solve_rows(metric, G, T, s, mu, predicted, lower, rows,
-                                                      scale, t, offset)
+        normal, tangential, status, more = _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, offset)
         iterations += more
         velocities = predicted + metric.solve(G.T @ normal + T.T @ tangential.reshape(-1))
-        return normal, tangential, status, velocities, G @ velocities - lower
+        return RoundAnswer(velocities, G @ velocities - lower, normal, status, tangential)
 
-    answer, _ = working_set.grow(working, solve, lambda answer: answer[4] < -feasibility,
-                                 _MAX_GENERATION_ROUNDS, joins=lambda answer: answer[4] < 0.0, full_last=True)
-    normal, tangential, status, velocities, slack = answer
-    violation = float(max((-slack).max(initial=0.0), 0.0))
-    if violation > max(feasibility, FRICTION_TOLERANCE * scale) or not np.all(np.isfinite(velocities)):
-        when = "" if t is None else f" at t = {t:.6g} s"
-        raise SolverError(f"the frictional projection left a constraint violated by {violation:.3g} "
-                          f"(velocity units){when}", t=t, status=status)
-    return FrictionalProjection(velocities, normal, tangential, status, iterations, violation,
-                                time.perf_counter() - start)
+    answer, _ = working_set.grow(working, solve, lambda answer: answer.slack < -feasibility,
+                                 _MAX_GENERATION_ROUNDS, joins=lambda answer: answer.slack < 0.0, full_last=True)
+    violation = float(max((-answer.slack).max(initial=0.0), 0.0))
+    if violation > max(feasibility, FRICTION_TOLERANCE * scale) or not np.all(np.isfinite(answer.velocities)):
+        raise SolverError(f"the frictional projection left a constraint violated (by {violation:.3g}, "
+                          "velocity units)", status=answer.status)
+    return ContactSolution(answer.velocities, answer.impulses, answer.status, iterations, violation,
+                           time.perf_counter() - start, tangential_impulses=answer.tangential)
 
 
-def rolling_rows(constraints) -> tuple:
-    """``(mu_r (m,), R (2m, d))`` of a constraint set with rolling resistance, else
-    ``(None, None)``; `InvalidInputError` for a negative or non-finite coefficient or
-    rows of the wrong shape."""
-    R, mu_r = getattr(constraints, "rolling", None), getattr(constraints, "rolling_friction", None)
-    if R is None or mu_r is None:
-        return None, None
-    mu_r = np.asarray(mu_r, dtype=float)
-    m, d = constraints.jacobian.shape
-    bad = np.flatnonzero(~np.isfinite(mu_r) | (mu_r < 0.0))
-    if bad.size:
-        raise InvalidInputError(f"rolling friction coefficient of constraint {bad[0]} is {mu_r[bad[0]]}; "
-                                "it must be finite and >= 0")
-    if mu_r.shape != (m,) or R.shape != (2 * m, d):
-        raise InvalidInputError(f"rolling rows must have shape (2m, d) = ({2 * m}, {d}) and coefficients "
-                                f"({m},), got {R.shape} and {mu_r.shape}")
-    if not np.any(mu_r > 0.0):
-        return None, None
-    return mu_r, sp.csr_matrix(R)
-
-
-def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_tangential, scale,
-                       feasibility, t, start, sweep_rows, R=None, strict=True) -> FrictionalProjection:
-    """3D law by nonsmooth Gauss-Seidel (`granular.friction_gauss_seidel`).
+def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, strict=True) -> ContactSolution:
+    """3D law by nonsmooth Gauss-Seidel (`granular.contact.friction_gauss_seidel`).
 
     Working set as in `project_frictional`: rows the prediction violates, rows
     with a warm impulse and rows separating slower than `NEAR_CONTACT` times the
@@ -371,11 +265,14 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
     (m/s), or raises `ConvergenceError` naming the worst contact; with ``strict``
     False, the sweeps' best answer instead, with that error in ``missed``.
     """
-    G, m = constraints.jacobian, constraints.size
+    metric, G, T, R = problem.metric, problem.jacobian, problem.tangents, problem.rolling
+    predicted, lower, m = problem.predicted, problem.lower, problem.size
+    name = problem.contact_name or (lambda k: f"contact {k}")
     tolerance = sweep_tolerance(scale, lower, warm, c)
     width = 3 if R is None else 5
     impulses = np.zeros((m, width))
     impulses[:, 0] = warm
+    warm_tangential = problem.warm_tangential
     if warm_tangential is not None:
         warm_tangential = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
         impulses[:, 1:1 + warm_tangential.shape[1]] = warm_tangential
@@ -387,8 +284,8 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         sub = sweep_rows.subset(rows)
         try:
             solved, more, residual = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width],
-                                                        tolerance[rows], FRICTION_SWEEPS, t=t,
-                                                        names=lambda k: _contact_name(constraints, rows[k]))
+                                                        tolerance[rows], FRICTION_SWEEPS,
+                                                        names=lambda k: name(rows[k]))
             missed = None
         except ConvergenceError as error:
             if strict or error.best is None:
@@ -401,22 +298,23 @@ def _project_by_sweeps(metric, constraints, T, predicted, lower, c, warm, warm_t
         if R is not None:
             change = change + R.T @ impulses[:, 3:].reshape(-1)
         velocities = predicted + metric.solve(change)
-        return velocities, G @ velocities - lower
+        return RoundAnswer(velocities, G @ velocities - lower)
 
-    (velocities, slack), _ = working_set.grow(working, solve, lambda answer: answer[1] < -tolerance,
-                                              _MAX_GENERATION_ROUNDS, full_last=True)
+    answer, _ = working_set.grow(working, solve, lambda answer: answer.slack < -tolerance,
+                                 _MAX_GENERATION_ROUNDS, full_last=True)
+    velocities, slack = answer.velocities, answer.slack
     violation = float(max((-slack).max(initial=0.0), 0.0))
     # A kept best answer was already found short of its law; its normal rows miss by
     # as much, which the residual it carries reports.
     violated = np.any(-slack > np.maximum(feasibility, tolerance)) and missed is None
     if violated or not np.all(np.isfinite(velocities)):
-        when = "" if t is None else f" at t = {t:.6g} s"
-        raise SolverError(f"the Gauss-Seidel answer left a constraint violated by {violation:.3g} "
-                          f"(velocity units){when}", t=t, status="gauss_seidel")
-    return FrictionalProjection(velocities, impulses[:, 0].copy(), impulses[:, 1:3].copy(),
-                                "gauss_seidel" if missed is None else "inaccurate", sweeps, violation,
-                                time.perf_counter() - start, None if R is None else impulses[:, 3:].copy(),
-                                residual, missed)
+        raise SolverError(f"the Gauss-Seidel answer left a constraint violated (by {violation:.3g}, "
+                          "velocity units)", status="gauss_seidel")
+    return ContactSolution(velocities, impulses[:, 0].copy(), "gauss_seidel" if missed is None else "inaccurate",
+                           sweeps, violation, time.perf_counter() - start,
+                           tangential_impulses=impulses[:, 1:3].copy(),
+                           rolling_impulses=None if R is None else impulses[:, 3:].copy(),
+                           residual=residual, missed=missed)
 
 
 def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -443,12 +341,9 @@ def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.nda
     return tolerance
 
 
-def _contact_name(constraints, k) -> str:
-    other = f"sphere {constraints.j[k]}" if constraints.wall[k] < 0 else f"wall {constraints.wall[k]}"
-    return f"contact {k} (sphere {constraints.i[k]} and {other})"
 
 
-def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, t, offset=None):
+def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, offset=None):
     """Impulses of the sub-problem on ``rows``, scattered to full (m,) and (m, s) arrays
     (``offset`` (m, s): a moving wall's tangential velocity, taken off ``T v``)."""
     m = G.shape[0]
@@ -462,11 +357,11 @@ def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, t, offset=No
         free[rows.size:] -= offset[frictional].reshape(-1)
     slot = np.searchsorted(rows, frictional)  # position of each frictional row among rows
     if s == 1:
-        normal_sub, tangential_sub, pivots = planar_lcp(W, free, mu[frictional], slot, t)
+        normal_sub, tangential_sub, pivots = planar_lcp(W, free, mu[frictional], slot)
         status, iterations = "lemke", pivots
     else:
         normal_sub, tangential_sub, iterations = conic_fixed_point(W, free, mu[frictional], slot, s,
-                                                                   scale, t)
+                                                                   scale)
         status = "fixed_point"
     normal = np.zeros(m)
     normal[rows] = normal_sub
@@ -481,7 +376,7 @@ def _dense(W) -> np.ndarray:
 
 # -- plane: an exact LCP ---------------------------------------------------------------
 
-def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray, t=None):
+def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray):
     """Solve the planar law on ``n`` normal rows of which ``f`` are frictional.
 
     ``W`` ((n + f) square) is the Delassus matrix of ``H = [G; T]`` (normal rows first,
@@ -512,13 +407,13 @@ def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray
         [mu[:, None] * select, -eye, -eye, zeros_ff],
     ])
     q = np.concatenate([free[:n], free[n:], -free[n:], np.zeros(f)])
-    z, pivots = lemke(matrix, q, t=t)
+    z, pivots = lemke(matrix, q)
     normal = z[:n]
     tangential = z[n:n + f] - z[n + f:n + 2 * f]
     return normal, tangential, pivots
 
 
-# -- 3D with a non-diagonal metric: granular.conic; diagnostics ----------------------------
+# -- 3D with a non-diagonal metric: granular.contact.conic; diagnostics ----------------------------
 
 def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.ndarray,
                       tangential: np.ndarray) -> dict:
