@@ -28,7 +28,8 @@ impulse (solid spheres, inertia 2/5 m R^2). This scene runs:
 
 Every simulated value is one step of the velocity scheme from touching spheres without
 gravity; the script prints the largest deviation from the analytic curve per test and
-plots each test with its curve to ``renders/chung_ooi_test{3,4,6,7,8}.png``.
+plots each test with its curve to ``outputs/chung_ooi_test{3,4,6,7,8}.png`` (the
+README shows copies of them).
 
     python scenes/chung_ooi.py
 """
@@ -41,7 +42,7 @@ import numpy as np
 
 import granular as gr
 
-RENDERS = Path(__file__).resolve().parent.parent / "renders"
+OUTPUTS = Path(__file__).resolve().parent.parent / "outputs"
 #: The alumina sphere of test 4 (Chung and Ooi, 2011).
 RADIUS, DENSITY, SPEED, FRICTION, RESTITUTION = 2.5e-3, 4000.0, 3.9, 0.092, 0.98
 #: One step holds the impact; the sphere travels 4 um (0.002 R) in it.
@@ -174,7 +175,7 @@ def _plot(path: Path, x, curves, xlabel: str, ylabel: str, title: str) -> Path:
     return path
 
 
-def main(out_dir: Path = RENDERS) -> dict:
+def main(out_dir: Path = OUTPUTS) -> dict:
     """Runs the five tests, prints the largest deviation of each from its analytic
     curve (in the curve's unit) and writes the plots."""
     out_dir = Path(out_dir)
@@ -211,4 +212,4 @@ def main(out_dir: Path = RENDERS) -> dict:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else RENDERS)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUTPUTS)

@@ -37,9 +37,10 @@ def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels
     monkeypatch.setattr(active_set, "MAX_BISECTIONS", 0)
     original = active_set._rounds
 
-    def last_level_only(*args, proximal_updates=True, **kwargs):
-        outcome = original(*args, proximal_updates=proximal_updates, **kwargs)
-        if outcome is not None and not proximal_updates:
+    def last_level_only(*args, max_updates=active_set.MAX_PROXIMAL, last=True, **kwargs):
+        # the former continuation: no proximal update and no acceptance before its last level
+        outcome = original(*args, max_updates=max_updates if last else 0, last=last, **kwargs)
+        if outcome is not None and not last:
             return outcome[0], outcome[1], False
         return outcome
 

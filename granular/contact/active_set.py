@@ -98,6 +98,12 @@ MAX_BISECTIONS = 4
 MAX_ROUNDS = 300
 #: Proximal updates with an unchanged active set before giving up.
 MAX_PROXIMAL = 8
+#: Proximal updates tried at a level of the continuation before the next, weaker,
+#: one: an update reuses the level's factor (one solve), where the next level
+#: costs a factorisation and rounds of exchanges.
+INTERMEDIATE_PROXIMAL = 3
+#: The largest regularisation of an intermediate level that makes proximal updates.
+UPDATES_BELOW = 1e-6
 #: Conjugate-gradient iterations after which the base is refactorised on the
 #: current matrix (a fresh base converges in one).
 REFRESH_ITERATIONS = 10
@@ -564,7 +570,7 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     while levels:
         rho = levels.pop(0)
         outcome = _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
-                          reference, proximal_updates=not levels)
+                          reference, max_updates=_updates_at(rho, last=not levels), last=not levels)
         if outcome is None:
             if answered is None or bisections == MAX_BISECTIONS:
                 return None
@@ -576,6 +582,19 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
             return impulses
         reference, answered = impulses, rho
     return None
+
+
+def _updates_at(rho: float, last: bool) -> int:
+    """Proximal updates allowed at a level of the continuation: `MAX_PROXIMAL` at the
+    last, `INTERMEDIATE_PROXIMAL` where ``rho <= UPDATES_BELOW``, none above. Each
+    update shrinks the slack error along a soft direction of eigenvalue ``sigma`` by
+    ``rho / (sigma + rho)``, so what is left after ``k`` of them is about ``rho / k``
+    of the impulses' velocity change: far above the feasibility tolerance (1e-9 of
+    the velocity scale) at the strongly regularised levels, whose updates only move
+    the active set."""
+    if last:
+        return MAX_PROXIMAL
+    return INTERMEDIATE_PROXIMAL if rho <= UPDATES_BELOW else 0
 
 
 def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
@@ -642,15 +661,17 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
 
 
 def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
-            proximal_updates=True):
+            max_updates=MAX_PROXIMAL, last=True):
     """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``:
-    ``(impulses, active, accepted)``
-    once no row is wrong, ``accepted`` by ``accurate``; with ``proximal_updates``
-    an answer not accepted is refined by proximal updates until it is. None if that
-    does not happen in `MAX_ROUNDS`, or when the count of wrong rows has reached no
-    new low for `STALL_ROUNDS` rounds."""
+    ``(impulses, active, accepted)`` once no row is wrong, ``accepted`` by
+    ``accurate``; an answer not accepted is refined by up to ``max_updates`` proximal
+    updates (each a solve with the factor in hand while the set holds) and, if still
+    not accepted, the level's first answer is returned (``last`` False) or the
+    level gives up (``last``). None also if no answer comes in `MAX_ROUNDS`, or
+    when the count of wrong rows has reached no new low for `STALL_ROUNDS` rounds
+    (after an answer of a level that is not ``last``: that answer)."""
     diagonal = rows_data.diagonal
-    updates = 0
+    updates, answered = 0, None     # answered: the level's first answer, kept if updates stall
     exchange = _ExchangeRule()
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
@@ -665,17 +686,16 @@ def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, works
         wrong = (active & (impulses < 0.0)) | (~active & (proximal_slack < -feasibility))
         if wrong.any():
             if exchange.stalled():
-                return None
+                return None if last or answered is None else answered
             active = active ^ exchange.rows_to_flip(wrong)
             updates = 0
             continue
         if accurate(impulses, slack):
             return impulses, active, True
-        if not proximal_updates:
-            return impulses, active, False
+        answered = answered or (impulses, active, False)
         updates += 1
-        if updates > MAX_PROXIMAL:
-            return None
+        if updates > max_updates:
+            return None if last else answered
         reference = impulses
     return None
 
