@@ -1,4 +1,4 @@
-"""Defects a new user hit with the `granular` command (issue 13), one regression test each.
+"""Defects a new user hit with the `granular` command, one regression test each.
 
 Each test builds the smallest input that showed the defect and asserts the fixed
 behaviour: a one-line error with the documented exit status, or the honest output.

@@ -1,4 +1,4 @@
-"""The stall of the Coulomb sweeps among turning spheres (issue 12), on a captured problem.
+"""The stall of the Coulomb sweeps among turning spheres, on a captured problem.
 
 `data/stalled_turning_cluster.npz` is a cluster of 54 contacts between 35 turning
 spheres (radii 4-6 mm, mu = 0.6) cut out of the sand pile's dense stream at
@@ -174,7 +174,7 @@ def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
     from the slowly separating rows too (`granular.contact.friction.NEAR_CONTACT`, which
     changed the trajectory; before it the pour ran to its end), a strict expected
     failure until the sweeps read their contacts in sweep order and skipped open
-    ones (issue 12, fifth session). The pour now passes; its trajectory differs from
+    ones. The pour now passes; its trajectory differs from
     the one that stalled from the first frictional steps (other sums, other
     rounding), so this does not show that that stall itself is solved."""
     outcome = sand_pile_scene().pour(0.6, duration=0.2, rotation=True, rolling_friction=0.0, seed=3)

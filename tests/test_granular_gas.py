@@ -1,4 +1,4 @@
-"""The granular gas cooling scene (issue 3): Haff's law in a smaller box.
+"""The granular gas cooling scene: Haff's law in a smaller box.
 
 300 spheres at packing fraction 0.1 (kinetic-theory tau = 0.62 s, shorter than the
 scene's 1.42 s at packing 0.05, so that the run reaches t ~ 6.5 tau in 8,000 steps),

@@ -1,4 +1,4 @@
-"""Property-based tests (issue 14, item 6): random small worlds, checked at every step.
+"""Property-based tests: random small worlds, checked at every step.
 
 `hypothesis` draws small sphere worlds (2-12 spheres in a closed box, radii and
 masses spread over a factor 3, random velocities, restitution e in [0, 1], Coulomb

@@ -244,7 +244,7 @@ def test_obstacles_level_with_the_camera_stay_visible():
     assert len(rod) <= 4 and len(above) >= 8 and len(below) >= 8
 
 
-# -- colour bar and caption scale together with the frame (issue 13, item 11) ------------------
+# -- colour bar and caption scale together with the frame ------------------
 def test_colour_bar_text_and_box_scale_with_the_frame():
     from types import SimpleNamespace
 

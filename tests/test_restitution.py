@@ -1,4 +1,4 @@
-"""Restitution (issue 3): the impact law of the N-sphere step, per-contact
+"""Restitution: the impact law of the N-sphere step, per-contact
 coefficients, and the energy bookkeeping.
 
 Reference physics used below (no number is taken from the code's output):

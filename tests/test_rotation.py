@@ -1,4 +1,4 @@
-"""Spheres that turn (issue 12): angular velocities, moments of inertia, orientations,
+"""Spheres that turn: angular velocities, moments of inertia, orientations,
 and Coulomb friction acting at the contact point (`granular.world`).
 
 The analytic references are those of a rigid sphere of mass m, radius r and moment

@@ -1,4 +1,4 @@
-"""Scene parameters (issue 13, item 1): ``--set``, ``granular scenes NAME``, run files
+"""Scene parameters: ``--set``, ``granular scenes NAME``, run files
 that store their parameters and repeat their run, and the repository scenes' parameters
 and summaries."""
 from __future__ import annotations

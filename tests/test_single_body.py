@@ -1,4 +1,4 @@
-"""Single-body constrained systems (issue 4): the 1-dof bouncing ball under the
+"""Single-body constrained systems: the 1-dof bouncing ball under the
 three schemes, the impact law in the kinetic metric, and bad input.
 
 The ball is `granular.systems.examples.bouncing_ball`: q = [z] the centre height,

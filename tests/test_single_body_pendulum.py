@@ -1,4 +1,4 @@
-"""The double pendulum against a wall (issue 4): M(q) depends on the configuration,
+"""The double pendulum against a wall: M(q) depends on the configuration,
 the impact law acts in its kinetic metric.
 
 Coordinates (theta1, theta2), unit links and masses, wall at x = 1.2 for the tip

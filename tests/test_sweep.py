@@ -1,4 +1,4 @@
-"""``granular sweep`` (issue 15): the product of values and seeds, failed runs, resume,
+"""``granular sweep``: the product of values and seeds, failed runs, resume,
 a worker killed mid-sweep, and the summary plot's aggregation. Tiny runs (a few
 spheres, 20 steps) on a LocalCluster of two worker processes."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fuzzing the trajectory reader (issue 14, item 6): truncated and corrupted files.
+"""Fuzzing the trajectory reader: truncated and corrupted files.
 
 `Trajectory.load` reads run files that may have been cut short (a full disk, an
 interrupted copy) or damaged. Whatever the bytes, it must either return a

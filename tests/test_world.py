@@ -1,4 +1,4 @@
-"""The N-sphere world under Maury's velocity projection (issue 2), physics first.
+"""The N-sphere world under Maury's velocity projection, physics first.
 
 Scheme (DESIGN section 2): v = u^n + h M^-1 f; constraints D_k(t_{n+1}, q^n) + h G_k u >= 0;
 u^{n+1} = argmin |u - v|_M over them; q^{n+1} = q^n + h u^{n+1}. Tolerances come from

@@ -23,7 +23,7 @@ contact, ``d + 1`` coordinates with the dummy ``d`` of zero inverse mass):
   arrays below holds. The contacts' arrays are stored in the order the sweeps
   visit them, colour after colour, so that a sweep reads them front to back:
   91 -> 63 us a sweep of 2,307 contacts of turning spheres, against the same
-  arrays in contact order read through ``order`` (`_Compiled`, issue 12);
+  arrays in contact order read through ``order`` (`_Compiled`);
 - ``cols`` (m, p) int64, ``values`` (m, q, p): the contacts' rows (`ContactRows`);
 - ``width`` (m,) int64: how many of a contact's ``cols`` are real (the rest pad
   with the dummy ``d``);
