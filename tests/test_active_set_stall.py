@@ -28,9 +28,9 @@ def stalled_pile():
 
 def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels(monkeypatch):
     """The weakly regularised level alone, retried through the former continuation
-    (1e-2, 1e-4, 1e-6, 1e-8, the last level alone offered to the acceptance test)
-    and with no stall rule, runs out of rounds: the case the stall rule and the
-    continuation's levels are for."""
+    (1e-2, 1e-4, 1e-6, 1e-8, the last level alone offered to the acceptance test),
+    with no stall rule and the former exchange rule, runs out of rounds: the case
+    the stall rule, the exchange rule and the continuation's levels are for."""
     rows, keys, warm, feasibility, complementarity = stalled_pile()
     monkeypatch.setattr(active_set, "STALL_ROUNDS", active_set.MAX_ROUNDS)
     monkeypatch.setattr(active_set, "CONTINUATION", (1e-2, 1e-4, 1e-6, active_set.RHO))
@@ -45,6 +45,24 @@ def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels
         return outcome
 
     monkeypatch.setattr(active_set, "_rounds", last_level_only)
+
+    class FormerExchangeRule(active_set._ExchangeRule):
+        """Whole-block flips again after every new fewest count (Judice and Pires)."""
+
+        def rows_to_flip(self, wrong):
+            count = int(wrong.sum())
+            if count < self.fewest:
+                self.fewest, self.grace, self.since_fewest = count, self.PATIENCE, 0
+                return wrong
+            self.since_fewest += 1
+            if self.grace > 0:
+                self.grace -= 1
+                return wrong
+            flip = np.zeros_like(wrong)
+            flip[np.flatnonzero(wrong)[-1]] = True
+            return flip
+
+    monkeypatch.setattr(active_set, "_ExchangeRule", FormerExchangeRule)
 
     def accepted(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
