@@ -71,6 +71,9 @@ class ConstraintSet:
         impact (a row with ``restitution > 0``) a sticking contact point's tangential
         velocity is reversed and scaled by ``et`` (`granular.contact.impact`). None: every
         ``et`` is 0.
+    surface_names : tuple of str or None
+        The name of each contact surface, by ``wall`` index, as the user's walls give
+        them ("floor", "box x-max"; `granular.walls.surface_names`), for messages.
     """
 
     gap: np.ndarray
@@ -90,6 +93,7 @@ class ConstraintSet:
     tangential_offset: np.ndarray | None = None
     normal_offset: np.ndarray | None = None
     tangential_restitution: np.ndarray | None = None
+    surface_names: tuple | None = None
     _keys: dict = field(default_factory=dict, compare=False, repr=False, init=False)
 
     def __post_init__(self):

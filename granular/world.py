@@ -64,6 +64,7 @@ references are in `granular.contact.friction`.
 """
 from __future__ import annotations
 
+import functools
 import time
 import warnings
 from typing import Callable
@@ -480,7 +481,7 @@ class SphereWorld:
             separation_speed=self._separation_cap(radii, h),
             rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
             tangential_offset=offset, normal_offset=normal_offset,
-            tangential_restitution=tangential_restitution,
+            tangential_restitution=tangential_restitution, surface_names=self._surface_names,
         )
 
     def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
@@ -655,13 +656,18 @@ class SphereWorld:
                     "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
                     "friction=... to drag them"), stacklevel=3)
 
+    @functools.cached_property
+    def _surface_names(self) -> tuple:
+        """The contact surfaces' names (`surface_name`), by ``Contacts.wall`` index."""
+        from .walls import surface_names
+
+        return tuple(surface_names([wall.describe() for wall in self.walls]))
+
     def surface_name(self, k: int) -> str:
         """The name of contact surface ``k`` (a ``Contacts.wall`` index) that ``granular
         inspect`` and the pictures use (`granular.walls.surface_names`: "floor",
         "box x-max", "cylinder side", "plane 5 (normal 0, 0, -1)")."""
-        from .walls import surface_names
-
-        names = surface_names([wall.describe() for wall in self.walls])
+        names = self._surface_names
         return names[k] if 0 <= k < len(names) else f"wall {k}"
 
     def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:

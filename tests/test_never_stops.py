@@ -133,3 +133,20 @@ def test_a_run_file_records_the_missed_steps_and_inspect_shows_them(monkeypatch,
     assert gr.Trajectory.load(tmp_path / "pile.h5").meta["missed_steps"] == summary
     assert main(["inspect", str(tmp_path / "pile.h5")]) == 0
     assert f"solver tolerance missed at {summary['count']} steps" in capsys.readouterr().out
+
+
+def test_solver_messages_name_walls_as_inspect_does():
+    """A wall contact in a contact solver's message is named as the user's walls name
+    it ("box z-min", as `granular inspect` and `SphereWorld.surface_name` say), not
+    by a surface number."""
+    from granular.contact.problem import ContactProblem
+
+    world = frictional_pile()
+    q = world.initial_state()[1]
+    constraints = world.constraints(0.001, q, 0.001, 1.0)
+    problem = ContactProblem.from_constraints(world.metric(0.001, q), constraints, np.zeros(q.size), 0.001)
+    walls = np.flatnonzero(constraints.wall >= 0)
+    assert walls.size
+    for k in walls:
+        name = problem.contact_name(int(k))
+        assert world.surface_name(int(constraints.wall[k])) in name and "wall " not in name

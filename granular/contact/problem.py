@@ -161,5 +161,9 @@ def rolling_rows(constraints) -> tuple:
 
 
 def _contact_name(constraints, k) -> str:
-    other = f"sphere {constraints.j[k]}" if constraints.wall[k] < 0 else f"wall {constraints.wall[k]}"
+    """"contact k (sphere i and sphere j)", or the wall by the name the user's walls
+    give it (`ConstraintSet.surface_names`), as `granular inspect` names it."""
+    wall = int(constraints.wall[k])
+    names = getattr(constraints, "surface_names", None) or ()
+    other = f"sphere {constraints.j[k]}" if wall < 0 else (names[wall] if wall < len(names) else f"wall {wall}")
     return f"contact {k} (sphere {constraints.i[k]} and {other})"
