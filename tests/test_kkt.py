@@ -93,3 +93,6 @@ def test_lemke_and_conic_answers_pass(s, status):
         scale = max(1.0, float(np.abs(predicted).max()), float(np.abs(answer.impulses).max()))
         tolerance = (1e-10 if s == 1 else 10 * FRICTION_TOLERANCE) * scale
         assert coulomb_holds(frictional_residual(problem, answer), tolerance), trial
+        # the answer reports that residual itself (StepResult.solver.residual in a step)
+        assert answer.residual == pytest.approx(float(frictional_residual(problem, answer).max(initial=0.0)),
+                                                rel=0.0, abs=1e-15)

@@ -156,6 +156,7 @@ and tangential offsets are those of the impact law.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -164,6 +165,7 @@ from ..errors import ConvergenceError, InvalidInputError, SolverError
 from . import friction_gauss_seidel as gauss_seidel
 from . import working_set
 from .conic import conic_fixed_point
+from .kkt import frictional_residual
 from .pivoting import lemke
 from .problem import ContactProblem, check_friction
 from .solution import ContactSolution
@@ -250,8 +252,20 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     if violation > max(feasibility, FRICTION_TOLERANCE * scale) or not np.all(np.isfinite(answer.velocities)):
         raise SolverError(f"the frictional projection left a constraint violated (by {violation:.3g}, "
                           "velocity units)", status=answer.status)
-    return ContactSolution(answer.velocities, answer.impulses, answer.status, iterations, violation,
-                           time.perf_counter() - start, tangential_impulses=answer.tangential)
+    solution = ContactSolution(answer.velocities, answer.impulses, answer.status, iterations, violation,
+                               time.perf_counter() - start, tangential_impulses=answer.tangential)
+    return _with_residual(problem, solution)
+
+
+def _with_residual(problem: ContactProblem, solution: ContactSolution) -> ContactSolution:
+    """``solution`` with its Coulomb residual recorded (m/s, the largest over its
+    contacts; `granular.contact.kkt.frictional_residual`, the measure the sweeps
+    accept by). Planar answers come from exact pivoting; the 3D fixed point is
+    accepted by its own test on the shifts (`granular.contact.conic`), which bounds
+    this residual only up to the ratio of a contact's tangential to normal Delassus
+    entries, so the residual is reported here, not used to reject."""
+    residuals = frictional_residual(problem, solution)
+    return replace(solution, residual=float(residuals.max(initial=0.0)))
 
 
 def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, strict=True) -> ContactSolution:
