@@ -202,7 +202,7 @@ def test_sweeps_that_do_not_converge_raise_naming_time_and_contact():
 
     world, constraints, predicted, h = crowd(0)
     mu, T, _ = check_friction(constraints)
-    rows = friction_gauss_seidel.contact_rows(world.metric(h, world.q0), constraints.jacobian, T, mu,
+    rows = friction_gauss_seidel.sweep_rows(world.metric(h, world.q0), constraints.jacobian, T, mu,
                                               -constraints.gap / h)
     with pytest.raises(gr.ConvergenceError, match=r"did not converge in 1 sweeps at t = 0\.01 s: contact \d+"):
         with solver_errors_at(0.01):

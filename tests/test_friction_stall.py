@@ -38,7 +38,7 @@ class _Diagonal:
 def cluster():
     data = dict(np.load(DATA))
     G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
-    rows = gauss_seidel.contact_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = gauss_seidel.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     assert rows is not None and rows.w_tangent is not None   # turning spheres: v = w + r^2/J terms
     return data, G, T, rows
 
@@ -67,7 +67,7 @@ def approached():
     tolerance, and its answer approached open contacts left out of it."""
     data = dict(np.load(Path(__file__).parent / "data" / "stall_of_approached_contacts.npz"))
     G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
-    rows = gauss_seidel.contact_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = gauss_seidel.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     return data, G, T, rows
 
 

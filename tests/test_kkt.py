@@ -72,7 +72,7 @@ def test_the_sweeps_answers_pass_and_their_kernels_measure_the_same_residual(see
     residual = frictional_residual(problem, answer)
     scale = float(np.abs(predicted).max())
     assert coulomb_holds(residual, FRICTION_SWEEP_TOLERANCE * scale + np.abs(problem.lower))
-    rows = friction_gauss_seidel.contact_rows(metric, problem.jacobian, problem.tangents, problem.friction,
+    rows = friction_gauss_seidel.sweep_rows(metric, problem.jacobian, problem.tangents, problem.friction,
                                               problem.lower)
     impulses = np.column_stack([answer.impulses, answer.tangential_impulses])
     compiled = rows.compiled.residual(np.append(answer.velocities, 0.0), impulses)

@@ -20,7 +20,7 @@ from granular.contact.problem import check_friction, rolling_rows
 
 def thrown_crowd(seed: int, rolling_friction: float):
     """Twelve turning spheres (radius 1 cm, random masses) thrown together on a rough
-    floor: ``(ContactRows, prediction v (d,))`` of their first step."""
+    floor: ``(SweepRows, prediction v (d,))`` of their first step."""
     rng = np.random.default_rng(seed)
     grid = np.stack(np.meshgrid(np.arange(2), np.arange(2), np.arange(3), indexing="ij"), -1).reshape(-1, 3)
     positions = 0.021 * grid + np.array([0.0, 0.0, 0.0105])
@@ -36,7 +36,7 @@ def thrown_crowd(seed: int, rolling_friction: float):
     mu, T, _ = check_friction(constraints)
     mu_r, R = rolling_rows(constraints)
     offset = rng.normal(0.0, 0.1, (constraints.size, 2))   # as if the contacts' other bodies moved
-    rows = gauss_seidel.contact_rows(metric, constraints.jacobian, T, mu, constraints.lower(h), R, mu_r, offset)
+    rows = gauss_seidel.sweep_rows(metric, constraints.jacobian, T, mu, constraints.lower(h), R, mu_r, offset)
     assert rows is not None and rows.w_tangent is not None
     assert (rows.rolling_friction is not None) == (rolling_friction > 0.0)
     return rows, predicted
@@ -169,7 +169,7 @@ def test_greedy_colours_are_the_colours_of_rounds_of_local_maxima(seed):
 
 @pytest.mark.exact
 def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
-    """`sweep_kernels.gather_rows` (through `contact_rows`) against the dense rows of
+    """`sweep_kernels.gather_rows` (through `sweep_rows`) against the dense rows of
     ``H = [G; T; R]``: each contact's coordinates are the sorted coordinates of its
     nonzero entries (tangents only where mu > 0, rolling rows only where mu_r > 0),
     and its values are the dense rows on them. The blocks are given with an

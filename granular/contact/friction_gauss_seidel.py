@@ -102,7 +102,7 @@ _ISOTROPY_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class ContactRows:
+class SweepRows:
     """Per-contact dense copies of the sparse rows of ``H = [G; T]``.
 
     cols : (m, p) coordinates each contact's rows touch, padded with ``d`` (a dummy
@@ -142,13 +142,13 @@ class ContactRows:
         """Impulse components per contact: 3, or 5 with rolling resistance."""
         return self.values.shape[1]
 
-    def subset(self, rows: np.ndarray) -> "ContactRows":
-        """The rows of the contacts ``rows`` (indices), as `contact_rows` would build
+    def subset(self, rows: np.ndarray) -> "SweepRows":
+        """The rows of the contacts ``rows`` (indices), as `sweep_rows` would build
         them from those contacts alone (up to padding and the scalar forms of
         isotropic or roll-free sets, which give the same answers)."""
         def take(values):
             return None if values is None else values[rows]
-        return ContactRows(self.cols[rows], self.values[rows], self.inverse_mass, self.w[rows], self.mu[rows],
+        return SweepRows(self.cols[rows], self.values[rows], self.inverse_mass, self.w[rows], self.mu[rows],
                            self.lower[rows], take(self.w_tangent), take(self.rolling_friction), take(self.w_rolling),
                            take(self.coupling), take(self.tangent_offset))
 
@@ -166,16 +166,16 @@ class ContactRows:
         return U
 
 
-def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
-                 lower: np.ndarray, R: sp.csr_matrix | None = None,
-                 rolling_friction: np.ndarray | None = None,
-                 tangent_offset: np.ndarray | None = None) -> ContactRows | None:
+def sweep_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
+               lower: np.ndarray, R: sp.csr_matrix | None = None,
+               rolling_friction: np.ndarray | None = None,
+               tangent_offset: np.ndarray | None = None) -> SweepRows | None:
     """The rows of ``m`` contacts (``G`` (m, d), ``T`` (2m, d), row ``2k + a`` tangent
     ``a`` of contact ``k``; optionally rolling rows ``R`` (2m, d) with coefficients
     ``rolling_friction`` (m,)), or None when the method does not apply: a metric
     without a diagonal, a frictional contact whose block is not ``diag(w, v, v)``,
     or a rolling contact whose rolling block is not ``w_r I`` decoupled from the normal.
-    ``tangent_offset`` (m, 2): a moving wall's tangential velocity (`ContactRows`)."""
+    ``tangent_offset`` (m, 2): a moving wall's tangential velocity (`SweepRows`)."""
     inverse = getattr(metric, "inverse_diagonal", None)
     if inverse is None:
         return None
@@ -216,7 +216,7 @@ def contact_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
         if np.any(rolls & (offset > _ISOTROPY_TOLERANCE * np.maximum(w_rolling, w))):
             return None
         coupling = full[:, 3:, 1:3]
-    return ContactRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
+    return SweepRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
                        w_tangent, bound if rolling else None, w_rolling, coupling,
                        None if tangent_offset is None else np.asarray(tangent_offset, dtype=float))
 
@@ -291,13 +291,13 @@ def _onto_disc(vectors: np.ndarray, limit: np.ndarray) -> np.ndarray:
     return vectors * np.where(outside, limit / np.where(outside, size, 1.0), 1.0)[:, None]
 
 
-def _rolling(rows: ContactRows, members=slice(None)):
+def _rolling(rows: SweepRows, members=slice(None)):
     if rows.rolling_friction is None:
         return None
     return rows.rolling_friction[members], rows.w_rolling[members], rows.coupling[members]
 
 
-def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
+def _onto_cones(rows: SweepRows, r: np.ndarray) -> np.ndarray:
     """Impulses (m, q) projected onto the friction cones and the rolling discs (a copy)."""
     cone = np.array(r, dtype=float, order="C")
     rolling = rows.mu if rows.rolling_friction is None else rows.rolling_friction   # unread when q = 3
@@ -305,7 +305,7 @@ def _onto_cones(rows: ContactRows, r: np.ndarray) -> np.ndarray:
     return cone
 
 
-def solve(rows: ContactRows, predicted: np.ndarray, start: np.ndarray, tolerance,
+def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
           max_sweeps: int, names=None) -> tuple[np.ndarray, int, float]:
     """Sweep until the natural residual of every contact is below ``_TARGET`` times its
     tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
@@ -491,7 +491,7 @@ def _drifting(history, delta, previous) -> bool:
     return size > 0.0 and np.linalg.norm(delta - previous) <= 0.05 * size
 
 
-def _extrapolate(rows: ContactRows, u: np.ndarray, r: np.ndarray, delta: np.ndarray, before: float) -> np.ndarray:
+def _extrapolate(rows: SweepRows, u: np.ndarray, r: np.ndarray, delta: np.ndarray, before: float) -> np.ndarray:
     """``r`` moved along the drift ``delta`` up to `_longest_step`, projected onto the
     cones, with ``u`` moved in place; kept only if its largest residual does not
     exceed ``before`` (m/s, the residual at the check, one sweep earlier) by more
@@ -509,14 +509,14 @@ def _extrapolate(rows: ContactRows, u: np.ndarray, r: np.ndarray, delta: np.ndar
     return jumped
 
 
-def natural_residual(rows: ContactRows, predicted: np.ndarray, r: np.ndarray) -> np.ndarray:
+def natural_residual(rows: SweepRows, predicted: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Natural residual (m,) of impulses ``r`` (m, 3) for the prediction ``v`` (d,), m/s."""
     u = np.append(predicted, 0.0)
     _add_impulses(rows, u, r)
     return _residual(rows, u, r)
 
 
-def _residual(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> np.ndarray:
+def _residual(rows: SweepRows, u: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Natural residual (m,) of every contact, m/s (module docstring)."""
     return rows.compiled.residual(u, r)
 
@@ -533,20 +533,20 @@ def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
                                             np.ascontiguousarray(mu, dtype=float), float(limit)))
 
 
-def _add_impulses(rows: ContactRows, u: np.ndarray, r: np.ndarray) -> None:
+def _add_impulses(rows: SweepRows, u: np.ndarray, r: np.ndarray) -> None:
     """``u += M^{-1} sum_k H_k^T r_k`` in place (u (d + 1,), r (m, q))."""
     rows.compiled.add_impulses(u, r)
 
 
 class _Compiled:
-    """The sweeps and the residual of one `ContactRows` in compiled loops
+    """The sweeps and the residual of one `SweepRows` in compiled loops
     (`granular.contact.sweep_kernels`: why, and the arrays' meaning). The sweeps visit the
     contacts colour after colour (`colour_classes`), the order of the vectorised
     colours they replaced; the contacts' arrays are stored in that order
     (``order[i]`` is the contact at position ``i``), so that a sweep reads them
     front to back (a third faster than through ``order``: `sweep_kernels`)."""
 
-    def __init__(self, rows: ContactRows):
+    def __init__(self, rows: SweepRows):
         m = rows.cols.shape[0]
         dummy = rows.inverse_mass.size - 1
         classes = colour_classes(rows.cols, dummy)
@@ -622,7 +622,7 @@ _NEWTON_VARIANTS = ((1e-2, False), (1e-3, True), (3e-2, False))
 _NEWTON_ROUNDS = 3
 
 
-def _newton_on_loaded(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
+def _newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
                       tolerance: np.ndarray) -> tuple[np.ndarray, float]:
     """`_newton` on the contacts that carry an impulse in ``r`` or miss their law
     (``residual`` (m,) > 0, m/s: the natural residual at ``r``), the others kept at
@@ -678,7 +678,7 @@ class _Newton:
     inverse diagonal of ``W``. ``F(r) = 0`` exactly when every contact satisfies its
     local law, i.e. when the natural residual of the sweeps is 0."""
 
-    def __init__(self, rows: ContactRows, predicted: np.ndarray):
+    def __init__(self, rows: SweepRows, predicted: np.ndarray):
         m, q, p = rows.values.shape
         d = predicted.size
         index = np.repeat(np.arange(m * q), p)
@@ -735,7 +735,7 @@ class _Newton:
         return 0.5 * float(np.sum((self.scale * F) ** 2))
 
 
-def _newton(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray,
+def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray,
             target: float) -> tuple[np.ndarray, float]:
     """Impulses from regularised semismooth Newton iterations on `_Newton`'s
     function, started at ``r`` (m, q), and their largest natural residual in units
@@ -829,6 +829,6 @@ def _sparse_solve(matrix: sp.spmatrix, right: np.ndarray, ordering: str | None =
     return best[2].solve(right), best[1]
 
 
-def _ratio(rows: ContactRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray) -> float:
+def _ratio(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray) -> float:
     """Largest natural residual of ``r`` in units of each contact's tolerance."""
     return float((natural_residual(rows, predicted, r) / tolerance).max(initial=0.0))

@@ -24,7 +24,7 @@ contact, ``d + 1`` coordinates with the dummy ``d`` of zero inverse mass):
   visit them, colour after colour, so that a sweep reads them front to back:
   91 -> 63 us a sweep of 2,307 contacts of turning spheres, against the same
   arrays in contact order read through ``order`` (`_Compiled`);
-- ``cols`` (m, p) int64, ``values`` (m, q, p): the contacts' rows (`ContactRows`);
+- ``cols`` (m, p) int64, ``values`` (m, q, p): the contacts' rows (`SweepRows`);
 - ``width`` (m,) int64: how many of a contact's ``cols`` are real (the rest pad
   with the dummy ``d``);
 - ``scaled`` (m, q, p): ``values`` times the inverse masses of ``cols``;
@@ -33,7 +33,7 @@ contact, ``d + 1`` coordinates with the dummy ``d`` of zero inverse mass):
 - ``inverse`` (m, 2): ``1 / w_k`` and ``1 / v_k`` (kg);
 - ``mu`` (m,): friction coefficients;
 - ``rolling`` (m, 6): per contact ``mu_r``, ``1 / w_r`` (kg) and ``W_RT`` (2 x 2,
-  row by row) of the rolling resistance (`ContactRows`);
+  row by row) of the rolling resistance (`SweepRows`);
 - ``weights`` (m, q): the diagonal of ``W_kk`` (1/kg), which turns an impulse
   change into the natural residual's velocity;
 - ``u`` (d + 1,) velocities (m/s, rad/s), ``r`` (m, q) impulses (N s).
@@ -299,7 +299,7 @@ def _support(k, blocks, on, scratch):
 
 @numba.njit(cache=True)
 def gather_rows(m, d, q, blocks, on, first_local, widest):
-    """``(cols (m, p), values (m, q, p))`` of `friction_gauss_seidel.ContactRows` from
+    """``(cols (m, p), values (m, q, p))`` of `friction_gauss_seidel.SweepRows` from
     the CSR blocks of ``H`` (`_support`'s ``blocks``; block ``b`` fills the local rows
     ``first_local[b] ..`` of the contacts ``on[b]``), padded with the dummy
     coordinate ``d``; ``widest`` bounds a contact's entries. A duplicate entry adds
