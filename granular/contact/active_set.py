@@ -72,10 +72,10 @@ import scipy.sparse as sp
 RHO = 1e-8
 #: Proximal regularisations of a cold start (no previous impulses) or of a retry:
 #: each level's answer starts the next. Without a warm start the plain method
-#: thrashes on degenerate sets (measured: 150 overlapping spheres, 450 unknowns and
-#: 1,700 rows, 400-700 rows flipped a round and no convergence in 50 rounds); a
-#: strongly regularised problem is well conditioned and settles its active set in
-#: a few rounds, which the weaker levels then refine.
+#: thrashes on degenerate sets (overlapping spheres: hundreds of rows flipped a
+#: round, no convergence); a strongly regularised problem is well conditioned and
+#: settles its active set in a few rounds, which the weaker levels then refine.
+#: Tuned; benchmarks/README.md, "Measurements behind the constants".
 CONTINUATION = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
 #: Rounds without a new fewest count of wrong rows after which a level gives up
 #: (`_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
@@ -89,12 +89,10 @@ STALL_ROUNDS = 15
 #: one that gives up (`_continuation`).
 MAX_BISECTIONS = 4
 #: Active-set rounds before giving up (the caller then uses OSQP). Rounds are cheap
-#: next to the fallback: on a frictionless 1,000-sphere pour with restitution
-#: (`benchmarks/rotation_speed.py --seed 3`, step 282, 3,402 rows) the plain level
-#: needs 241 rounds, most of them single flips of the exchange rule, 0.2 s; giving
-#: up at 50 sent the step through the continuation (69 more rounds) to OSQP and the
-#: interior point, 2.4 s. The pour's mean step fell from 19.1 to 11.4 ms, and the
-#: growing spheres' jam (certified after the rounds give up) costs 0.4 s more.
+#: next to the fallback, so the limit lets the exchange rule's single flips finish
+#: a hard step (a frictionless pour with restitution, `benchmarks/rotation_speed.py
+#: --seed 3`) rather than send it through the continuation to OSQP and the interior
+#: point. Tuned; benchmarks/README.md, "Measurements behind the constants".
 MAX_ROUNDS = 300
 #: Proximal updates with an unchanged active set before giving up.
 MAX_PROXIMAL = 8
@@ -108,60 +106,57 @@ UPDATES_BELOW = 1e-6
 #: current matrix (a fresh base converges in one).
 REFRESH_ITERATIONS = 10
 #: The base is factorised by qdldl (the OSQP developers' simplicial LDL^T) up to
-#: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: measured
-#: on Delassus blocks of settled piles, qdldl takes 0.5 / 1.2 / 10 ms at 290 /
-#: 870 / 2,900 rows against cholespy's 0.5 / 3.8 / 20 ms, but 7.1 s at 31,900 rows
-#: (7.3 million entries in L) against 2.1 s.
+#: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: on the
+#: Delassus blocks of settled piles the simplicial factorisation is the faster up
+#: to thousands of rows and the supernodal one on the largest blocks. Tuned;
+#: benchmarks/README.md, "Measurements behind the constants".
 LARGE_BASE = 8000
 #: Border columns that cost about one refactorisation: the factorisation-to-solve
-#: time ratio measured on the same blocks (qdldl 35 to 80, cholespy 130 to 180).
+#: time ratio of each factoriser on the same blocks (figures in benchmarks/README.md,
+#: "Measurements behind the constants").
 #: Counts, not timings, decide, so that runs are reproducible bit for bit.
 BORDER_PER_FACTORISATION = {"qdldl": 40, "cholmod": 150}
 #: Bases of fewer rows are refactorised at every change of the active set: a
-#: border round costs about 0.4 ms of assembly (the Schur complement and its
-#: columns), more than qdldl takes to factorise such a base (measured: 0.5 ms at
-#: 600 rows; make demo's 1,000 steps 9.6 s with this threshold, 10.2 s with 1,000
-#: rows, 10.5 s with 1,500).
+#: border round's assembly (the Schur complement and its columns) costs more than
+#: qdldl takes to factorise such a base. Tuned; benchmarks/README.md, "Measurements
+#: behind the constants".
 BORDER_MIN_BASE = 600
 #: Blocks of at most this many rows are solved directly by a dense Cholesky
-#: factorisation (about 0.1 ms at 150 rows, where building a sparse factor through
-#: scipy and qdldl costs about 1 ms): impact clusters and the first steps of a pour.
+#: factorisation, which at this size costs a fraction of building a sparse factor
+#: through scipy and qdldl: impact clusters and the first steps of a pour. Tuned;
+#: benchmarks/README.md, "Measurements behind the constants".
 DENSE_ROWS = 150
 #: ``W`` is formed once, and the blocks and couplings of later rounds are cut out
 #: of it, when the blocks and couplings built so far by products of ``H`` have cost
 #: as much as forming ``W``. Costs in rows of ``H``: a use costs its rows plus
-#: `USE_OVERHEAD_ROWS`, forming ``W`` its number of rows. Measured (Siconos box): a
-#: block by products 0.39 ms on 268 rows and 0.67 ms on 1,628 (0.3 ms plus 0.4 us
-#: a row); forming ``W`` 0.5 ms on 2,274 rows and 1.3 ms on 3,417 (0.3 us a row);
-#: a block cut from ``W`` 0.15 and 0.56 ms. A settled 100,000-sphere pile, with 16
+#: `USE_OVERHEAD_ROWS`, forming ``W`` its number of rows: a block by products costs
+#: a fixed overhead plus a cost per row, forming ``W`` about the same cost per row,
+#: and the overhead is that of about 750 rows (a linear fit; benchmarks/README.md,
+#: "Measurements behind the constants"). A settled 100,000-sphere pile, with 16
 #: times more rows than active ones, forms ``W`` only after many blocks.
 USE_OVERHEAD_ROWS = 750
 #: Projected successive over-relaxation sweeps (`granular.contact.dual_sweeps`) that choose
 #: the first active set of a warm-started problem of more than `DENSE_ROWS` rows
-#: (`_predicted_active`), and their relaxation factor. Measured on SCoPI's settled
-#: 1,000-sphere pile (3,800 rows, 2,700 active; benchmarks/README.md): 100 sweeps
-#: (5 ms) leave 8 rows of the step's final active set wrong where the previous
-#: support has 120, and the step takes 4.5 rounds and 2 factorisations instead of
-#: 9.3 and 4.2; 1.7 reaches in 100 sweeps what 300 plain ones (1.0) reach.
+#: (`_predicted_active`), and their relaxation factor: the guess must be nearer the
+#: step's final active set than the previous support, so that the step takes fewer
+#: rounds and factorisations, and over-relaxation reaches in 100 sweeps what about
+#: three times as many plain ones (1.0) reach. Tuned on SCoPI's settled 1,000-sphere
+#: pile; benchmarks/README.md, "Measurements behind the constants".
 PREDICTION_SWEEPS = 100
 PREDICTION_RELAXATION = 1.7
 #: The sweeps stop early, after at least this many, once no row has entered or left
 #: the support over the latter half of the sweeps made (`dual_sweeps.sweeps`): the
 #: guess is the support, so further sweeps would only refine impulses that are not
-#: used. Measured on Siconos' box (1,000 spheres falling into a box): the support
-#: stops changing after 13-20 sweeps in steps 10-50 and 15-30 in steps 50-100, so
-#: those steps make 20-60 sweeps instead of 100, with the same rounds and
-#: factorisations a step (2.0 / 1.9); on SCoPI's settled pile rows still flip near
-#: the hundredth sweep and nearly every step makes all 100 (5.3 rounds a step
-#: against 5.1).
+#: used. On a falling box the support settles well before the hundredth sweep (the
+#: same rounds and factorisations a step, fewer sweeps); on a settled pile it does
+#: not and nearly every step makes them all. Tuned; benchmarks/README.md,
+#: "Measurements behind the constants".
 PREDICTION_SETTLE = 10
 #: Only every third sweep visits every row; the two between visit the rows the last
-#: full sweep changed or left pushing (`dual_sweeps.sweeps`). Of the 2,200 rows of
-#: Siconos' box in steps 10-50, 330-420 ever push during the sweeps; the sweeps of
-#: 40 captured steps took 0.62 ms a call against 1.46 with every sweep full (1, 2,
-#: 3, 4, 6: 1.46, 0.78, 0.62, 0.69, 0.66 ms), and those of SCoPI's settled pile 7.4
-#: against 9.7 ms, with the same active-set rounds a step (2.0 / 2.1 / 2.3 / 3.3 and
-#: 5.1 against 5.2).
+#: full sweep changed or left pushing (`dual_sweeps.sweeps`): a small fraction of a
+#: box's rows ever push during the sweeps, so partial sweeps cost a fraction of a
+#: full one and leave the active-set rounds a step unchanged. Tuned (1, 2, 3, 4 and
+#: 6 compared); benchmarks/README.md, "Measurements behind the constants".
 PREDICTION_FULL_EVERY = 3
 #: Border columns kept at most, and the memory they may take (bytes).
 MAX_BORDER = 400
@@ -217,7 +212,7 @@ class ContactRows:
             self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
         self.diagonal = np.maximum(self.diagonal, np.finfo(float).tiny)
         # A transposed view (CSC): its products add the same terms in the same order as
-        # a CSR copy's, without the copy (0.17 ms a step on Siconos' box, steps 10-50).
+        # a CSR copy's, without the copy's cost.
         self.HT = self.H.T
         self.c = c
         self._rows, self._H_rows = None, None
@@ -618,11 +613,12 @@ def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     looser tolerance as the solver itself). Only
     the guess of the set is taken: the proximal centre and the starts of the
     conjugate gradients stay the previous impulses, so the answer is the one the
-    exact rounds give from the support (measured: the same velocities to 3e-5 of
-    the feasibility tolerance), and it is still accepted by the caller's KKT test
+    exact rounds give from the support (the same velocities, far within the
+    feasibility tolerance), and it is still accepted by the caller's KKT test
     alone. Centred on the sweeps' impulses instead, the step took one factorisation
-    less but its answer moved by 30 times the feasibility tolerance (within the
-    complementarity tolerance, less accurate than the answer from the support)."""
+    less but its answer moved by many times the feasibility tolerance (within the
+    complementarity tolerance, less accurate than the answer from the support;
+    benchmarks/README.md, "Measurements behind the constants")."""
     if PREDICTION_SWEEPS == 0 or rows_data.size <= DENSE_ROWS or not sp.issparse(rows_data.H) \
             or not impulses.any():
         return None
@@ -648,8 +644,7 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
     without a previous impulse (those the guessing sweeps added) entering ``l_A``
     as zeros. (Solved on the support of ``l`` alone, the block differed from the
     first round's whenever the sweeps changed the set, and every step paid a second
-    factorisation: measured on SCoPI's 1,000-sphere pile, 1.9 factorisations a step
-    against 1.1, 35 against 24 ms.)"""
+    factorisation; benchmarks/README.md, "Measurements behind the constants".)"""
     reference = np.zeros(rows_data.size)
     if not np.any(active & (impulses > 0.0)):
         return reference
@@ -709,8 +704,8 @@ class _ExchangeRule:
     Comput. Oper. Res., 1994). Once the single flips have begun they go on to the
     end: returning to whole-block flips at each new low (as Judice and Pires do)
     made the nearly singular blocks of compacting piles cycle, a few wrong rows
-    growing back to dozens at every return (measured on a captured step of the
-    8,000-sphere box: 7, 24, 47, 38, 20, 6, 5, 4, 3, then again 7, 24, 47, ...)."""
+    growing back to dozens at every return (a captured step of the 8,000-sphere
+    box; benchmarks/README.md, "Measurements behind the constants")."""
 
     PATIENCE = 6
 
