@@ -90,11 +90,11 @@ How it is solved
   contact is within ``tolerance * scale`` (m/s) of its local law (the cone
   holds exactly) with ``FRICTION_SWEEP_TOLERANCE``, or raises
   `ConvergenceError` naming the worst contact.
-  Pure numpy. Measured on the sand pile's dense pour (300 spheres, 1000
-  candidate rows, 250-450 active): the De Saxce fixed point below needed 100s of
-  SOCPs a step and stopped converging at t = 0.23 s; the sweeps take 20 to a
-  few 1000 a step (200-1000 on average in the dense stream, 0.1-0.2 ms each on
-  the working set) and carry the pour to rest.
+  Pure numpy. On the sand pile's dense pour (300 spheres, 1000 candidate rows,
+  250-450 active) the De Saxce fixed point below needed 100s of SOCPs a step and
+  stopped converging at t = 0.23 s; the sweeps take 20 to a few 1000 a step and
+  carry the pour to rest (benchmarks/README.md, "Measurements behind the
+  constants").
 - 3D (s = 2), any other metric: the law is a second-order cone complementarity
   problem, solved as the fixed point of De Saxce's reformulation (Acary,
   Cadoux, Lemarechal, Malick 2011): for a shift ``sigma`` (m,) the convex SOCP
@@ -179,13 +179,11 @@ _MAX_GENERATION_ROUNDS = 12
 #: prediction violates and those that pushed at the previous step. Why: friction and
 #: spin move velocities sideways and close contacts that the prediction leaves
 #: slowly separating; each round that adds them costs the sweeps hundreds more
-#: sweeps (the new rows redistribute the load through the whole pile). Measured on
-#: the 1,000-sphere pour of turning spheres (`benchmarks/rotation_speed.py`, 300
-#: steps, sweeps a step and processor ms a step in the sweeps outside the Newton
-#: hand-over): 0 (the prediction's violated rows only) 557 sweeps, 2.3 solves a
-#: step, 60 ms; 0.05: 278, 39 ms; 0.1: 237, 0.7 solves a step, 35 ms; 0.2: 230,
-#: 38 ms; 1: 229 sweeps, each costlier; every row: 238 sweeps, twice the time. The
-#: answer does not depend on it: rows outside the set still join when violated.
+#: sweeps (the new rows redistribute the load through the whole pile), while too
+#: wide a set makes each sweep costlier. Tuned on the 1,000-sphere pour of turning
+#: spheres (`benchmarks/rotation_speed.py`); benchmarks/README.md, "Measurements
+#: behind the constants". The answer does not depend on it: rows outside the set
+#: still join when violated.
 NEAR_CONTACT = 0.1
 
 

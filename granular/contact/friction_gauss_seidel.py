@@ -89,9 +89,10 @@ from ..errors import ConvergenceError
 
 @cache
 def _kernels():
-    """`granular.contact.sweep_kernels`, imported on first use: importing numba costs about
-    0.2 s, which a run without friction need not pay (cached: an import statement
-    costs 2.5 us, 0.2 s over the 80,000 calls of a 300-step pour)."""
+    """`granular.contact.sweep_kernels`, imported on first use: importing numba costs
+    a noticeable fraction of a second, which a run without friction need not pay
+    (cached: an import statement, though cheap, is repeated on every call of the
+    sweeps)."""
     from . import sweep_kernels
     return sweep_kernels
 
@@ -183,8 +184,8 @@ def sweep_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
     rolling = R is not None and rolling_friction is not None and np.any(rolling_friction > 0.0)
     bound = np.zeros(m) if not rolling else np.asarray(rolling_friction, dtype=float)
     # Each contact's rows on its distinct coordinates, gathered from the blocks of
-    # H = [G; T; R] in compiled loops (`sweep_kernels.gather_rows`: 12 -> 1 ms for
-    # 3,200 rolling contacts against the sort and scatter in numpy it replaced).
+    # H = [G; T; R] in compiled loops (`sweep_kernels.gather_rows`), not by a sort and
+    # scatter in numpy.
     parts = [(_csr_block(G, 1), np.ones(m, dtype=bool), 0)]   # (block, contacts it applies to, first local row)
     if np.any(mu > 0.0):
         parts.append((_csr_block(T, 2), np.asarray(mu > 0.0), 1))
@@ -426,33 +427,26 @@ _STALL_CHECKS = 5
 #: Residual checks without a 10% decrease after which the sweeps first hand over to
 #: `_newton`: the larger of `_NEWTON_AFTER` and `_NEWTON_CHECKS_PER_CONTACT` per contact
 #: (`_first_newton_wait`). Why so many: most slow descents are not stalls, and a Newton
-#: call costs as much as thousands of sweeps (measured: 1,600 sweeps on the 54 contacts
-#: of `tests/data/stalled_turning_cluster.npz`, about 7,000 on the 2,300 contacts of
-#: the settling 1,000-sphere pour of `benchmarks/rotation_speed.py`, whose LUs of
-#: 5,400 unknowns cost 25-45 ms each against 0.14 ms a sweep). Waiting until the
+#: call costs as much as thousands of sweeps (`tests/data/stalled_turning_cluster.npz`,
+#: the settling 1,000-sphere pour of `benchmarks/rotation_speed.py`). Waiting until the
 #: stalled sweeps have cost about as much as a call bounds the work by twice the
 #: better choice made in hindsight, stall or slow descent (the ski-rental argument).
-#: History: 25 checks gave that pour's steps 250-270 3.9 s a step (2.95 calls), 100
-#: checks 0.95 s and 250 checks 0.28 s; over its 300 steps, 250 checks still made
-#: 2-11 calls a seed (1.2-10 s; mean step 73 ms over seeds 0-3), and this rule (2,300
-#: checks there) one call in seed 0 and none in seeds 1-3 (mean step 56 ms; both with
-#: another process on the second core).
+#: Tuned; benchmarks/README.md, "Measurements behind the constants".
 _NEWTON_AFTER = 800
 _NEWTON_CHECKS_PER_CONTACT = 1
 #: Residual checks without a 10% decrease between a Newton attempt that did not end
 #: the solve and the next. Whether Newton reaches the tolerance depends on where it
 #: starts, so a stall needs several attempts: in the sand pile's pour (seed 4,
 #: t = 1.297 s, 435 contacts) three attempts 500 and 1,000 checks apart all missed
-#: (4.8 -> 4.6, 15.8 -> 4.3, 8.1 -> 2.8 times the tolerance) and the step failed after
-#: 5,000 sweeps; attempts 100 checks apart end it.
+#: the tolerance and the step failed; attempts 100 checks apart end it (figures in
+#: benchmarks/README.md, "Measurements behind the constants").
 _NEWTON_RETRY = 100
 #: A drift is followed only when the jump is worth at least this many sweeps. Why:
-#: trying a jump costs about two sweeps (the velocities moved, the residual), and on
-#: the 213 captured solves of the 1,000-sphere turning pour (seed 0, 3,633 drift
-#: tests) 90% of the jumps were shorter than 1.24 sweeps (median 1.04: among 2,300
-#: contacts one changes status at once); following them all saved 1,540 of 76,934
-#: sweeps and took 6.14 s against 5.57. The drifts the jumps were made for are long
-#: (the pile: the same change for 1000s of sweeps).
+#: trying a jump costs about two sweeps (the velocities moved, the residual), and
+#: among thousands of contacts one changes status at once, so most jumps are
+#: shorter than that and following them all costs more than it saves. The drifts
+#: the jumps were made for are long (the pile: the same change for 1000s of
+#: sweeps). Tuned; benchmarks/README.md, "Measurements behind the constants".
 _SHORTEST_JUMP = 2.0
 #: A jump is kept when the residual grows by at most this factor: along a pure
 #: drift it stays constant until a contact changes status at the end of the jump.
@@ -611,7 +605,7 @@ class _Compiled:
 #: Newton iterations of one `_newton` call (each: one sparse LU of the contacts' Jacobian).
 _NEWTON_ITERATIONS = 20
 #: A Newton variant stops after this many iterations that do not improve on the best
-#: residual met (it converges in 3-20 when it does; measured on the pours' stalls).
+#: residual met (it converges in 3-20 when it does on the pours' stalls).
 _NEWTON_PATIENCE = 6
 #: The Newton variants `_newton` tries: (regularisation ``eps`` of ``J + eps I``, relative
 #: to the unit diagonal ``J`` has on a sticking or open contact; whether steps are damped).
@@ -633,11 +627,9 @@ def _newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, res
     Newton's system without taking part (its equation is ``r_k = 0``), and the
     sweeps' working set holds many of them (the rows that join it before they close,
     `granular.contact.friction.NEAR_CONTACT`): about 20% of the 2,300 contacts of the stalls
-    of the 1,000-sphere pour. Measured on the same stalls of that pour (seed 0, 300
-    steps), this set against the whole working set: turning spheres, 11 calls, 10.4 s
-    against 17.4 s, the same ratio in 8 calls and a lower one in 3 (1.66 against 6.5,
-    0.15 against 1.31); rolling resistance, 3 calls, 16.8 s against 28.7 s, ratios
-    0.59 / 0.43 / 0.43 against 0.48 / 0.43 / 0.32, all within the tolerance.
+    of the 1,000-sphere pour. On the same stalls, this set costs less than the whole
+    working set, with answers within the tolerance either way (figures in
+    benchmarks/README.md, "Measurements behind the constants").
 
     A contact left out may be approached by Newton's answer. When Newton meets the
     tolerance on its contacts and such contacts miss their law at its answer, they
@@ -741,9 +733,9 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
     function, started at ``r`` (m, q), and their largest natural residual in units
     of ``tolerance``: the best iterate met (by that residual), stopping below
     ``target``. The variants of `_NEWTON_VARIANTS` are tried in turn from ``r``
-    until one reaches ``target``, or the tolerance once the first has run (with
-    rolling resistance on the 1,000-sphere pour: 16 s of Newton over 300 steps
-    instead of 37 s, two calls instead of four, each answer within the tolerance).
+    until one reaches ``target``, or the tolerance once the first has run (fewer
+    calls, each answer within the tolerance; benchmarks/README.md, "Measurements
+    behind the constants").
 
     Each iteration solves ``(J + eps I) dr = -F(r)`` with a generalised Jacobian
     ``J``. ``J`` is singular wherever the impulses are not unique (more sticking
@@ -762,8 +754,7 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
     for variant, (eps, damped) in enumerate(_NEWTON_VARIANTS):
         # The next variant only when this one did not reach the tolerance itself: an
         # answer within it is what `solve` accepts (module docstring), and each
-        # variant costs up to `_NEWTON_ITERATIONS` sparse LUs (0.1-0.2 s each with
-        # rolling resistance on the 1,000-sphere pour).
+        # variant costs up to `_NEWTON_ITERATIONS` sparse LUs.
         if best_residual <= target or (variant > 0 and best_residual <= 1.0):
             break
         r, stale = start, 0
@@ -813,9 +804,8 @@ def _sparse_solve(matrix: sp.spmatrix, right: np.ndarray, ordering: str | None =
     fewer entries (deterministic). Why both: ``J`` has the symmetric pattern of ``W``
     plus diagonal blocks, and which ordering suits it depends on the blocks. On the
     1,000-sphere pour (`benchmarks/rotation_speed.py`) the minimum-degree ordering
-    halves COLAMD's fill for turning spheres (5,500-5,900 unknowns: 20-30 ms against
-    48-56 ms a factorisation), and doubles it with rolling resistance (8,635
-    unknowns: 5.1 M entries and 637 ms against 2.5 M and 196 ms). A Newton call keeps
+    halves COLAMD's fill for turning spheres, and doubles it with rolling resistance
+    (figures in benchmarks/README.md, "Measurements behind the constants"). A Newton call keeps
     ``J``'s pattern, so it chooses once (`_newton`)."""
     matrix = sp.csc_matrix(matrix)
     if ordering is not None:

@@ -4,9 +4,9 @@ One sweep visits every contact once, with a few dozen floating-point operations
 per contact: gather its local velocity from the coordinates it touches, take the
 exact local answer of the law, scatter the impulse change back. In numpy the
 same sweep is about twenty array calls per colour of the contact graph, each
-costing microseconds of interpreter and dispatch whatever its size: 440 us for
-a sweep of 1,633 contacts of turning spheres in 7 colours, against 94 us for
-these loops (`benchmarks/README.md`). Numba (a maintained JIT compiler
+costing microseconds of interpreter and dispatch whatever its size, several
+times the cost of these loops (benchmarks/README.md, "Measurements behind the
+constants"). Numba (a maintained JIT compiler
 for numpy code) compiles them once, cached on disk next to this file.
 
 The loops compute the updates of the vectorised colours they replace: contacts of
@@ -14,16 +14,16 @@ one colour share no coordinate, so taking them one after the other in colour
 order is the same Gauss-Seidel iteration (equal up to the rounding of the sums).
 The local answer is written out for the three components of a Coulomb contact
 and for the five of a contact with rolling resistance: a loop over a component
-count known only at run time made the sweep three times slower.
+count known only at run time made the sweep several times slower.
 
 Arrays (``m`` contacts, ``q`` = 3 or 5 impulse components, ``p`` coordinates per
 contact, ``d + 1`` coordinates with the dummy ``d`` of zero inverse mass):
 
 - ``order`` (m,) int64: the contact (the row of ``r``) each position of the
   arrays below holds. The contacts' arrays are stored in the order the sweeps
-  visit them, colour after colour, so that a sweep reads them front to back:
-  91 -> 63 us a sweep of 2,307 contacts of turning spheres, against the same
-  arrays in contact order read through ``order`` (`_Compiled`);
+  visit them, colour after colour, so that a sweep reads them front to back,
+  faster than the same arrays in contact order read through ``order``
+  (`_Compiled`; benchmarks/README.md, "Measurements behind the constants");
 - ``cols`` (m, p) int64, ``values`` (m, q, p): the contacts' rows (`SweepRows`);
 - ``width`` (m,) int64: how many of a contact's ``cols`` are real (the rest pad
   with the dummy ``d``);
@@ -84,9 +84,9 @@ def _normal_velocity(i, cols, values, width, shift, u):
     velocity >= 0): its local answer is then no impulse, its residual 0. A fifth to
     a half of their contacts are such open ones (the working set holds the slowly
     separating rows, `granular.contact.friction.NEAR_CONTACT`), and this velocity is a
-    third of the work: a sweep of 2,307 contacts of the turning pour, 483 of them
-    open, 63 -> 55 us. (The test itself is written at the call sites: a function
-    returning its boolean made the compiled sweep twice as slow.)"""
+    part of the work (benchmarks/README.md, "Measurements behind the constants").
+    (The test itself is written at the call sites: a function returning its
+    boolean made the compiled sweep slower.)"""
     velocity = -shift[i, 0]
     for j in range(width[i]):
         velocity += values[i, 0, j] * u[cols[i, j]]
