@@ -9,8 +9,9 @@ Spheres are grouped by cube with a counting sort, so a search costs O(N + pairs
 compared) and no tree is built. On 1,000 spheres in a box (2,700 pairs) it takes
 about a tenth of scipy's ``cKDTree`` build and ``query_pairs``. For open scenes
 `contacts_within` also does the exact gap test and keeps the pair vectors and
-distances, in one pass that yields the pairs already sorted (0.20 ms against 0.39
-for the search, sort and numpy gap test it replaces on Siconos' 1,000 spheres).
+distances, in one pass that yields the pairs already sorted, cheaper than a
+search, a sort and a numpy gap test (benchmarks/README.md, "Measurements behind
+the constants").
 
 The grid spans the spheres' bounding box along open axes and the period along
 periodic ones (cubes of a period divided into a whole number, at least three, so
@@ -194,8 +195,8 @@ def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
     are distinct cubes and each pair of cubes is met once), distances to the
     nearest periodic image (``lengths`` (3,) the periods). Its counting sort and
     pair arrays repeat `_grouped`'s and `_pairs`'s: versions shared through a
-    padding argument and an append function ran 20% slower in both kernels (on
-    1,000 spheres, 216 against 177 us open, 350 against 311 us periodic)."""
+    padding argument and an append function ran slower in both kernels
+    (benchmarks/README.md, "Measurements behind the constants")."""
     n = positions.shape[0]
     total = dims[0] * dims[1] * dims[2]
     linear = np.empty(n, dtype=np.int64)

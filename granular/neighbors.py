@@ -40,7 +40,7 @@ def pair_gaps(positions, radii, i, j, periodic=None) -> np.ndarray:
 
 def _sorted_unique(i: np.ndarray, j: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     low, high = np.minimum(i, j), np.maximum(i, j)
-    # A sort and a mask: numpy 2's np.unique hashes, five times slower on these keys.
+    # A sort and a mask: numpy 2's np.unique hashes, slower on these keys.
     keys = np.sort(low.astype(np.int64) * n + high)
     keys = keys[np.concatenate((keys[:1] == keys[:1], keys[1:] != keys[:-1]))]
     return (keys // n).astype(np.int64), (keys % n).astype(np.int64)

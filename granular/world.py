@@ -503,9 +503,9 @@ class SphereWorld:
     def _plane_rows(self, planes, positions, radii, margin) -> list[tuple]:
         """`_wall_rows` of the flat ``planes`` in one pass, as a single part (the rows of
         plane 0, then of plane 1, ...: the parts concatenated). The gaps are computed
-        as `Plane.gaps` computes them, term for term, and the rows are the same; the
-        per-plane calls cost 0.07 ms each in interpreter overhead (five walls: 0.3 ms,
-        a tenth of a step of Siconos' box in steps 10-50)."""
+        as `Plane.gaps` computes them, term for term, and the rows are the same; one
+        pass saves the per-plane calls' interpreter overhead (benchmarks/README.md,
+        "Measurements behind the constants")."""
         points = np.array([plane.point for plane in planes])
         normals = np.array([plane.normal for plane in planes])
         gaps = ((positions[None, :, :] - points[:, None, :]) @ normals[:, :, None])[..., 0] - radii

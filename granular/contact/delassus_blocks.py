@@ -6,8 +6,8 @@ factorisation of `granular.contact.active_set`.
 ``A`` of rows is formed here directly as its upper triangle in CSC with sorted
 indices, what qdldl reads. Through scipy the same block took gathering the rows,
 transposing them, a sparse product, a conversion, ``setdiag`` and a triangle cut: a
-dozen constructors and 0.3-0.7 ms on the 300-800-row blocks of the Siconos box's
-first 100 steps, four times the factorisation itself.
+dozen constructors, which cost more than the factorisation itself
+(benchmarks/README.md, "Measurements behind the constants").
 
 The entries are bit for bit those of scipy's product followed by the shift: each
 ``W_ij`` (i <= j) is accumulated from 0 over the columns of row ``i`` in its stored

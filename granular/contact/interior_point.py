@@ -32,15 +32,16 @@ def interior_point(W: sp.csc_matrix, c: np.ndarray, feasibility: float, compleme
     natural residual ``max_k min(W_kk l_k, s_k) <= complementarity`` (velocity
     units); the iterates stay strictly inside ``l > 0``. A ``start`` (an approximate
     solution, e.g. OSQP's) is pushed ``1e-3`` inside the positive orthant, which
-    roughly halves the iterations (measured: 21 -> 12 on 950-contact piles).
+    roughly halves the iterations (benchmarks/README.md, "Measurements behind the
+    constants").
 
     ``regularisation`` ``rho`` solves instead the proximal problem with
     ``W + rho diag(W)`` (tolerances checked on it): its multipliers are unique and
     bounded (see `_bounded_impulses`).
 
-    Why not Clarabel (already a dependency): measured with
-    ``benchmarks/ipm_vs_clarabel.py``, Clarabel is 2-6x faster up to 2,300 rows and
-    as fast at 3,800, but its stopping rule (relative duality gap) does not bound the
+    Why not Clarabel (already a dependency): compared by
+    ``benchmarks/ipm_vs_clarabel.py``, Clarabel is faster up to thousands of rows
+    (figures in benchmarks/README.md), but its stopping rule (relative duality gap) does not bound the
     natural residual of each contact: on degenerate networks it stops 3 to 11 times
     above the target (8.2e-7 against 7.5e-8 m/s on a 112-row problem of a 60-sphere
     pour, even at tolerance 1e-12), and the simulation then fails; this method
@@ -69,7 +70,7 @@ def interior_point(W: sp.csc_matrix, c: np.ndarray, feasibility: float, compleme
             return impulses
         residual = Ws @ x + cs - s
         mu = float(x @ s) / m
-        # Symmetric mode (no pivoting) is safe for this SPD matrix and 2x faster.
+        # Symmetric mode (no pivoting) is safe for this SPD matrix, and cheaper.
         try:
             factor = spla.splu((Ws + sp.diags(s / x)).tocsc(), permc_spec="MMD_AT_PLUS_A",
                                diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))

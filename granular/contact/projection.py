@@ -186,7 +186,8 @@ def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, 
 #: the coordinates their rows touch, in dense arrays (`_compact`). Why: the impact
 #: clusters of the restitution stage are small (median 13 rows, on 900 coordinates,
 #: in `make demo`'s pour) and the sparse path's per-call cost (constructors,
-#: transposes, index checks: about 1.4 ms) was a quarter of the demo's run. The
+#: transposes, index checks) does not depend on the size, so it dominates such
+#: calls (benchmarks/README.md, "Measurements behind the constants"). The
 #: dense Cholesky of `granular.contact.active_set` serves the same sizes.
 _COMPACT_ROWS = active_set.DENSE_ROWS
 
@@ -321,8 +322,8 @@ def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> R
 #: Rows at most in a jam's linear programs. A subset of rows with no admissible
 #: velocity certifies a jam of the whole set, so the programs are restricted to
 #: the rows nearest the violated ones. HiGHS's time grows faster than the rows
-#: (about 0.5 s with a speed bound at this count, minutes at 15,000;
-#: benchmarks/README.md), while the jams the tests know fit in it whole.
+#: (benchmarks/README.md, "Measurements behind the constants"), while the jams the
+#: tests know fit in it whole.
 JAM_CHECK_ROWS = 2000
 
 

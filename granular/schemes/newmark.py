@@ -344,7 +344,7 @@ class NewmarkScheme:
         step earlier; the unconstrained tips too if ``unconstrained``."""
         ops, i, d = self.ops, self.ops.index, self.system.dimension
         p_sin, p_cos, omega = self.system.harmonic_load()
-        if self._maps is None or self._maps[0] != max_block:   # computed once: ~0.1 s of matrix powers
+        if self._maps is None or self._maps[0] != max_block:   # computed once: matrix powers
             self._maps = (max_block, _affine_maps(ops, p_sin, p_cos, omega, max_block))
         maps = self._maps[1]
         force = ops.penalty.force if ops.penalty is not None else (lambda x: 0.0)

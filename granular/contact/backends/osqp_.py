@@ -5,12 +5,12 @@ For ``min 1/2 |u - v|_M^2 s.t. G u >= b`` the multipliers solve
     min_{lambda >= 0}  1/2 lambda^T W lambda + lambda^T (G v - b),   W = G M^{-1} G^T
 
 and ``u = v + M^{-1} G^T lambda``. W is sparse (m x m, a row couples the contacts
-that share a body) and the only constraint is a bound. Measured on the full row
-set of a 10,000-sphere box (`benchmarks/qp_forms.py`), the two forms cost the
-same (7.5 s and 8.0 s, both dominated by OSQP's factorisation), not the 100x of
-the design notes; what makes the step fast is solving only the rows that matter
-(constraint generation in `granular.contact.projection.project`, 0.010 s on the same
-problem), and there the multiplier form's unknowns are exactly those rows. The
+that share a body) and the only constraint is a bound. On the full row set of a
+10,000-sphere box (`benchmarks/qp_forms.py`) the two forms cost about the same,
+both dominated by OSQP's factorisation; what makes the step fast is solving only
+the rows that matter (constraint generation in
+`granular.contact.projection.project`), and there the multiplier form's unknowns
+are exactly those rows (figures in benchmarks/README.md, `qp_forms.py`). The
 velocity form is kept (``form="velocity"``) for that benchmark.
 """
 from __future__ import annotations
