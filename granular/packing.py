@@ -11,14 +11,14 @@ covered by the placed spheres, so the last spheres still find the little room
 left (`_Grid`).
 
 RSA of equal spheres saturates at a packing fraction (solid volume over region
-volume) of 0.38 in an unbounded space; walls lower it. Measured with the default
-2000 attempts: 0.30 fits and 0.32 fails in a box of 10 diameters a side (the
-fill stops near 0.32); a box of 20 diameters takes 0.30 (4583 spheres, 1.5 s)
-and stops near 0.32. Denser: ``fill_box(..., grow=True)`` packs the spheres
+volume) of 0.38 in an unbounded space; walls lower it. With the default 2000
+attempts, 0.30 fits and 0.32 fails in a box of 10 diameters a side (the fill
+stops near 0.32); a box of 20 diameters takes 0.30 (4583 spheres) and stops near
+0.32. Denser: ``fill_box(..., grow=True)`` packs the spheres
 shrunk to a fraction of 0.2 and grows them back in steps of 5 % in radius, each
 followed by `granular.remove_overlaps` (a projection, no dynamics); it reaches
-0.45-0.50 but costs much more (206 spheres to 0.50 in 4 s, 859 to 0.45 in 38 s)
-and refuses more than 0.6 at once (random close packing is 0.64). A cylinder has
+0.45-0.50 but costs much more (benchmarks/README.md, "Measurements behind the
+constants") and refuses more than 0.6 at once (random close packing is 0.64). A cylinder has
 no wall of granular to project on, so it is RSA only. Beyond, grow the spheres in
 a simulation (the ``growing_spheres`` scene reaches about 0.5).
 
@@ -236,8 +236,8 @@ def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000,
         Denser than RSA (module docstring): pack the spheres shrunk to a packing
         fraction of 0.2, then grow them back, removing the overlaps after each 5 %
         of growth with `granular.remove_overlaps`. Reaches 0.45-0.5, but its cost
-        grows fast with n and the fraction (measured: 206 spheres to 0.50 in 4 s,
-        859 spheres to 0.45 in 38 s); jammed spheres raise `InvalidInputError`.
+        grows fast with n and the fraction (benchmarks/README.md, "Measurements
+        behind the constants"); jammed spheres raise `InvalidInputError`.
 
     Returns
     -------

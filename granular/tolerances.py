@@ -68,10 +68,11 @@ FRICTION_SWEEP_TOLERANCE = 2e-4
 
 #: Largest number of nonsmooth Gauss-Seidel sweeps of one solve of the 3D Coulomb
 #: law for spheres before `ConvergenceError` (the pile's steps take 20 to a few
-#: 1000, 200-1000 on average in the dense stream). A cap on work, not on accuracy:
+#: 1000). A cap on work, not on accuracy:
 #: the answer is accepted by the same residual test whatever the count. 5,000 stopped
 #: a settling pour of frictional points (`scenes/sand_pile.py`, seed 3, t = 0.887 s)
 #: at 1.5 times its tolerance while the sweeps and Newton's retries were still
-#: descending; with 20,000 it runs to rest. A solve that does stall for good now
-#: takes about 2 s longer to say so.
+#: descending; with 20,000 it runs to rest. A solve that does stall for good takes
+#: the longer to say so (tuned; benchmarks/README.md, "Measurements behind the
+#: constants").
 FRICTION_SWEEPS = 20000
