@@ -88,11 +88,12 @@ STALL_ROUNDS = 15
 #: Intermediate levels the continuation may insert between an answered level and
 #: one that gives up (`_continuation`).
 MAX_BISECTIONS = 4
-#: Active-set rounds before giving up (the caller then uses OSQP). Rounds are cheap
-#: next to the fallback, so the limit lets the exchange rule's single flips finish
-#: a hard step (a frictionless pour with restitution, `benchmarks/rotation_speed.py
-#: --seed 3`) rather than send it through the continuation to OSQP and the interior
-#: point. Tuned; benchmarks/README.md, "Measurements behind the constants".
+#: Active-set rounds of a level before it gives up. A level whose count of wrong
+#: rows keeps reaching new lows may use them all (rounds are cheap next to the
+#: continuation and the OSQP fallback: a frictionless pour with restitution,
+#: `benchmarks/rotation_speed.py --seed 3`, needs hundreds); a stalled level ends
+#: earlier, by `STALL_ROUNDS`. Tuned; benchmarks/README.md, "Measurements behind
+#: the constants".
 MAX_ROUNDS = 300
 #: Proximal updates with an unchanged active set before giving up.
 MAX_PROXIMAL = 8
