@@ -394,10 +394,11 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
         previous = delta
-    if best is not None and best_ratio < (_residual(rows, u, r) / tolerance).max(initial=0.0):
-        r = best
-        u = np.append(predicted, 0.0)
-        _add_impulses(rows, u, r)
+    # The last sweep allowed is always measured, so `best` is the measured iterate
+    # nearest its law, the last one included.
+    r = best
+    u = np.append(predicted, 0.0)
+    _add_impulses(rows, u, r)
     residual = _residual(rows, u, r)
     worst = int(np.argmax(residual / tolerance))
     if residual[worst] <= tolerance[worst]:

@@ -136,13 +136,13 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
     except SolverError as error:
         # OSQP often ends "not converged" rather than "infeasible" on a jammed set:
         # an LP tells the two apart, so a jam is never reported as a solver failure
-        # (with OSQP's answer, the rows it left violated lead the search).
+        # (the default solver's active-set path ran the check already).
         if solver != "osqp":
             _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit)
         if strict:
             raise error
-        return _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, error,
-                            start)
+        return _best_effort(ContactProblem(metric, jacobian, predicted, lower), c, solver, warm, feasibility,
+                            complementarity, error, start)
     return ContactSolution(velocities, impulses, status, iterations, violation, time.perf_counter() - start)
 
 
@@ -151,15 +151,14 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
 BEST_EFFORT_MARGINS = (10.0, 1e3, 1e5)
 
 
-def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity, error,
+def _best_effort(problem: ContactProblem, c: np.ndarray, solver, warm, feasibility, complementarity, error,
                  start) -> ContactSolution:
     """The answer kept by a projection that is not strict when every route missed the
     KKT test: the interior point's at the first of `BEST_EFFORT_MARGINS` times the
     tolerances it meets, else the backend's on all rows, its impulses clipped at 0.
     ``error`` (the `SolverError` that a strict projection raises) is re-raised if
     neither gives a finite answer."""
-    problem = ContactProblem(metric, jacobian, predicted, lower)
-    c = jacobian @ predicted - lower
+    metric, jacobian, predicted, lower = problem.metric, problem.jacobian, problem.predicted, problem.lower
     impulses, iterations = None, 0
     for margin in BEST_EFFORT_MARGINS:
         try:
@@ -179,7 +178,7 @@ def _best_effort(metric, jacobian, predicted, lower, solver, warm, feasibility, 
                               best=impulses, residual=violation, tolerance=feasibility,
                               where="the projection's most violated row")
     return ContactSolution(velocities, impulses, "inaccurate", iterations, violation, time.perf_counter() - start,
-                           missed=missed)
+                           residual=violation, missed=missed)
 
 
 #: Projections with at most this many rows and a diagonal metric are first solved on
@@ -327,14 +326,13 @@ def _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status) -> R
 JAM_CHECK_ROWS = 2000
 
 
-def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit, plain=True) -> None:
+def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit) -> None:
     """`JammingError` if no velocity meets the rows nearest the violated ones (those
     with the largest ``violation`` (m,), velocity units, first), or none of at most
-    ``speed_limit`` in every coordinate (linear programs, `_infeasible`); ``plain``
-    False skips the program without the speed limit."""
+    ``speed_limit`` in every coordinate (linear programs, `_infeasible`)."""
     rows = _rows_near_violation(jacobian, violation, JAM_CHECK_ROWS)
     G, b = _restricted(jacobian, rows), lower[rows]
-    if plain and _infeasible(G, b, feasibility):
+    if _infeasible(G, b, feasibility):
         raise JammingError("the projection is infeasible: the constraints admit no velocity "
                            "(certified by a linear program)", status="infeasible")
     if speed_limit is not None and _infeasible(G, b, feasibility, bound=speed_limit):

@@ -32,7 +32,8 @@ class ContactSolution:
     rolling_impulses : (m, 2) rolling impulses ``l_R`` (N s; torque ``R* l_R``, N m s),
         or None without rolling resistance.
     residual : the largest natural residual of the Coulomb law at a contact (m/s,
-        `granular.contact.kkt.coulomb_residual`) where the sweeps measured it, else 0.
+        `granular.contact.kkt.coulomb_residual`) of a frictional answer; the
+        constraint violation of a frictionless best answer kept when not strict; else 0.
     missed : None for an answer that passed its acceptance test; otherwise the
         `ConvergenceError` (``residual``, ``tolerance``, ``where``) of the best answer
         a solve that was not ``strict`` kept.

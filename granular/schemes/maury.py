@@ -153,14 +153,6 @@ class MauryState:
         return replace(self, **known)
 
 
-def _residual(answer) -> float:
-    """The residual a `ContactSolution` reports (m/s): the Coulomb law's where
-    measured, the violation of a kept best answer of the frictionless projection."""
-    if answer.residual:
-        return float(answer.residual)
-    return float(answer.missed.residual) if answer.missed is not None else 0.0
-
-
 def _missed_ratio(missed) -> float:
     """How far a kept best answer missed its tolerance (residual / tolerance at the worst
     contact), 0 when the law held."""
@@ -370,7 +362,7 @@ class VelocityScheme:
                     maury_tangential=tangential, maury_rolling=rolling,
                     status=maury.status, iterations=maury.iterations + impact.iterations,
                     violation=max(maury.violation, impact.violation),
-                    residual=_residual(maury),
+                    residual=maury.residual,
                     missed=_missed_ratio(maury.missed),
                     seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
                              "assembly": building - constraints.seconds.get("neighbors", 0.0),
