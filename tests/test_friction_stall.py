@@ -171,7 +171,7 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
     assert (residual / tolerance).max() > 1.0   # stalled
     part = (r[:, 0] > 0.0) | (residual > 0.0)
     assert 0 < part.sum() < len(r)   # some contacts are left out
-    solved, ratio = gauss_seidel._newton_on_loaded(rows, predicted, r, residual, tolerance)
+    solved, ratio, _ = gauss_seidel._newton_on_loaded(rows, predicted, r, residual, tolerance)
     assert np.all(solved[~part] == 0.0)
     recomputed = gauss_seidel.natural_residual(rows, predicted, solved)
     assert ratio == pytest.approx((recomputed[part] / tolerance[part]).max(), rel=1e-6, abs=1e-9)
