@@ -279,3 +279,25 @@ def test_bad_friction_input_is_refused_with_a_clear_error():
         gr.Simulation(no_tangent, 1e-3).step()
     with pytest.raises(gr.InvalidInputError, match="no Coulomb friction"):
         gr.Simulation(block_on_incline(0.3, 0.5), 1e-3, scheme="paoli-schatzman")
+
+
+def test_a_frictional_row_without_a_tangent_is_refused_by_name():
+    """A frictional contact whose tangent rows are all zero cannot carry friction: the
+    problem is refused naming that contact, whether the tangents come dense or sparse;
+    a zero tangent on a frictionless contact is fine."""
+    from granular.contact.problem import ContactProblem
+    from granular.errors import InvalidInputError
+    rng = np.random.default_rng(3)
+    metric, constraints, predicted = random_contacts(rng, d=6, m=4, s=2)
+    tangents = np.array(constraints.tangents)
+    tangents[2] = 0.0
+    for given in (tangents, sp.csr_matrix(tangents.reshape(8, 6))):
+        bad = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian, restitution=np.zeros(4),
+                            i=np.arange(4), j=constraints.j, wall=constraints.wall, normal=constraints.normal,
+                            friction=np.array([0.3, 0.3, 0.3, 0.3]), tangents=given)
+        with pytest.raises(InvalidInputError, match="constraint 2 has friction 0.3 but a zero tangent"):
+            ContactProblem.from_constraints(metric, bad, predicted, 1e-2)
+        fine = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian, restitution=np.zeros(4),
+                             i=np.arange(4), j=constraints.j, wall=constraints.wall, normal=constraints.normal,
+                             friction=np.array([0.3, 0.3, 0.0, 0.3]), tangents=given)
+        ContactProblem.from_constraints(metric, fine, predicted, 1e-2)
