@@ -10,6 +10,7 @@ import granular as gr
 from granular.constraints import ConstraintSet
 from granular.contact.friction import project_frictional
 from granular.contact.problem import ContactProblem
+from granular.errors import InvalidInputError
 from _reference import reference_contact_law
 from granular.metric import DenseMetric
 from granular.contact.projection import project
@@ -285,8 +286,6 @@ def test_a_frictional_row_without_a_tangent_is_refused_by_name():
     """A frictional contact whose tangent rows are all zero cannot carry friction: the
     problem is refused naming that contact, whether the tangents come dense or sparse;
     a zero tangent on a frictionless contact is fine."""
-    from granular.contact.problem import ContactProblem
-    from granular.errors import InvalidInputError
     rng = np.random.default_rng(3)
     metric, constraints, predicted = random_contacts(rng, d=6, m=4, s=2)
     tangents = np.array(constraints.tangents)
