@@ -18,6 +18,7 @@ from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
 from .walls import Box, Cone, Cylinder, Panel, PeriodicBox, Plane
+from .meshes import TriangleMesh
 from .surfaces import ContactRows, Surface, WallShape, register_wall
 from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
@@ -30,6 +31,6 @@ __all__ = [
     "Beam", "Box", "Cone", "Constraint", "ContactRows", "Cylinder", "Panel", "Surface", "WallShape", "register_wall", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "RunInterrupted", "TimeStepWarning",
-    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
+    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory", "TriangleMesh",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]
