@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import InvalidInputError
-from .mesh_geometry import FACE, FACE_TOLERANCE, Topology, closest_points, local_minima, merged
+from .mesh_geometry import FACE, Topology, merged
 from .mesh_index import TriangleIndex
 from .surfaces import ContactRows, WallShape, register_wall
 from .walls import (_angular_speed, _check_friction, _check_rolling, _described_velocity, _motion_velocity,
@@ -173,7 +173,7 @@ class TriangleMesh:
     @functools.cached_property
     def index(self) -> TriangleIndex:
         """The spatial index of the triangles (`granular.mesh_index.TriangleIndex`)."""
-        return TriangleIndex(self.vertices[self.faces])
+        return TriangleIndex(self.topology)
 
     @property
     def moves(self) -> bool:
@@ -216,31 +216,19 @@ class TriangleMesh:
         """``(spheres, triangles, gaps, normals)`` of the mesh as given (`granular.mesh_geometry`):
         one row per local minimum of each sphere's distance within ``margin``, sorted
         by sphere then triangle."""
-        spheres, triangles = self.index.candidates(positions, radii + margin)
+        spheres, triangles, features, points, distance, height = self.index.near(positions, radii, margin)
         if spheres.size == 0:
             return spheres, triangles, np.zeros(0), np.zeros((0, 3))
-        corners = self.vertices[self.faces[triangles]]
         q = positions[spheres]
-        points, features = closest_points(q, corners[:, 0], corners[:, 1], corners[:, 2])
-        offset = q - points
-        distance = np.linalg.norm(offset, axis=1)
+        on_face = features == FACE
         face_normal = self.topology.normals[triangles]
-        height = np.einsum("ka,ka->k", q - corners[:, 0], face_normal)
-        on_face = (features == FACE) | (distance - np.abs(height) <= FACE_TOLERANCE * distance)
         gaps = np.where(on_face, np.abs(height), distance) - radii[spheres]
-        near = np.flatnonzero(gaps <= margin)
-        spheres, triangles, q, points, features = spheres[near], triangles[near], q[near], points[near], features[near]
-        distance, face_normal, height, on_face, gaps = (distance[near], face_normal[near], height[near], on_face[near],
-                                                        gaps[near])
-        features = np.where(on_face, FACE, features)
-        minimum = local_minima(self.topology, q, triangles, points, features, distance)
         side = np.where(height < 0.0, -1.0, 1.0)[:, None]
         with np.errstate(divide="ignore", invalid="ignore"):
             along = (q - points) / distance[:, None]
         normals = np.where(on_face[:, None] | (distance[:, None] == 0.0), side * face_normal, along)
         points = np.where(on_face[:, None], q - height[:, None] * face_normal, points)
-        keep = np.flatnonzero(minimum)
-        order = keep[np.lexsort((triangles[keep], gaps[keep], spheres[keep]))]
+        order = np.lexsort((triangles, gaps, spheres))
         kept = order[merged(spheres[order], points[order], gaps[order], radii)]
         kept = kept[np.lexsort((triangles[kept], spheres[kept]))]
         return spheres[kept], triangles[kept], gaps[kept], normals[kept]
