@@ -72,10 +72,14 @@ def _vector3(value, name: str) -> np.ndarray:
 
 
 def _unit_vector(value, name: str) -> np.ndarray:
+    """``value`` normalised; a vector already of unit length to rounding (4 ulps) is
+    kept as it is, so that a normal read back from a run file is the one written."""
     vector = _vector3(value, name)
     length = float(np.linalg.norm(vector))
     if length == 0.0:
         raise InvalidInputError(f"{name} must be non-zero")
+    if abs(length - 1.0) <= 4.0 * np.finfo(float).eps:
+        return vector
     return vector / length
 
 
