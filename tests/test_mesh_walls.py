@@ -275,3 +275,18 @@ def test_bad_meshes_are_refused_with_the_reason(vertices, faces, match):
 def test_a_missing_mesh_file_is_an_input_error(tmp_path):
     with pytest.raises(gr.InvalidInputError, match="no mesh file"):
         gr.TriangleMesh.from_file(tmp_path / "nothing.stl")
+
+
+def test_a_mesh_carries_its_own_contact_law():
+    """The rows on a mesh take its friction, rolling resistance and restitution; the
+    rows on a wall without them take the world's."""
+    floor = grid_floor(2, 1.0)
+    mesh = gr.TriangleMesh(floor.vertices, floor.faces, restitution=0.4, friction=0.7, rolling_friction=0.05)
+    world = gr.SphereWorld([[0.3, 0.2, 0.1], [0.0, 0.9, 0.1]], 0.1, walls=[mesh, gr.Plane([0, 1, 0], [0, -1, 0])],
+                           friction=0.2, rolling_friction=0.01, restitution=0.9)
+    rows = world.constraints(1e-3, world.q0, 1e-3, 0.0)
+    on_mesh, on_plane = rows.wall == 0, rows.wall == 1
+    assert on_mesh.sum() == 2 and on_plane.sum() == 1
+    assert np.all(rows.friction[on_mesh] == 0.7) and np.all(rows.friction[on_plane] == 0.2)
+    assert np.all(rows.rolling_friction[on_mesh] == 0.05) and np.all(rows.rolling_friction[on_plane] == 0.01)
+    assert np.all(rows.restitution[on_mesh] == 0.4) and np.all(rows.restitution[on_plane] == 0.9)
