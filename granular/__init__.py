@@ -17,7 +17,9 @@ from .errors import (ConvergenceError, GranularError, InvalidInputError, Jamming
 from .results import SolverStats, StepResult
 from .simulation import Simulation
 from .trajectory import Trajectory
-from .walls import Box, Cylinder, PeriodicBox, Plane
+from .walls import Box, Cone, Cylinder, Panel, PeriodicBox, Plane
+from .meshes import TriangleMesh
+from .surfaces import ContactRows, Surface, WallShape, register_wall
 from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
 from .world import SphereWorld
@@ -26,9 +28,9 @@ from .packing import world_from_file
 __version__ = "0.1.0"
 
 __all__ = [
-    "Beam", "Box", "Constraint", "Cylinder", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
+    "Beam", "Box", "Cone", "Constraint", "ContactRows", "Cylinder", "Panel", "Surface", "WallShape", "register_wall", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "RunInterrupted", "TimeStepWarning",
-    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
+    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory", "TriangleMesh",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]

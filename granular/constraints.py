@@ -17,6 +17,12 @@ import numpy as np
 import scipy.sparse as sp
 
 
+#: Keys of the further rows of a sphere on one surface (`ConstraintSet.keys`) start
+#: here, below every other key: ``(wall, sphere)`` pairs up to 2^40 with 2^20 rows each.
+_FURTHER_ROWS = -(2 ** 62)
+_FEATURE_SLOTS = 2 ** 20
+
+
 @dataclass(frozen=True)
 class ConstraintSet:
     """The constraints of one step.
@@ -74,6 +80,10 @@ class ConstraintSet:
     surface_names : tuple of str or None
         The name of each contact surface, by ``wall`` index, as the user's walls give
         them ("floor", "box x-max"; `granular.walls.surface_names`), for messages.
+    feature : (m,) int array or None
+        Which of a sphere's rows on one surface a row is, when a surface can touch a
+        sphere at several places (`granular.surfaces.ContactRows.features`): 0 for the
+        first, 1, 2 ... for the others; 0 for pairs. None: every row is 0.
     """
 
     gap: np.ndarray
@@ -94,6 +104,7 @@ class ConstraintSet:
     normal_offset: np.ndarray | None = None
     tangential_restitution: np.ndarray | None = None
     surface_names: tuple | None = None
+    feature: np.ndarray | None = None
     _keys: dict = field(default_factory=dict, compare=False, repr=False, init=False)
 
     def __post_init__(self):
@@ -119,6 +130,11 @@ class ConstraintSet:
             pair = self.i.astype(np.int64) * (n_bodies + 1) + self.j
             on_wall = self.wall >= 0
             wall_key = -(self.wall.astype(np.int64) * (n_bodies + 1) + self.i) - 1
+            if self.feature is not None and np.any(self.feature):
+                # A further row of a sphere on the same surface: keys below every
+                # first row's (which stay those of surfaces with one row per sphere).
+                further = _FURTHER_ROWS + (-wall_key - 1) * _FEATURE_SLOTS + np.minimum(self.feature, _FEATURE_SLOTS - 1)
+                wall_key = np.where(self.feature > 0, further, wall_key)
             keys = np.where(on_wall, wall_key, pair)
             keys.flags.writeable = False
             self._keys[n_bodies] = keys
@@ -143,7 +159,8 @@ class ConstraintSet:
                              else self.tangential_offset[rows],
                              normal_offset=None if self.normal_offset is None else self.normal_offset[rows],
                              tangential_restitution=None if self.tangential_restitution is None
-                             else self.tangential_restitution[rows])
+                             else self.tangential_restitution[rows],
+                             feature=None if self.feature is None else self.feature[rows])
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":

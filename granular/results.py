@@ -51,8 +51,8 @@ class StepResult:
         At the end of the step (J); potential energy of gravity (spheres) or of the
         system's potential (constrained systems), user forces excluded.
     dissipated_energy : float
-        Kinetic energy removed by the contact impulses in this step,
-        ``KE(v) - KE(u^{n+1}) = -1/2 lambda^T G (u^{n+1} + v)`` (J), >= 0 up to
+        Energy the contacts removed in this step, ``KE(v) - KE(u^{n+1}) +
+        wall_work = -1/2 lambda^T G (u^{n+1} + v) + wall_work`` (J), >= 0 up to
         solver tolerance; in a step where a contact bounces under a force it
         may fall below by the work of the force impulse that contact takes
         (about ``h/2 lambda_k |G_k M^-1 f|``, `granular.schemes.velocity`).
@@ -69,6 +69,13 @@ class StepResult:
         systems without rotation.
     orientations : (N, 4) array or None
         Orientations at ``t`` as unit quaternions ``(w, x, y, z)`` (body to world).
+    wall_work : float
+        Work (J) the moving walls did on the spheres in this step (a piston's push, a
+        drum's drag; `granular.schemes.maury._wall_work`), 0 with still walls. Over the
+        step the walls' mean power is ``wall_work / dt`` (W), and a drum turning at
+        ``omega`` needs the torque ``wall_work / (omega dt)`` (N m). The dissipated
+        energy counts it: ``dissipated_energy = KE(v) - KE(u^{n+1}) + wall_work``, the
+        energy the contacts took, >= 0 for any wall motion.
     """
 
     t: float
@@ -83,6 +90,7 @@ class StepResult:
     solver: SolverStats = field(default_factory=SolverStats)
     angular_velocities: np.ndarray | None = None
     orientations: np.ndarray | None = None
+    wall_work: float = 0.0
 
     @property
     def overlap(self) -> float:

@@ -157,6 +157,9 @@ class Simulation:
         self.steps_taken = 0
         self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
+        #: Work (J) the moving walls did on the spheres over the steps this object took
+        #: (`granular.results.StepResult.wall_work`; a restart starts it at 0).
+        self.wall_work = 0.0
         self._travel_warned = False     # TimeStepWarning given (reset by each run)
         #: ``(t, residual, missed)`` of each step that kept a contact solver's best
         #: answer short of its tolerance (`SolverStats`): time (s), residual (m/s) and
@@ -304,6 +307,7 @@ class Simulation:
         self.scheme.state = state
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
+        self.wall_work += result.wall_work
         result = replace(result, t=self.t)
         if result.solver.missed > 0.0:
             self.missed_steps.append((self.t, float(result.solver.residual), float(result.solver.missed)))

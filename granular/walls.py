@@ -1,4 +1,8 @@
-"""Walls: planes, axis-aligned boxes and cylinders, still or moving; periodic boxes.
+"""Walls: planes, boxes, cylinders, rectangular panels and cones, still or moving; periodic boxes.
+
+Each wall is a `granular.surfaces.Surface` (its contact rows, description, names and
+drawing), registered by the ``"type"`` of its description; triangle meshes are in
+`granular.meshes`.
 
 Conventions (those of the whole package): a plane through ``point`` with unit ``normal``
 admits the spheres on the side the normal points to; the gap of sphere ``i`` is
@@ -44,11 +48,18 @@ its approach speed relative to the wall (a ball on a vibrating plate).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
+from . import wall_drawing as drawing
 from .errors import InvalidInputError
+from .surfaces import (ContactRows, RecordedVelocity, WallShape, first_surface, register_wall, surface_count,
+                       surface_names)
+
+__all__ = ["Box", "Cone", "Cylinder", "CylinderSide", "Panel", "PeriodicBox", "Plane", "Translation",
+           "first_surface", "surface_count", "surface_names"]
 
 
 def _vector3(value, name: str) -> np.ndarray:
@@ -61,10 +72,14 @@ def _vector3(value, name: str) -> np.ndarray:
 
 
 def _unit_vector(value, name: str) -> np.ndarray:
+    """``value`` normalised; a vector already of unit length to rounding (4 ulps) is
+    kept as it is, so that a normal read back from a run file is the one written."""
     vector = _vector3(value, name)
     length = float(np.linalg.norm(vector))
     if length == 0.0:
         raise InvalidInputError(f"{name} must be non-zero")
+    if abs(length - 1.0) <= 4.0 * np.finfo(float).eps:
+        return vector
     return vector / length
 
 
@@ -198,6 +213,60 @@ def _translation(velocity, name: str) -> Translation:
     return velocity if isinstance(velocity, Translation) else Translation(velocity, name)
 
 
+def _law(wall, name: str) -> None:
+    """Check and normalise the contact law of a frozen wall dataclass in place."""
+    object.__setattr__(wall, "restitution", _restitution(wall.restitution, name))
+    object.__setattr__(wall, "tangential_restitution", _tangential_restitution(wall.tangential_restitution, name))
+    _check_friction(wall.friction, name)
+    _check_rolling(wall.rolling_friction, name)
+
+
+def _set_translation(wall, name: str) -> Translation:
+    """Give a frozen wall dataclass its `Translation` (``_translation``); a constant
+    velocity is stored as an array (None for a still wall)."""
+    translation = _translation(wall.velocity, name)
+    object.__setattr__(wall, "_translation", translation)
+    if translation.constant is not None and not isinstance(wall.velocity, Translation):
+        object.__setattr__(wall, "velocity", None if wall.velocity is None else translation.constant)
+    return translation
+
+
+def _described_velocity(description: dict):
+    """The velocity of a wall description: None, a constant (3,) list, or, for
+    "function", the stand-in `granular.surfaces.RecordedVelocity`."""
+    velocity = description.get("velocity")
+    if velocity == "function":
+        return RecordedVelocity()
+    return velocity
+
+
+def _near_rows(gaps: np.ndarray, normals: np.ndarray, margin: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(spheres, gaps, normals (k, 3))`` of the spheres whose gap is at most ``margin``."""
+    near = np.flatnonzero(gaps <= margin)
+    return near.astype(np.int64), gaps[near], np.array(normals[near], dtype=float).reshape(-1, 3)
+
+
+def _contact_points(positions, radii, spheres, normals) -> np.ndarray:
+    """Contact points ``q_i - r_i n`` (k, 3) (m) of wall rows."""
+    return positions[spheres] - radii[spheres, None] * normals
+
+
+def _motion_velocity(translation, angular_velocity, axis, centre, points, t_next, h) -> np.ndarray:
+    """Velocity (k, 3) (m/s) of a wall's material at ``points`` over the step
+    ``(t_next - h, t_next)``: the mean translation plus ``omega axis x (x - c(t_next))``
+    (``c`` the point ``centre`` of the axis at ``t = 0``, moved with the wall)."""
+    velocity = np.array(np.broadcast_to(translation.mean_velocity(t_next - h, t_next), points.shape))
+    if angular_velocity != 0.0:
+        moved = centre + translation.displacement(t_next)
+        velocity += np.cross(angular_velocity * axis, points - moved)
+    return velocity
+
+
+def _names_of_normal(normal: np.ndarray) -> str:
+    return ", ".join(f"{v + 0.0:.3g}" for v in normal)   # + 0.0: never "-0"
+
+
+@register_wall
 @dataclass(frozen=True)
 class Plane:
     """An infinite plane wall, still or moving.
@@ -231,6 +300,9 @@ class Plane:
         uses the world's.
     """
 
+    kind: ClassVar[str] = "plane"
+    surface_count: ClassVar[int] = 1
+
     point: np.ndarray
     normal: np.ndarray
     restitution: float | None = None
@@ -244,25 +316,26 @@ class Plane:
         name = type(self).__name__
         object.__setattr__(self, "point", _vector3(self.point, f"{name} point"))
         object.__setattr__(self, "normal", _unit_vector(self.normal, f"{name} normal"))
-        object.__setattr__(self, "restitution", _restitution(self.restitution, name))
-        object.__setattr__(self, "tangential_restitution",
-                           _tangential_restitution(self.tangential_restitution, name))
-        _check_friction(self.friction, name)
-        _check_rolling(self.rolling_friction, name)
+        _law(self, name)
         object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, name))
-        translation = _translation(self.velocity, name)
-        object.__setattr__(self, "_translation", translation)
-        if translation.constant is not None and not isinstance(self.velocity, Translation):
-            object.__setattr__(self, "velocity", None if self.velocity is None else translation.constant)
+        _set_translation(self, name)
 
-    def planes(self) -> list["Plane"]:
+    def surfaces(self) -> list["Plane"]:
         """The contact surfaces of this wall (one per ``Contacts.wall`` index)."""
         return [self]
+
+    planes = surfaces
 
     @property
     def moves(self) -> bool:
         """Whether the plane translates or spins."""
         return self._translation.moves or self.angular_velocity != 0.0
+
+    @property
+    def spins_in_place(self) -> bool:
+        """Whether it turns about its normal (its surface slides over itself: only
+        friction feels it)."""
+        return self.angular_velocity != 0.0
 
     def displacement(self, t: float) -> np.ndarray:
         """Shift (3,) (m) of the plane at ``t`` from its position at ``t = 0``."""
@@ -280,19 +353,49 @@ class Plane:
         gaps = (positions - self.point) @ self.normal - radii
         return gaps, np.broadcast_to(self.normal, positions.shape)
 
+    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
+        """`granular.surfaces.ContactSurface.rows`: the plane where it is at ``t``."""
+        spheres, gaps, normals = _near_rows(*self.at(t).gaps(positions, radii), margin)
+        velocities = None
+        if h is not None and self.moves:
+            velocities = self.surface_velocity(_contact_points(positions, radii, spheres, normals), t, h)
+        return ContactRows(spheres, gaps, normals, velocities)
+
     def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
         """Velocity (k, 3) (m/s) of the wall's material at ``points`` (k, 3) over the
         step ``(t_next - h, t_next)``: mean translation plus the spin about the normal
         through the point's position at ``t_next``."""
-        velocity = np.broadcast_to(self._translation.mean_velocity(t_next - h, t_next), points.shape)
-        if self.angular_velocity == 0.0:
-            return np.array(velocity)
-        centre = self.point + self.displacement(t_next)
-        return velocity + np.cross(self.angular_velocity * self.normal, points - centre)
+        return _motion_velocity(self._translation, self.angular_velocity, self.normal, self.point, points, t_next, h)
+
+    def label(self) -> str:
+        return f"plane through {self.point.tolist()} with normal {self.normal.tolist()}"
 
     def describe(self) -> dict:
         description = {"type": "plane", "point": self.point.tolist(), "normal": self.normal.tolist()}
         return _with_motion(description, self._translation, self.angular_velocity)
+
+    @classmethod
+    def from_description(cls, description: dict) -> "Plane":
+        return cls(description["point"], description["normal"], velocity=_described_velocity(description),
+                   angular_velocity=description.get("angular_velocity", 0.0))
+
+    def surface_names(self, start: int) -> list[str]:
+        """"floor" for a still plane facing +z, else its index and normal."""
+        moving = " moving" if self._translation.moves else ""
+        if np.allclose(self.normal, (0, 0, 1)) and not moving:
+            return ["floor"]
+        return [f"plane {start}{moving} (normal {_names_of_normal(self.normal)})"]
+
+    def shape(self, bounds: np.ndarray) -> WallShape:
+        """The rectangle of the plane that covers the projection of ``bounds`` (2, 3)."""
+        patch = drawing.plane_patch(self.point, self.normal, bounds)
+        return WallShape([(patch, 0, self.normal)], drawing.polygon_edges(patch))
+
+    def bounding_box(self) -> None:
+        return None
+
+    def translated(self, shift) -> "Plane":
+        return replace(self, point=self.point + np.asarray(shift, float))
 
 
 def _with_motion(description: dict, translation: Translation, angular_velocity: float = 0.0) -> dict:
@@ -305,6 +408,7 @@ def _with_motion(description: dict, translation: Translation, angular_velocity: 
     return description
 
 
+@register_wall
 @dataclass(frozen=True)
 class Box:
     """An axis-aligned box container: spheres stay inside ``[lower, upper]``.
@@ -323,6 +427,8 @@ class Box:
         As for `Plane`, shared by the faces.
     """
 
+    kind: ClassVar[str] = "box"
+
     lower: np.ndarray
     upper: np.ndarray
     open_top: bool = False
@@ -339,15 +445,9 @@ class Box:
             raise InvalidInputError(f"Box needs lower < upper componentwise, got {lower} and {upper}")
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
-        object.__setattr__(self, "restitution", _restitution(self.restitution, "Box"))
-        object.__setattr__(self, "tangential_restitution",
-                           _tangential_restitution(self.tangential_restitution, "Box"))
-        _check_friction(self.friction, "Box")
-        _check_rolling(self.rolling_friction, "Box")
-        translation = _translation(self.velocity, "Box")
-        object.__setattr__(self, "_translation", translation)
-        if translation.constant is not None:
-            object.__setattr__(self, "velocity", None if self.velocity is None else translation.constant)
+        object.__setattr__(self, "open_top", bool(self.open_top))
+        _law(self, "Box")
+        _set_translation(self, "Box")
 
     @property
     def moves(self) -> bool:
@@ -357,7 +457,7 @@ class Box:
         """Shift (3,) (m) of the box at ``t`` from its position at ``t = 0``."""
         return self._translation.displacement(t)
 
-    def planes(self) -> list[Plane]:
+    def surfaces(self) -> list[Plane]:
         """The faces, per axis the lower one then the upper one (not the open top);
         a moving box's faces share its translation."""
         motion = self._translation if self._translation.moves else None
@@ -372,6 +472,12 @@ class Box:
                                    motion, tangential_restitution=self.tangential_restitution))
         return faces
 
+    planes = surfaces
+
+    @property
+    def surface_count(self) -> int:
+        return 5 if self.open_top else 6
+
     @property
     def volume(self) -> float:
         return float(np.prod(self.upper - self.lower))
@@ -381,7 +487,37 @@ class Box:
                        "open_top": bool(self.open_top)}
         return _with_motion(description, self._translation)
 
+    @classmethod
+    def from_description(cls, description: dict) -> "Box":
+        return cls(description["lower"], description["upper"], bool(description.get("open_top", False)),
+                   velocity=_described_velocity(description))
 
+    def surface_names(self, start: int) -> list[str]:
+        """The faces by side: "box x-min", "box x-max", ..., "floor", "box top"."""
+        names, axes = [], "xyz"
+        for axis in range(3):
+            names.append("floor" if axis == 2 else f"box {axes[axis]}-min")
+            if not (self.open_top and axis == 2):
+                names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
+        return names
+
+    def shape(self, bounds: np.ndarray) -> WallShape:
+        """The faces (not an open top), with their outlines."""
+        faces = drawing.box_faces(self.lower, self.upper)
+        if self.open_top:
+            faces = faces[:5]            # the upper z face is the last (box_faces' order, surfaces')
+        return WallShape([(corners, f, normal) for f, (corners, normal) in enumerate(faces)],
+                         drawing.outlines([corners for corners, _ in faces]))
+
+    def bounding_box(self) -> np.ndarray:
+        return np.array([self.lower, self.upper])
+
+    def translated(self, shift) -> "Box":
+        shift = np.asarray(shift, float)
+        return replace(self, lower=self.lower + shift, upper=self.upper + shift)
+
+
+@register_wall
 @dataclass(frozen=True)
 class Cylinder:
     """The inside of a circular cylinder: a drum, a silo, a pipe.
@@ -418,6 +554,8 @@ class Cylinder:
         As for `Plane`, shared by the side and the caps.
     """
 
+    kind: ClassVar[str] = "cylinder"
+
     centre: np.ndarray
     axis: np.ndarray
     radius: float
@@ -433,43 +571,50 @@ class Cylinder:
     def __post_init__(self):
         object.__setattr__(self, "centre", _vector3(self.centre, "Cylinder centre"))
         object.__setattr__(self, "axis", _unit_vector(self.axis, "Cylinder axis"))
-        radius = _positive_length(self.radius, "Cylinder radius")
-        object.__setattr__(self, "radius", radius)
+        object.__setattr__(self, "radius", _positive_length(self.radius, "Cylinder radius"))
         if self.height is not None:
             object.__setattr__(self, "height", _positive_length(self.height, "Cylinder height"))
         object.__setattr__(self, "caps", bool(self.caps))
         object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, "Cylinder"))
-        object.__setattr__(self, "restitution", _restitution(self.restitution, "Cylinder"))
-        object.__setattr__(self, "tangential_restitution",
-                           _tangential_restitution(self.tangential_restitution, "Cylinder"))
-        _check_friction(self.friction, "Cylinder")
-        _check_rolling(self.rolling_friction, "Cylinder")
-        translation = _translation(self.velocity, "Cylinder")
-        object.__setattr__(self, "_translation", translation)
-        if translation.constant is not None:
-            object.__setattr__(self, "velocity", None if self.velocity is None else translation.constant)
+        _law(self, "Cylinder")
+        _set_translation(self, "Cylinder")
 
     @property
     def moves(self) -> bool:
         return self._translation.moves or self.angular_velocity != 0.0
 
+    @property
+    def spins_in_place(self) -> bool:
+        """Whether it turns about its axis (only friction feels it)."""
+        return self.angular_velocity != 0.0
+
     def displacement(self, t: float) -> np.ndarray:
         """Shift (3,) (m) of the cylinder at ``t`` from its position at ``t = 0``."""
         return self._translation.displacement(t)
 
-    def planes(self) -> list:
+    @property
+    def capped(self) -> bool:
+        return self.caps and self.height is not None
+
+    def surfaces(self) -> list:
         """The contact surfaces: the side (`CylinderSide`), then the caps when finite and
         capped, the one at ``-height/2`` first."""
         motion = self._translation if self._translation.moves else None
         half = None if self.height is None else 0.5 * self.height
         side = CylinderSide(self.centre, self.axis, self.radius, half, self.angular_velocity, motion,
                             self.restitution, self.friction, self.rolling_friction, self.tangential_restitution)
-        if half is None or not self.caps:
+        if not self.capped:
             return [side]
         return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, self.restitution,
                                self.friction, self.rolling_friction, motion, sign * self.angular_velocity,
                                self.tangential_restitution)
                          for sign in (1.0, -1.0)]
+
+    planes = surfaces
+
+    @property
+    def surface_count(self) -> int:
+        return 3 if self.capped else 1
 
     @property
     def volume(self) -> float | None:
@@ -480,8 +625,44 @@ class Cylinder:
         description = {"type": "cylinder", "centre": self.centre.tolist(), "axis": self.axis.tolist(),
                        "radius": float(self.radius),
                        "height": None if self.height is None else float(self.height),
-                       "caps": bool(self.caps and self.height is not None)}
+                       "caps": bool(self.capped)}
         return _with_motion(description, self._translation, self.angular_velocity)
+
+    @classmethod
+    def from_description(cls, description: dict) -> "Cylinder":
+        return cls(description["centre"], description["axis"], description["radius"], description.get("height"),
+                   bool(description.get("caps", False)), description.get("angular_velocity", 0.0),
+                   _described_velocity(description))
+
+    def surface_names(self, start: int) -> list[str]:
+        return ["cylinder side"] + (["cylinder cap -", "cylinder cap +"] if self.capped else [])
+
+    def rings(self, bounds: np.ndarray, segments: int) -> np.ndarray:
+        """(2, segments, 3) the circles at the two ends: at ``centre -+ height/2 axis``,
+        or, for an infinite cylinder, at the ends of the projection of ``bounds``."""
+        if self.height is not None:
+            ends = np.array([-0.5, 0.5]) * self.height
+        else:
+            ends = drawing.axis_extent(self.centre, self.axis, bounds)
+        return drawing.rings(self.centre, self.axis, (self.radius, self.radius), ends, segments)
+
+    def shape(self, bounds: np.ndarray, segments: int = 48) -> WallShape:
+        """``segments`` quads of the side (surface 0), then, when capped, the cap at
+        ``-height/2`` (1) and the one at ``+height/2`` (2); pictures draw the outlines only."""
+        ring_pair = self.rings(bounds, segments)
+        faces = [(quad, 0, None) for quad in drawing.band_quads(ring_pair)]
+        if self.capped:
+            faces += [(ring_pair[0], 1, self.axis), (ring_pair[1][::-1], 2, -self.axis)]
+        return WallShape(faces, drawing.outlines([corners for corners, _, _ in faces]), faces_drawn=False)
+
+    def bounding_box(self) -> np.ndarray | None:
+        if self.height is None:
+            return None
+        ring_pair = self.rings(np.zeros((2, 3)), 16)
+        return np.array([ring_pair.reshape(-1, 3).min(axis=0), ring_pair.reshape(-1, 3).max(axis=0)])
+
+    def translated(self, shift) -> "Cylinder":
+        return replace(self, centre=self.centre + np.asarray(shift, float))
 
 
 def _positive_length(value, name: str) -> float:
@@ -494,9 +675,15 @@ def _positive_length(value, name: str) -> float:
     return length
 
 
+def _orthogonal_unit(axis: np.ndarray) -> np.ndarray:
+    """A unit vector orthogonal to the unit ``axis``."""
+    other = np.cross(axis, np.eye(3)[int(np.argmin(np.abs(axis)))])
+    return other / np.linalg.norm(other)
+
+
 @dataclass(frozen=True)
 class CylinderSide:
-    """The side of a `Cylinder` as one contact surface (built by `Cylinder.planes`).
+    """The side of a `Cylinder` as one contact surface (built by `Cylinder.surfaces`).
 
     ``half_height`` None: infinite; else the side acts on the spheres whose centres
     lie within ``half_height`` of ``centre`` along the axis. ``translation`` is the
@@ -535,40 +722,315 @@ class CylinderSide:
         along = relative @ self.axis
         rho = relative - along[:, None] * self.axis
         distance = np.linalg.norm(rho, axis=1)
-        fallback = np.cross(self.axis, np.eye(3)[int(np.argmin(np.abs(self.axis)))])
-        fallback /= np.linalg.norm(fallback)
         normals = np.where(distance[:, None] > 0.0, -rho / np.where(distance > 0.0, distance, 1.0)[:, None],
-                           fallback)
+                           _orthogonal_unit(self.axis))
         gaps = self.radius - distance - radii
         if self.half_height is not None:
             gaps = np.where(np.abs(along) <= self.half_height, gaps, np.inf)
         return gaps, normals
 
+    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
+        """`granular.surfaces.ContactSurface.rows`: the side where it is at ``t``."""
+        spheres, gaps, normals = _near_rows(*self.at(t).gaps(positions, radii), margin)
+        velocities = None
+        if h is not None and self.moves:
+            velocities = self.surface_velocity(_contact_points(positions, radii, spheres, normals), t, h)
+        return ContactRows(spheres, gaps, normals, velocities)
+
     def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
         """Velocity (k, 3) (m/s) of the side's material at ``points`` (k, 3) over the step
         ending at ``t_next``: the mean translation plus ``omega axis x (x - c)``."""
-        velocity = np.zeros(points.shape)
-        if self.translation is not None:
-            velocity += self.translation.mean_velocity(t_next - h, t_next)
-        if self.angular_velocity != 0.0:
-            centre = self.centre + self.displacement(t_next)
-            velocity += np.cross(self.angular_velocity * self.axis, points - centre)
-        return velocity
+        translation = self.translation if self.translation is not None else Translation(None, "Cylinder")
+        return _motion_velocity(translation, self.angular_velocity, self.axis, self.centre, points, t_next, h)
+
+    def label(self) -> str:
+        return (f"cylinder side of radius {self.radius} about the axis {self.axis.tolist()} "
+                f"through {self.centre.tolist()}")
 
 
-def surface_count(description: dict) -> int:
-    """How many contact surfaces (``Contacts.wall`` indices) a wall's description has:
-    6 for a closed box, 5 open at the top, 3 for a capped cylinder, else 1."""
-    kind = description.get("type")
-    if kind == "box":
-        return 5 if description.get("open_top") else 6
-    if kind == "cylinder":
-        return 3 if description.get("caps") else 1
-    if kind == "periodic":
-        return 0
-    return 1
+@register_wall
+@dataclass(frozen=True)
+class Panel:
+    """A finite rectangle, a thin two-sided sheet: a hopper's flank, a baffle, a chute.
+
+    The rectangle is ``corner + s along + w across`` for ``0 <= s, w <= 1``. The gap
+    of sphere ``i`` is its centre's distance to the nearest point ``c`` of the
+    rectangle minus its radius, and the row's normal is ``(q_i - c) / |q_i - c|``
+    (Ericson, *Real-Time Collision Detection*, Morgan Kaufmann 2005, section 5.1.4:
+    the closest point of a rectangle clamps the centre's coordinates along its edges).
+    Over the face (``c`` inside) the gap is the plane distance ``|n . (q_i -
+    corner)| - r_i`` and the normal ``+-n``, computed as a `Plane` computes them; past
+    an edge the rectangle's rim is a rounded lip, and a sphere can sit on either side.
+
+    Parameters
+    ----------
+    corner : (3,) array
+        A corner (m), at ``t = 0`` for a moving panel.
+    along, across : (3,) arrays
+        The two edges from ``corner`` (m), non-zero and orthogonal (to 1e-9 of the
+        product of their lengths).
+    velocity : None, (3,) array or callable ``t -> (3,)``
+        Prescribed translation (m/s), as for `Plane`: a vibrating chute.
+    restitution, friction, rolling_friction, tangential_restitution : float or None
+        As for `Plane`.
+    """
+
+    kind: ClassVar[str] = "panel"
+    surface_count: ClassVar[int] = 1
+
+    corner: np.ndarray
+    along: np.ndarray
+    across: np.ndarray
+    restitution: float | None = None
+    friction: float | None = None
+    rolling_friction: float | None = None
+    velocity: object = None
+    tangential_restitution: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "corner", _vector3(self.corner, "Panel corner"))
+        along, across = _vector3(self.along, "Panel along"), _vector3(self.across, "Panel across")
+        lengths = np.linalg.norm(along), np.linalg.norm(across)
+        if min(lengths) == 0.0:
+            raise InvalidInputError("Panel edges along and across must be non-zero (m)")
+        if abs(float(along @ across)) > 1e-9 * lengths[0] * lengths[1]:
+            raise InvalidInputError(f"Panel edges along {along.tolist()} and across {across.tolist()} must be "
+                                    "orthogonal (a rectangle)")
+        object.__setattr__(self, "along", along)
+        object.__setattr__(self, "across", across)
+        _law(self, "Panel")
+        _set_translation(self, "Panel")
+
+    @property
+    def normal(self) -> np.ndarray:
+        """The unit normal ``along x across`` (the side the panel's drawing faces)."""
+        return _unit_vector(np.cross(self.along, self.across), "Panel normal")
+
+    @property
+    def moves(self) -> bool:
+        return self._translation.moves
+
+    def displacement(self, t: float) -> np.ndarray:
+        return self._translation.displacement(t)
+
+    def surfaces(self) -> list["Panel"]:
+        return [self]
+
+    def gaps(self, positions: np.ndarray, radii: np.ndarray, corner=None) -> tuple[np.ndarray, np.ndarray]:
+        """Gaps (N,) (m) and unit normals (N, 3) (class docstring), the corner at ``corner``."""
+        corner = self.corner if corner is None else corner
+        relative = positions - corner
+        lengths = np.array([np.linalg.norm(self.along), np.linalg.norm(self.across)])
+        units = np.array([self.along / lengths[0], self.across / lengths[1]])
+        coordinates = relative @ units.T
+        clamped = np.clip(coordinates, 0.0, lengths)
+        normal = self.normal
+        height = relative @ normal
+        offset = relative - clamped @ units
+        distance = np.linalg.norm(offset, axis=1)
+        inside = np.all(clamped == coordinates, axis=1) | (distance == 0.0)
+        side = np.where(height < 0.0, -1.0, 1.0)
+        gaps = np.where(inside, np.abs(height), distance) - radii
+        normals = np.where(inside[:, None], side[:, None] * normal,
+                           offset / np.where(distance > 0.0, distance, 1.0)[:, None])
+        return gaps, normals
+
+    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
+        corner = self.corner + self.displacement(t) if self.moves else self.corner
+        spheres, gaps, normals = _near_rows(*self.gaps(positions, radii, corner), margin)
+        velocities = None
+        if h is not None and self.moves:
+            points = _contact_points(positions, radii, spheres, normals)
+            velocities = _motion_velocity(self._translation, 0.0, self.normal, corner, points, t, h)
+        return ContactRows(spheres, gaps, normals, velocities)
+
+    def label(self) -> str:
+        return f"panel at {self.corner.tolist()} with edges {self.along.tolist()} and {self.across.tolist()}"
+
+    def corners(self) -> np.ndarray:
+        """(4, 3) the rectangle's corners in order (m)."""
+        return self.corner + np.array([np.zeros(3), self.along, self.along + self.across, self.across])
+
+    def describe(self) -> dict:
+        description = {"type": "panel", "corner": self.corner.tolist(), "along": self.along.tolist(),
+                       "across": self.across.tolist()}
+        return _with_motion(description, self._translation)
+
+    @classmethod
+    def from_description(cls, description: dict) -> "Panel":
+        return cls(description["corner"], description["along"], description["across"],
+                   velocity=_described_velocity(description))
+
+    def surface_names(self, start: int) -> list[str]:
+        return [f"panel {start}"]
+
+    def shape(self, bounds: np.ndarray) -> WallShape:
+        corners = self.corners()
+        return WallShape([(corners, 0, None)], drawing.polygon_edges(corners))
+
+    def bounding_box(self) -> np.ndarray:
+        corners = self.corners()
+        return np.array([corners.min(axis=0), corners.max(axis=0)])
+
+    def translated(self, shift) -> "Panel":
+        return replace(self, corner=self.corner + np.asarray(shift, float))
 
 
+@register_wall
+@dataclass(frozen=True)
+class Cone:
+    """A conical funnel (a frustum), open at both ends, a thin two-sided shell.
+
+    The shell joins the circle of radius ``lower_radius`` about ``axis`` through
+    ``centre`` to the circle of radius ``upper_radius`` at ``centre + height axis``.
+    A surface of revolution is nearest a point in the point's own meridian half-plane,
+    so the gap of sphere ``i`` is the distance, in that half-plane, from its centre
+    ``(rho_i, z_i)`` (distance to the axis, height along it) to the segment from
+    ``(lower_radius, 0)`` to ``(upper_radius, height)``, minus ``r_i``; the normal is
+    the unit vector from the nearest point of the segment to the centre, turned back
+    into space. The rims are rounded lips (the segment's ends): a grain leaves
+    through the lower opening when its diameter fits it. A centre on the axis takes
+    any radial direction (all are equally far). Like a `Cylinder`'s side the shell is
+    curved, so a linearised row lets a sphere sliding along it sink by a second-order
+    amount in ``h`` in a step.
+
+    Parameters
+    ----------
+    centre : (3,) array
+        Centre of the lower rim (m), at ``t = 0`` for a moving cone.
+    axis : (3,) array
+        From the lower rim towards the upper one; normalised here.
+    lower_radius, upper_radius : float
+        Rim radii (m), >= 0, not both 0.
+    height : float
+        Distance between the rims along the axis (m), positive.
+    angular_velocity : float
+        Spin (rad/s) about the axis, felt through friction only.
+    velocity : None, (3,) array or callable ``t -> (3,)``
+        Prescribed translation (m/s), as for `Plane`.
+    restitution, friction, rolling_friction, tangential_restitution : float or None
+        As for `Plane`.
+    """
+
+    kind: ClassVar[str] = "cone"
+    surface_count: ClassVar[int] = 1
+
+    centre: np.ndarray
+    axis: np.ndarray
+    lower_radius: float
+    upper_radius: float
+    height: float
+    angular_velocity: float = 0.0
+    velocity: object = None
+    restitution: float | None = None
+    friction: float | None = None
+    rolling_friction: float | None = None
+    tangential_restitution: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "centre", _vector3(self.centre, "Cone centre"))
+        object.__setattr__(self, "axis", _unit_vector(self.axis, "Cone axis"))
+        for name in ("lower_radius", "upper_radius"):
+            try:
+                value = float(getattr(self, name))
+            except (TypeError, ValueError):
+                raise InvalidInputError(f"Cone {name} must be a number of metres, got {getattr(self, name)!r}") \
+                    from None
+            if not (np.isfinite(value) and value >= 0.0):
+                raise InvalidInputError(f"Cone {name} must be finite and >= 0, got {value} m")
+            object.__setattr__(self, name, value)
+        if self.lower_radius == 0.0 and self.upper_radius == 0.0:
+            raise InvalidInputError("Cone needs a positive lower_radius or upper_radius")
+        object.__setattr__(self, "height", _positive_length(self.height, "Cone height"))
+        object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, "Cone"))
+        _law(self, "Cone")
+        _set_translation(self, "Cone")
+
+    @property
+    def moves(self) -> bool:
+        return self._translation.moves or self.angular_velocity != 0.0
+
+    @property
+    def spins_in_place(self) -> bool:
+        return self.angular_velocity != 0.0
+
+    def displacement(self, t: float) -> np.ndarray:
+        return self._translation.displacement(t)
+
+    def surfaces(self) -> list["Cone"]:
+        return [self]
+
+    def gaps(self, positions: np.ndarray, radii: np.ndarray, centre=None) -> tuple[np.ndarray, np.ndarray]:
+        """Gaps (N,) (m) and unit normals (N, 3) (class docstring), the lower rim's centre at ``centre``."""
+        centre = self.centre if centre is None else centre
+        relative = positions - centre
+        z = relative @ self.axis
+        radial = relative - z[:, None] * self.axis
+        rho = np.linalg.norm(radial, axis=1)
+        outward = np.where(rho[:, None] > 0.0, radial / np.where(rho > 0.0, rho, 1.0)[:, None],
+                           _orthogonal_unit(self.axis))
+        start, direction = np.array([self.lower_radius, 0.0]), np.array([self.upper_radius - self.lower_radius,
+                                                                         self.height])
+        point = np.column_stack([rho, z])
+        fraction = np.clip((point - start) @ direction / (direction @ direction), 0.0, 1.0)
+        offset = point - (start + fraction[:, None] * direction)
+        distance = np.linalg.norm(offset, axis=1)
+        # on the shell itself (an overlap of a whole radius): the side the axis is on
+        inward = np.array([-direction[1], direction[0]]) / np.linalg.norm(direction)
+        offset = np.where(distance[:, None] > 0.0, offset / np.where(distance > 0.0, distance, 1.0)[:, None], inward)
+        normals = offset[:, :1] * outward + offset[:, 1:] * self.axis
+        return distance - radii, normals
+
+    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
+        centre = self.centre + self.displacement(t) if self._translation.moves else self.centre
+        spheres, gaps, normals = _near_rows(*self.gaps(positions, radii, centre), margin)
+        velocities = None
+        if h is not None and self.moves:
+            points = _contact_points(positions, radii, spheres, normals)
+            velocities = _motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points,
+                                          t, h)
+        return ContactRows(spheres, gaps, normals, velocities)
+
+    def label(self) -> str:
+        return (f"cone from radius {self.lower_radius} at {self.centre.tolist()} to radius {self.upper_radius} "
+                f"at height {self.height} along {self.axis.tolist()}")
+
+    def describe(self) -> dict:
+        description = {"type": "cone", "centre": self.centre.tolist(), "axis": self.axis.tolist(),
+                       "lower_radius": self.lower_radius, "upper_radius": self.upper_radius,
+                       "height": self.height}
+        return _with_motion(description, self._translation, self.angular_velocity)
+
+    @classmethod
+    def from_description(cls, description: dict) -> "Cone":
+        return cls(description["centre"], description["axis"], description["lower_radius"],
+                   description["upper_radius"], description["height"], description.get("angular_velocity", 0.0),
+                   _described_velocity(description))
+
+    def surface_names(self, start: int) -> list[str]:
+        return [f"cone {start}"]
+
+    def rings(self, segments: int) -> np.ndarray:
+        return drawing.rings(self.centre, self.axis, (self.lower_radius, self.upper_radius), (0.0, self.height),
+                             segments)
+
+    def shape(self, bounds: np.ndarray, segments: int = 48) -> WallShape:
+        """``segments`` quads of the shell; pictures draw the rims and every sixth generator."""
+        ring_pair = self.rings(segments)
+        quads = drawing.band_quads(ring_pair)
+        edges = [drawing.polygon_edges(ring_pair[0]), drawing.polygon_edges(ring_pair[1]),
+                 np.stack([ring_pair[0, ::6], ring_pair[1, ::6]], axis=1)]
+        return WallShape([(quad, 0, None) for quad in quads], np.concatenate(edges), faces_drawn=False)
+
+    def bounding_box(self) -> np.ndarray:
+        points = self.rings(16).reshape(-1, 3)
+        return np.array([points.min(axis=0), points.max(axis=0)])
+
+    def translated(self, shift) -> "Cone":
+        return replace(self, centre=self.centre + np.asarray(shift, float))
+
+
+@register_wall
 @dataclass(frozen=True)
 class PeriodicBox:
     """Periodic boundary conditions along chosen axes.
@@ -585,6 +1047,9 @@ class PeriodicBox:
     axes : sequence of int
         The periodic axes, a subset of ``(0, 1, 2)``.
     """
+
+    kind: ClassVar[str] = "periodic"
+    surface_count: ClassVar[int] = 0
 
     lower: np.ndarray
     upper: np.ndarray
@@ -630,40 +1095,72 @@ class PeriodicBox:
         return {"type": "periodic", "lower": self.lower.tolist(), "upper": self.upper.tolist(),
                 "axes": list(self.axes)}
 
+    @classmethod
+    def from_description(cls, description: dict) -> "PeriodicBox":
+        return cls(description["lower"], description["upper"], tuple(description.get("axes", (0, 1, 2))))
 
-def surface_names(walls: list) -> list[str]:
-    """A name for each contact surface (``Contacts.wall`` index) of the wall
-    descriptions ``walls`` (``system["walls"]``), in the world's order: "floor" for a
-    plane facing +z, a box's faces by side ("box x-min", ..., "box top"), a cylinder's
-    "cylinder side" and caps ("cylinder cap -", "cylinder cap +"), else the index
-    and the normal."""
-    names, axes = [], "xyz"
-    for wall in walls or []:
-        kind = wall.get("type") if isinstance(wall, dict) else None
-        if kind == "box":
-            for axis in range(3):
-                names.append("floor" if axis == 2 else f"box {axes[axis]}-min")
-                if not (wall.get("open_top") and axis == 2):
-                    names.append("box top" if axis == 2 else f"box {axes[axis]}-max")
-        elif kind == "plane":
-            normal = np.asarray(wall.get("normal", (np.nan,) * 3), float)
-            shown = ", ".join(f"{v + 0.0:.3g}" for v in normal)   # + 0.0: never "-0"
-            moving = " moving" if "velocity" in wall else ""
-            names.append("floor" if np.allclose(normal, (0, 0, 1)) and not moving
-                         else f"plane {len(names)}{moving} (normal {shown})")
-        elif kind == "cylinder":
-            names.append("cylinder side")
-            if wall.get("caps"):
-                names += ["cylinder cap -", "cylinder cap +"]
-        elif kind == "periodic":
-            continue
-        else:
-            names.append(f"wall {len(names)}")
-    return names
+    def surfaces(self) -> list:
+        return []
+
+    def surface_names(self, start: int) -> list[str]:
+        return []
+
+    def shape(self, bounds: np.ndarray) -> WallShape:
+        """Nothing: the pictures draw the cell from the system's ``"periodic"`` entry."""
+        return WallShape()
+
+    def bounding_box(self) -> np.ndarray:
+        return np.array([self.lower, self.upper])
+
+    def translated(self, shift) -> "PeriodicBox":
+        return self
 
 
-def first_surface(walls: list, index: int) -> int:
-    """The ``Contacts.wall`` index of the first contact surface of ``walls[index]``
-    (descriptions, as in `surface_names`)."""
-    return sum(surface_count(wall) for wall in walls[:index])
+@register_wall
+@dataclass(frozen=True)
+class Polygon:
+    """A flat polygon as run files of earlier versions describe a finite panel
+    (``{"type": "polygon", "vertices": [...], "normal": [...]}``): read for names and
+    pictures only (one contact surface; it has no rows)."""
 
+    kind: ClassVar[str] = "polygon"
+    surface_count: ClassVar[int] = 1
+
+    vertices: np.ndarray
+    normal: np.ndarray | None = None
+
+    @classmethod
+    def from_description(cls, description: dict) -> "Polygon":
+        vertices = np.asarray(description["vertices"], float)
+        if vertices.ndim != 2 or vertices.shape[1] != 3 or len(vertices) < 3:
+            raise InvalidInputError(f"polygon vertices must have shape (v >= 3, 3), got {vertices.shape}")
+        normal = description.get("normal")
+        return cls(vertices, None if normal is None else np.asarray(normal, float))
+
+    moves = False
+
+    def surfaces(self) -> list:
+        raise InvalidInputError("a polygon read from a run file is for pictures only; build a Panel to simulate")
+
+    def displacement(self, t: float) -> np.ndarray:
+        return np.zeros(3)
+
+    def describe(self) -> dict:
+        description = {"type": "polygon", "vertices": self.vertices.tolist()}
+        if self.normal is not None:
+            description["normal"] = self.normal.tolist()
+        return description
+
+    def surface_names(self, start: int) -> list[str]:
+        return [f"wall {start}"]
+
+    def shape(self, bounds: np.ndarray) -> WallShape:
+        normal = self.normal if self.normal is not None else np.cross(self.vertices[1] - self.vertices[0],
+                                                                      self.vertices[2] - self.vertices[0])
+        return WallShape([(self.vertices, 0, drawing.unit(normal))], drawing.polygon_edges(self.vertices))
+
+    def bounding_box(self) -> np.ndarray:
+        return np.array([self.vertices.min(axis=0), self.vertices.max(axis=0)])
+
+    def translated(self, shift) -> "Polygon":
+        return replace(self, vertices=self.vertices + np.asarray(shift, float))

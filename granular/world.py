@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import functools
 import time
+from dataclasses import dataclass
 import warnings
 from typing import Callable
 
@@ -82,7 +83,8 @@ from .validation import coefficient_per_item, finite_array, positive_per_item, p
 #: A given orientation quaternion may differ from unit length by this much (it is
 #: then normalised); farther is an input error (not a rotation).
 _QUATERNION_TOLERANCE = 1e-6
-from .walls import Box, Cylinder, PeriodicBox, Plane
+from .surfaces import ContactRows, Surface
+from .walls import PeriodicBox, Plane
 
 #: How per-particle coefficients combine into a pair coefficient.
 COMBINATION_RULES = {
@@ -111,10 +113,11 @@ class SphereWorld:
         Gravitational acceleration (m/s^2).
     force : callable ``(t, q, u) -> (N, 3)`` or None
         Extra force on each sphere (N), with ``q``, ``u`` of shape (N, 3).
-    walls : sequence of `Plane`, `Box` and `Cylinder`
-        Obstacles, still or moving (`granular.walls`); a `Box` contributes its faces,
-        a capped `Cylinder` its side and two caps (``Contacts.wall`` numbers them in
-        this order).
+    walls : sequence of walls (`granular.surfaces.Surface`)
+        Obstacles, still or moving: `Plane`, `Box`, `Cylinder`, `Panel`, `Cone`
+        (`granular.walls`), `TriangleMesh` (`granular.meshes`) or a class of one's own.
+        A `Box` contributes its faces, a capped `Cylinder` its side and two caps, a
+        mesh one surface (``Contacts.wall`` numbers them in this order).
     restitution : float or (N,) array
         Coefficient of restitution in [0, 1] of sphere-sphere impacts: one value, or
         one per sphere combined by ``restitution_rule``. It also applies to
@@ -201,11 +204,12 @@ class SphereWorld:
         self.particle_restitution = coefficient_per_item(restitution, "restitution", self.n)
         self.walls = tuple(walls)
         for k, wall in enumerate(self.walls):
-            if not isinstance(wall, (Plane, Box, Cylinder)):
-                # Worded so the earlier message (Plane or Box) still matches.
-                raise InvalidInputError(f"walls[{k}] must be a Plane or a Box, got {type(wall).__name__} "
-                                        "(or a Cylinder)")
-        self.planes = [plane for wall in self.walls for plane in wall.planes()]
+            if not isinstance(wall, Surface) or isinstance(wall, PeriodicBox):
+                raise InvalidInputError(f"walls[{k}] must be a wall (a Plane, Box, Cylinder, Panel, Cone, "
+                                        f"TriangleMesh: granular.surfaces.Surface), got {type(wall).__name__}")
+        #: The contact surfaces of the walls, by ``Contacts.wall`` index.
+        self.surfaces = [surface for wall in self.walls for surface in wall.surfaces()]
+        self.planes = self.surfaces      # the name of earlier versions
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
         self.tangential_restitution = _unit_coefficient(tangential_restitution, "tangential_restitution")
@@ -438,17 +442,12 @@ class SphereWorld:
         gaps = distances - radii[i] - radii[j]
         e_sphere = self.particle_restitution
         restitution = COMBINATION_RULES[self.restitution_rule](e_sphere[i], e_sphere[j])
-        wall_parts = self._all_wall_rows(t_next, positions, radii, h * max_speed + skin)
-        wi = np.concatenate([part[0] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
-        wk = np.concatenate([part[1] for part in wall_parts]) if wall_parts else np.zeros(0, np.int64)
-        wgap = np.concatenate([part[2] for part in wall_parts]) if wall_parts else np.zeros(0)
-        wnormal = (np.concatenate([part[3] for part in wall_parts]) if wall_parts else np.zeros((0, 3)))
-        wrest = np.concatenate([part[4] for part in wall_parts]) if wall_parts else np.zeros(0)
-        wall_velocity = self._wall_velocities(wall_parts, positions, radii, t_next, h)
+        walls = self._all_wall_rows(t_next, h, positions, radii, h * max_speed + skin)
+        wi, wnormal, wall_velocity = walls.spheres, walls.normals, walls.velocities
         tangential_restitution = None
         if self.has_tangential_restitution:
-            wall_et = np.concatenate([part[7] for part in wall_parts]) if wall_parts else np.zeros(0)
-            tangential_restitution = np.concatenate([np.full(i.size, self.tangential_restitution), wall_et])
+            tangential_restitution = np.concatenate([np.full(i.size, self.tangential_restitution),
+                                                     walls.tangential_restitution])
         normal_offset = None
         if wall_velocity is not None:   # the impact law acts on the velocity relative to the wall
             normal_offset = np.concatenate([np.zeros(i.size), np.einsum("ka,ka->k", wall_velocity, wnormal)])
@@ -457,24 +456,22 @@ class SphereWorld:
         minus = -np.ones(wi.size, dtype=np.int64)
         friction, tangents = None, None
         if self.has_friction:
-            wall_friction = (np.concatenate([part[5] for part in wall_parts]) if wall_parts else np.zeros(0))
-            friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, wall_friction, radii)
+            friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, walls.friction, radii)
         offset = None
         if tangents is not None and wall_velocity is not None:
             offset = np.zeros((i.size + wi.size, 2))
             offset[i.size:] = np.einsum("kab,kb->ka", tangent_basis(wnormal), wall_velocity)
         rolling_friction, rolling, rolling_radius = None, None, None
         if self.has_rolling_friction:
-            wall_rolling = np.concatenate([part[6] for part in wall_parts]) if wall_parts else np.zeros(0)
             rolling_friction, rolling, rolling_radius = self._rolling_rows(i, j, normals, wi, wnormal,
-                                                                           wall_rolling, radii)
+                                                                           walls.rolling_friction, radii)
         return ConstraintSet(
-            gap=np.concatenate([gaps, wgap]),
+            gap=np.concatenate([gaps, walls.gaps]),
             jacobian=jacobian,
-            restitution=np.concatenate([restitution, wrest]),
+            restitution=np.concatenate([restitution, walls.restitution]),
             i=np.concatenate([i, wi]),
             j=np.concatenate([j, minus]),
-            wall=np.concatenate([-np.ones(i.size, dtype=np.int64), wk]),
+            wall=np.concatenate([-np.ones(i.size, dtype=np.int64), walls.surface]),
             normal=np.concatenate([normals, wnormal]),
             friction=friction, tangents=tangents,
             seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
@@ -482,6 +479,7 @@ class SphereWorld:
             rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
             tangential_offset=offset, normal_offset=normal_offset,
             tangential_restitution=tangential_restitution, surface_names=self._surface_names,
+            feature=None if walls.features is None else np.concatenate([np.zeros(i.size, np.int64), walls.features]),
         )
 
     def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
@@ -492,28 +490,54 @@ class SphereWorld:
             return self.separation_speed
         return 0.1 * float(radii.min()) / h
 
-    def _all_wall_rows(self, t_next, positions, radii, margin) -> list[tuple]:
-        """The rows of every contact surface at the end of the step (`_wall_rows`), one
-        part per surface (`_wall_velocities` pairs them); when every surface is a still
-        plane, all in one pass and one part (`_plane_rows`)."""
-        if self.planes and all(type(plane) is Plane and not plane.moves for plane in self.planes):
-            return self._plane_rows(self.planes, positions, radii, margin)
-        return [self._wall_rows(k, plane.at(t_next), positions, radii, margin) for k, plane in enumerate(self.planes)]
+    def _all_wall_rows(self, t_next, h, positions, radii, margin) -> "WallRows":
+        """The rows of every contact surface at the end of the step (each surface's
+        `granular.surfaces.ContactSurface.rows`), in surface order, with each row's
+        contact law; when every surface is a still plane, all in one pass
+        (`_plane_rows`)."""
+        if self.surfaces and all(type(plane) is Plane and not plane.moves for plane in self.surfaces):
+            return self._plane_rows(self.surfaces, positions, radii, margin)
+        parts = [surface.rows(positions, radii, margin, t_next, h) for surface in self.surfaces]
+        return self._combined(parts)
 
-    def _plane_rows(self, planes, positions, radii, margin) -> list[tuple]:
-        """`_wall_rows` of the flat ``planes`` in one pass, as a single part (the rows of
-        plane 0, then of plane 1, ...: the parts concatenated). The gaps are computed
-        as `Plane.gaps` computes them, term for term, and the rows are the same; one
-        pass saves the per-plane calls' interpreter overhead (benchmarks/README.md,
-        "Measurements behind the constants")."""
+    def _combined(self, parts: list[ContactRows]) -> "WallRows":
+        """The rows of the surfaces ``parts`` (one `ContactRows` each, in surface order)
+        as one `WallRows`, each row with its surface's law (`_surface_law`)."""
+        if not parts:
+            parts = [ContactRows.empty()]
+            laws = np.zeros((1, 4))
+        else:
+            laws = np.array([self._surface_law(surface) for surface in self.surfaces], dtype=float).reshape(-1, 4)
+        sizes = np.array([part.size for part in parts])
+        surface = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
+        spheres = np.concatenate([part.spheres for part in parts]).astype(np.int64)
+        law = laws[surface] if spheres.size else np.zeros((0, 4))
+        restitution = np.where(np.isnan(law[:, 0]), self.particle_restitution[spheres], law[:, 0])
+        velocities = None
+        if any(getattr(s, "moves", False) for s in self.surfaces):
+            velocities = np.concatenate([part.velocities if part.velocities is not None else np.zeros((part.size, 3))
+                                         for part in parts])
+        features = None
+        if any(part.features is not None for part in parts):
+            features = np.concatenate([part.features if part.features is not None else np.zeros(part.size, np.int64)
+                                       for part in parts])
+        return WallRows(spheres, surface, np.concatenate([part.gaps for part in parts]),
+                        np.concatenate([part.normals for part in parts]).reshape(-1, 3), restitution, law[:, 1],
+                        law[:, 2], law[:, 3], velocities, features)
+
+    def _plane_rows(self, planes, positions, radii, margin) -> "WallRows":
+        """The rows of the still flat ``planes`` in one pass (the rows of plane 0, then of
+        plane 1, ...). The gaps are computed as `Plane.gaps` computes them, term for
+        term, and the rows are the same; one pass saves the per-plane calls'
+        interpreter overhead (benchmarks/README.md, "Measurements behind the constants")."""
         points = np.array([plane.point for plane in planes])
         normals = np.array([plane.normal for plane in planes])
         gaps = ((positions[None, :, :] - points[:, None, :]) @ normals[:, :, None])[..., 0] - radii
         k, near = np.nonzero(gaps <= margin)
         plane_e, plane_mu, plane_mu_r, plane_et = np.array([self._surface_law(plane) for plane in planes]).T
         e = np.where(np.isnan(plane_e[k]), self.particle_restitution[near], plane_e[k])
-        return [(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
-                 plane_mu_r[k], plane_et[k])]
+        return WallRows(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
+                        plane_mu_r[k], plane_et[k])
 
     def _surface_law(self, plane) -> tuple[float, float, float, float]:
         """``(restitution, friction, rolling friction, tangential restitution)`` of a
@@ -524,39 +548,6 @@ class SphereWorld:
                 self.friction if plane.friction is None else float(plane.friction),
                 self.rolling_friction if plane.rolling_friction is None else float(plane.rolling_friction),
                 self.tangential_restitution if et is None else float(et))
-
-    def _wall_rows(self, k, plane, positions, radii, margin):
-        """The rows of contact surface ``k``, ``plane`` being its still geometry at the
-        end of the step (`Plane.at`): ``(spheres, k's, gaps D(t_{n+1}, q^n), normals,
-        restitution, friction, rolling friction, tangential restitution)`` of the
-        spheres within ``margin``."""
-        gaps, normals = plane.gaps(positions, radii)
-        near = np.flatnonzero(gaps <= margin)
-        restitution, friction, rolling_friction, tangential_restitution = self._surface_law(plane)
-        e = self.particle_restitution[near] if np.isnan(restitution) else np.full(near.size, restitution)
-        mu = np.full(near.size, friction)
-        mu_r = np.full(near.size, rolling_friction)
-        return (near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near],
-                np.array(normals[near], dtype=float).reshape(-1, 3), e, mu, mu_r,
-                np.full(near.size, tangential_restitution))
-
-    def _wall_velocities(self, wall_parts, positions, radii, t_next, h) -> np.ndarray | None:
-        """Velocity (w, 3) (m/s) of the wall's material at each wall row's contact point
-        ``q_i - r_i n`` over the step ending at ``t_next``; None when no wall moves.
-
-        Why it is needed although the gap already moves the wall (`granular.walls`):
-        the gap carries the normal part only; friction needs the tangential part (a
-        shear wall, a turning drum), and restitution whether the wall moves along
-        the row's normal."""
-        if not any(plane.moves for plane in self.planes):
-            return None
-        velocities = [np.zeros((part[0].size, 3)) for part in wall_parts]
-        for k, (plane, part) in enumerate(zip(self.planes, wall_parts)):
-            if plane.moves and part[0].size:
-                spheres, normals = part[0], part[3]
-                points = positions[spheres] - radii[spheres, None] * normals
-                velocities[k] = plane.surface_velocity(points, t_next, h)
-        return np.concatenate(velocities)
 
     @property
     def has_moving_walls(self) -> bool:
@@ -631,15 +622,15 @@ class SphereWorld:
                 k = bad[np.argmin(gaps[bad])]
                 raise OverlapError(f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.6g} m at t = {t:.6g} s",
                                    pair=(int(i[k]), int(j[k])), overlap=float(-gaps[k]))
-        for k, plane in enumerate(self.planes):
-            plane = plane.at(t)
-            gaps, _ = plane.gaps(positions, radii)
-            bad = np.flatnonzero(gaps < -OVERLAP_TOLERANCE * radii)
+        for k, surface in enumerate(self.surfaces):
+            rows = surface.rows(positions, radii, 0.0, t)
+            bad = np.flatnonzero(rows.gaps < -OVERLAP_TOLERANCE * radii[rows.spheres])
             if bad.size:
-                s = bad[np.argmin(gaps[bad])]
+                worst = bad[np.argmin(rows.gaps[bad])]
+                s, overlap = int(rows.spheres[worst]), float(-rows.gaps[worst])
                 raise OverlapError(f"sphere {s} overlaps the {self.surface_name(k)} (surface {k}: "
-                                   f"{_surface_name(plane)}) by {-gaps[s]:.6g} m at t = {t:.6g} s",
-                                   pair=(int(s), f"wall {k}"), overlap=float(-gaps[s]))
+                                   f"{surface.label()}) by {overlap:.6g} m at t = {t:.6g} s",
+                                   pair=(s, f"wall {k}"), overlap=overlap)
 
     def _warn_about_frictionless_turning_walls(self) -> None:
         """A wall that turns (a `Cylinder` about its axis, a `Plane` about its normal)
@@ -648,9 +639,11 @@ class SphereWorld:
         a still wall. That is most likely not what was meant, so say it
         (`granular.errors.IneffectiveWallWarning`)."""
         for k, wall in enumerate(self.walls):
-            omega = getattr(wall, "angular_velocity", 0.0)
+            if not getattr(wall, "spins_in_place", False):
+                continue
+            omega = wall.angular_velocity
             mu = self.friction if wall.friction is None else float(wall.friction)
-            if omega != 0.0 and mu == 0.0:
+            if mu == 0.0:
                 warnings.warn(IneffectiveWallWarning(
                     f"walls[{k}] ({type(wall).__name__}) turns at {omega:g} rad/s but its contacts have no "
                     "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
@@ -658,10 +651,12 @@ class SphereWorld:
 
     @functools.cached_property
     def _surface_names(self) -> tuple:
-        """The contact surfaces' names (`surface_name`), by ``Contacts.wall`` index."""
-        from .walls import surface_names
-
-        return tuple(surface_names([wall.describe() for wall in self.walls]))
+        """The contact surfaces' names (`surface_name`), by ``Contacts.wall`` index: each
+        wall's ``surface_names``."""
+        names: list[str] = []
+        for wall in self.walls:
+            names += wall.surface_names(len(names))
+        return tuple(names)
 
     def surface_name(self, k: int) -> str:
         """The name of contact surface ``k`` (a ``Contacts.wall`` index) that ``granular
@@ -682,11 +677,12 @@ class SphereWorld:
                     f"largest diameter plus the search margin ({reach:.6g} m)")
 
     def packing_fraction(self, t: float) -> float | None:
-        """Sphere volume over container volume (the first `Box`, else a fully periodic cell)."""
+        """Sphere volume over container volume (the first wall that encloses a volume, a
+        `Box` or a finite `Cylinder`, else a fully periodic cell)."""
         volume = None
-        boxes = [wall for wall in self.walls if isinstance(wall, Box)]
-        if boxes:
-            volume = boxes[0].volume
+        containers = [wall.volume for wall in self.walls if getattr(wall, "volume", None) is not None]
+        if containers:
+            volume = containers[0]
         elif self.periodic is not None and len(self.periodic.axes) == 3:
             volume = float(np.prod(self.periodic.lengths))
         if volume is None:
@@ -715,12 +711,24 @@ def _unit_coefficient(value, name: str) -> float:
     return number
 
 
-def _surface_name(surface) -> str:
-    """A contact surface named in an error: a plane by its point and normal."""
-    if isinstance(surface, Plane):
-        return f"plane through {surface.point.tolist()} with normal {surface.normal.tolist()}"
-    return (f"cylinder side of radius {surface.radius} about the axis {surface.axis.tolist()} "
-            f"through {surface.centre.tolist()}")
+@dataclass(frozen=True)
+class WallRows:
+    """The wall rows of a step, every surface's together (arrays of one length k):
+    sphere, surface (``Contacts.wall``), gap (m), unit normal (k, 3), restitution,
+    friction, rolling friction and tangential restitution of each row; the wall's
+    material velocity at the contact (k, 3) (m/s) or None when no wall moves; the
+    feature labels (`granular.surfaces.ContactRows.features`) or None."""
+
+    spheres: np.ndarray
+    surface: np.ndarray
+    gaps: np.ndarray
+    normals: np.ndarray
+    restitution: np.ndarray
+    friction: np.ndarray
+    rolling_friction: np.ndarray
+    tangential_restitution: np.ndarray
+    velocities: np.ndarray | None = None
+    features: np.ndarray | None = None
 
 
 def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> sp.csr_matrix:

@@ -6,9 +6,9 @@ quasi-2D hopper (the bin's y faces serve both). The grains, frictionless and
 slightly inelastic, start at rest on a lattice in the hopper and drain into the
 open bin below.
 
-The panels are finite pieces of planes: a sphere's gap is its distance to the
-nearest point of the rectangle minus its radius, so the edge of the slot is a
-rounded lip and no grain can slip through it. Prints the number of grains
+The panels are `granular.Panel` walls, finite rectangles: a sphere's gap is its
+distance to the nearest point of the rectangle minus its radius, so the edge of the
+slot is a rounded lip and no grain can slip through it. Prints the number of grains
 discharged against time and the mean discharge rate, grains per second and kg/s
 (Beverloo's law expects a rate constant in time while the hopper is not nearly
 empty).
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -36,65 +35,19 @@ DEFAULTS = dict(duration=0.6, dt=1e-3, record_every=10)
 RENDERS = Path(__file__).resolve().parent.parent / "outputs"
 
 
-@dataclass(frozen=True)
-class Panel(gr.Plane):
-    """A rectangle of a plane: ``point + s along + w side`` for ``0 <= s <= length``,
-    ``0 <= w <= width``, ``side = normal x along``; spheres stay on the normal's side."""
-
-    along: tuple = (1.0, 0.0, 0.0)
-    length: float = 1.0
-    width: float = 1.0
-
-    def side(self) -> np.ndarray:
-        return np.cross(self.normal, np.asarray(self.along, float))
-
-    def gaps(self, positions: np.ndarray, radii: np.ndarray):
-        """Distance from each centre to the rectangle minus its radius, and the unit normal (N, 3)."""
-        along, side = np.asarray(self.along, float), self.side()
-        relative = positions - self.point
-        s = np.clip(relative @ along, 0.0, self.length)
-        w = np.clip(relative @ side, 0.0, self.width)
-        offset = relative - s[:, None] * along - w[:, None] * side
-        distance = np.linalg.norm(offset, axis=1)
-        normals = np.where(distance[:, None] > 0, offset / np.maximum(distance, 1e-300)[:, None], self.normal)
-        return distance - radii, normals
-
-    def describe(self) -> dict:
-        along, side = np.asarray(self.along, float), self.side()
-        corners = [self.point, self.point + self.length * along,
-                   self.point + self.length * along + self.width * side, self.point + self.width * side]
-        return {"type": "polygon", "vertices": [list(map(float, c)) for c in corners],
-                "normal": self.normal.tolist()}
-
-
-class HopperWorld(gr.SphereWorld):
-    """A SphereWorld whose `Panel` walls act only over their rectangle."""
-
-    def _wall_rows(self, k, plane, positions, radii, margin):
-        if not isinstance(plane, Panel):
-            return super()._wall_rows(k, plane, positions, radii, margin)
-        gaps, normals = plane.gaps(positions, radii)
-        near = np.flatnonzero(gaps <= margin)
-        e = (self.particle_restitution[near] if plane.restitution is None
-             else np.full(near.size, plane.restitution))
-        return near.astype(np.int64), np.full(near.size, k, dtype=np.int64), gaps[near], normals[near], e
-
-
-def panels() -> list[Panel]:
+def panels(friction: float | None = None) -> list[gr.Panel]:
     """The two inclined panels, from the slot's edges up and outwards, spanning the depth."""
     result = []
     for sign in (-1.0, 1.0):
         along = np.array([sign * np.sin(ANGLE), 0.0, np.cos(ANGLE)])
-        normal = np.array([-sign * np.cos(ANGLE), 0.0, np.sin(ANGLE)])
         corner = np.array([sign * HALF_SLOT, 0.0, OUTLET_HEIGHT])
-        if np.cross(normal, along)[1] < 0:       # the rectangle spans y from 0 to DEPTH
-            corner[1] = DEPTH
-        result.append(Panel(corner, normal, along=tuple(along), length=PANEL_LENGTH, width=DEPTH))
+        result.append(gr.Panel(corner, PANEL_LENGTH * along, [0.0, DEPTH, 0.0], friction=friction))
     return result
 
 
-def build(layers: int = 12, seed: int = 2, restitution: float = 0.2) -> HopperWorld:
-    """Grains on a jittered lattice filling the hopper above the slot, at rest."""
+def build(layers: int = 12, seed: int = 2, restitution: float = 0.2, friction: float = 0.0) -> gr.SphereWorld:
+    """Grains on a jittered lattice filling the hopper above the slot, at rest; ``friction``
+    the Coulomb coefficient of every contact (0: frictionless grains)."""
     rng = np.random.default_rng(seed)
     spacing = 2.15 * RADIUS
     top = OUTLET_HEIGHT + PANEL_LENGTH * np.cos(ANGLE)
@@ -115,7 +68,8 @@ def build(layers: int = 12, seed: int = 2, restitution: float = 0.2) -> HopperWo
     positions[:, [0, 2]] += rng.uniform(-0.04, 0.04, (len(positions), 2)) * RADIUS
     half_width = HALF_SLOT + PANEL_LENGTH * np.sin(ANGLE) + 2 * RADIUS
     box = gr.Box([-half_width, 0.0, 0.0], [half_width, DEPTH, top + 0.02], open_top=True)
-    return HopperWorld(positions, RADIUS, density=DENSITY, walls=[box, *panels()], restitution=restitution)
+    return gr.SphereWorld(positions, RADIUS, density=DENSITY, walls=[box, *panels()], restitution=restitution,
+                          friction=friction)
 
 
 def discharged(trajectory: gr.Trajectory) -> np.ndarray:

@@ -130,7 +130,7 @@ def test_force_callable_of_the_wrong_shape_or_non_finite_names_the_time():
 
 
 def test_walls_must_be_walls():
-    with pytest.raises(gr.InvalidInputError, match=r"walls\[1\] must be a Plane or a Box, got tuple"):
+    with pytest.raises(gr.InvalidInputError, match=r"walls\[1\] must be a wall .*Surface\), got tuple"):
         world(walls=[gr.Plane([0, 0, 0], [0, 0, 1]), (0, 0, 1)])
     with pytest.raises(gr.InvalidInputError, match="Plane normal must be non-zero"):
         gr.Plane([0, 0, 0], [0, 0, 0])

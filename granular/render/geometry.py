@@ -22,6 +22,8 @@ import numpy as np
 
 from ..drawing import Shapes, UnknownAdapterError, shapes_of
 from ..errors import InvalidInputError
+from ..surfaces import wall_from_description
+from ..wall_drawing import box_faces, plane_patch, polygon_edges, tangent_basis  # noqa: F401  (public here too)
 
 #: Colourings by name; anything else must be an array.
 COLORINGS = ("speed", "id", "none")
@@ -344,15 +346,11 @@ def scene_bounds(trajectory, indices, walls: bool = True) -> np.ndarray:
              if b is not None]
     bodies = np.array([np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)]) \
         if boxes else None
-    for wall in (trajectory.system.get("walls", []) or []) if walls else []:
-        if wall.get("type") in ("box", "periodic"):
-            boxes.append(np.array([wall["lower"], wall["upper"]], dtype=float))
-        elif wall.get("type") == "polygon":
-            vertices = np.asarray(wall["vertices"], dtype=float)
-            boxes.append(np.array([vertices.min(axis=0), vertices.max(axis=0)]))
-        elif wall.get("type") == "cylinder" and wall.get("height") is not None:
-            ring = cylinder_rings(wall, np.array([[-1.0] * 3, [1.0] * 3]), 16)
-            boxes.append(np.array([ring.reshape(-1, 3).min(axis=0), ring.reshape(-1, 3).max(axis=0)]))
+    for description in (trajectory.system.get("walls", []) or []) if walls else []:
+        wall = wall_from_description(description)
+        box = None if wall is None else wall.bounding_box()
+        if box is not None:
+            boxes.append(np.asarray(box, dtype=float))
     periodic = trajectory.system.get("periodic")
     if periodic and walls:
         boxes.append(_periodic_box(periodic, boxes))
@@ -394,39 +392,6 @@ def square(point, normal, half_width: float) -> np.ndarray:
     u, v = tangent_basis(normal)
     signs = np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=float)
     return point + half_width * (signs[:, :1] * u + signs[:, 1:] * v)
-
-
-def tangent_basis(normal) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit vectors spanning the plane normal to ``normal``."""
-    n = np.asarray(normal, float)
-    n = n / np.linalg.norm(n)
-    helper = np.eye(3)[int(np.argmin(np.abs(n)))]
-    u = np.cross(n, helper)
-    u /= np.linalg.norm(u)
-    return u, np.cross(n, u)
-
-
-def box_faces(lower, upper) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The six faces of an axis-aligned box as ((4, 3) corners, inward normal)."""
-    lower, upper = np.asarray(lower, float), np.asarray(upper, float)
-    faces = []
-    for axis in range(3):
-        a, b = [x for x in range(3) if x != axis]
-        for side, sign in ((lower, 1.0), (upper, -1.0)):
-            corners = np.empty((4, 3))
-            for c, (ua, ub) in enumerate(((0, 0), (1, 0), (1, 1), (0, 1))):
-                corners[c, axis] = side[axis]
-                corners[c, a] = (lower, upper)[ua][a]
-                corners[c, b] = (lower, upper)[ub][b]
-            normal = np.zeros(3)
-            normal[axis] = sign
-            faces.append((corners, normal))
-    return faces
-
-
-def polygon_edges(polygon: np.ndarray) -> np.ndarray:
-    """(v, 2, 3) closed outline of a polygon."""
-    return np.stack([polygon, np.roll(polygon, -1, axis=0)], axis=1)
 
 
 def clip_walls(walls: WallGeometry, bounds: np.ndarray) -> WallGeometry:
@@ -481,61 +446,42 @@ def _clip_segment(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.nda
 
 def shifted_walls(description: dict, displacements) -> dict:
     """``description`` with each wall moved by its row of ``displacements`` (W, 3) (m,
-    a frame of `Trajectory.wall_displacements`): points, corners, centres, vertices."""
+    a frame of `Trajectory.wall_displacements`): each wall's ``translated``; a wall of
+    an unknown type stays where it is."""
     walls, displacements = [], np.asarray(displacements, float)
-    for w, wall in enumerate(description.get("walls", []) or []):
-        shift, moved = displacements[w], dict(wall)
-        for key in ("point", "lower", "upper", "centre"):
-            if key in moved:
-                moved[key] = (np.asarray(moved[key], float) + shift).tolist()
-        if "vertices" in moved:
-            moved["vertices"] = (np.asarray(moved["vertices"], float) + shift).tolist()
-        walls.append(moved)
+    for w, description_of_wall in enumerate(description.get("walls", []) or []):
+        wall = wall_from_description(description_of_wall)
+        walls.append(description_of_wall if wall is None else wall.translated(displacements[w]).describe())
     return {**description, "walls": walls}
+
+
+def wall_shapes(description: dict, bounds: np.ndarray) -> list:
+    """``(index, wall, WallShape)`` of each wall of a system's description whose type
+    is known (`granular.surfaces.Surface.shape`), for bodies inside ``bounds`` (2, 3)."""
+    shapes = []
+    for w, description_of_wall in enumerate(description.get("walls", []) or []):
+        wall = wall_from_description(description_of_wall)
+        if wall is not None:
+            shapes.append((w, wall, wall.shape(np.asarray(bounds, float))))
+    return shapes
 
 
 def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometry:
     """Polygons and edges of the walls of a system, for bodies inside ``bounds``.
 
-    An infinite plane is drawn as a square centred on the projection of the centre
-    of ``bounds``, large enough to hold them. Faces whose admissible side looks
-    down (a lid: inward normal . up < -0.9) are drawn as edges only, so a camera
-    above still sees in. Periodic cells are drawn as edges.
+    An infinite plane is drawn as the rectangle that covers the projection of
+    ``bounds``. Faces whose admissible side looks down (a lid: inward normal . up <
+    -0.9) are drawn as edges only, so a camera above still sees in; so are the walls
+    whose shape says so (a cylinder's side). Periodic cells are drawn as edges.
     """
     bounds = np.asarray(bounds, float)
-    centre = bounds.mean(axis=0)
-    reach = 0.75 * float(np.linalg.norm(bounds[1] - bounds[0]))
     up = _unit(up if up is not None else _up_of(description))
     polygons, edges = [], []
-
-    def add(polygon, normal):
-        edges.append(polygon_edges(polygon))
-        if float(np.dot(_unit(normal), up)) > -0.9:
-            polygons.append(polygon)
-
-    for wall in description.get("walls", []) or []:
-        kind = wall.get("type")
-        if kind == "plane":
-            point, normal = np.asarray(wall["point"], float), _unit(wall["normal"])
-            foot = centre - np.dot(centre - point, normal) * normal
-            add(square(foot, normal, reach), normal)
-        elif kind == "box":
-            for corners, normal in box_faces(wall["lower"], wall["upper"]):
-                is_top = normal[2] < 0 and np.allclose(corners[:, 2], wall["upper"][2])
-                if wall.get("open_top") and is_top:
-                    continue
-                add(corners, normal)
-        elif kind == "polygon":
-            vertices = np.asarray(wall["vertices"], float)
-            normal = wall.get("normal")
-            if normal is None:
-                normal = np.cross(vertices[1] - vertices[0], vertices[2] - vertices[0])
-            add(vertices, normal)
-        elif kind == "cylinder":
-            for polygon, _ in cylinder_polygons(wall, bounds, 48):
-                edges.append(polygon_edges(polygon))
-        elif kind == "periodic":
-            continue
+    for _, _, shape in wall_shapes(description, bounds):
+        edges.append(np.asarray(shape.edges, float).reshape(-1, 2, 3))
+        if shape.faces_drawn:
+            polygons += [corners for corners, _, normal in shape.faces
+                         if normal is None or float(np.dot(_unit(normal), up)) > -0.9]
     periodic = description.get("periodic")
     if periodic:
         box = _periodic_box(periodic, [bounds])
@@ -544,77 +490,24 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
     return WallGeometry(polygons, np.concatenate(edges) if edges else np.zeros((0, 2, 3)))
 
 
-def plane_patch(point, normal, bounds: np.ndarray) -> np.ndarray:
-    """(4, 3) corners of the rectangle of the plane through ``point`` (normal
-    ``normal``) that covers the projection of the box ``bounds`` (2, 3) onto it: an
-    infinite plane drawn as far as the scene reaches."""
-    point = np.asarray(point, float)
-    u, v = tangent_basis(normal)
-    corners = np.array([[bounds[i, 0], bounds[j, 1], bounds[k, 2]] for i in (0, 1) for j in (0, 1) for k in (0, 1)])
-    a, b = (corners - point) @ u, (corners - point) @ v
-    return point + np.array([[a.min(), b.min()], [a.max(), b.min()], [a.max(), b.max()], [a.min(), b.max()]]) @ \
-        np.array([u, v])
-
-
-def cylinder_rings(wall: dict, bounds: np.ndarray, segments: int) -> np.ndarray:
-    """(2, segments, 3) the circles at the two ends of a cylinder's description: at
-    ``centre -+ height/2 axis``, or, for an infinite one, at the ends of the projection
-    of ``bounds`` (2, 3) onto its axis."""
-    centre, axis = np.asarray(wall["centre"], float), _unit(wall["axis"])
-    first, second = tangent_basis(axis)
-    if wall.get("height") is not None:
-        ends = np.array([-0.5, 0.5]) * float(wall["height"])
-    else:
-        corners = np.array([[bounds[i, 0], bounds[j, 1], bounds[k, 2]] for i in (0, 1) for j in (0, 1)
-                            for k in (0, 1)])
-        along = (corners - centre) @ axis
-        ends = np.array([along.min(), along.max()])
-    angles = 2.0 * np.pi * np.arange(segments) / segments
-    circle = float(wall["radius"]) * (np.cos(angles)[:, None] * first + np.sin(angles)[:, None] * second)
-    return np.stack([centre + end * axis + circle for end in ends])
-
-
-def cylinder_polygons(wall: dict, bounds: np.ndarray, segments: int = 48) -> list[tuple[np.ndarray, int]]:
-    """A cylinder's description as polygons, each with the offset of its contact
-    surface within the wall: ``segments`` quads of the side (0), then, when capped, the
-    cap at ``-height/2`` (1) and the one at ``+height/2`` (2), each a ``segments``-gon."""
-    rings = cylinder_rings(wall, bounds, segments)
-    following = np.roll(np.arange(segments), -1)
-    polygons = [(np.array([rings[0, k], rings[0, following[k]], rings[1, following[k]], rings[1, k]]), 0)
-                for k in range(segments)]
-    if wall.get("caps") and wall.get("height") is not None:
-        polygons += [(rings[0], 1), (rings[1][::-1], 2)]
-    return polygons
-
-
-def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
-                  segments: int = 48) -> list[tuple[np.ndarray, int, int]]:
+def wall_polygons(description: dict, bounds: np.ndarray, displacements=None) -> list[tuple[np.ndarray, int, int]]:
     """Every wall of a sphere system as polygons ``(corners (k, 3), wall, surface)``:
     ``wall`` the index in ``description["walls"]``, ``surface`` the contact surface
-    (``Contacts.wall``). Planes are rectangles covering ``bounds`` (`plane_patch`),
-    boxes their faces (not an open top), cylinders `cylinder_polygons`, polygons
-    themselves. ``displacements`` (W, 3) (m) shifts each wall (a frame of
-    `Trajectory.wall_displacements`); periodic cells have no polygon."""
-    from ..walls import surface_count
-
+    (``Contacts.wall``), from each wall's shape (`granular.surfaces.Surface.shape`:
+    planes are rectangles covering ``bounds``, boxes their faces, cylinders their
+    side's quads and caps, meshes their triangles). ``displacements`` (W, 3) (m) shifts
+    each wall (a frame of `Trajectory.wall_displacements`); periodic cells have none."""
     if displacements is not None:
         description = shifted_walls(description, displacements)
+    shapes = {w: (wall, shape) for w, wall, shape in wall_shapes(description, bounds)}
     polygons, surface = [], 0
-    for w, wall in enumerate(description.get("walls", []) or []):
-        kind = wall.get("type")
-        if kind == "plane":
-            polygons.append((plane_patch(np.asarray(wall["point"], float), wall["normal"], bounds), w, surface))
-        elif kind == "box":
-            faces = box_faces(np.asarray(wall["lower"], float), np.asarray(wall["upper"], float))
-            if wall.get("open_top"):
-                faces = faces[:5]       # the upper z face is the last (box_faces' order, Box.planes')
-            polygons += [(corners, w, surface + f) for f, (corners, _) in enumerate(faces)]
-        elif kind == "cylinder":
-            polygons += [(corners, w, surface + offset) for corners, offset in
-                         cylinder_polygons(wall, bounds, segments)]
-        elif kind == "polygon":
-            polygons.append((np.asarray(wall["vertices"], float), w, surface))
-        surface += surface_count(wall)
+    for w, _ in enumerate(description.get("walls", []) or []):
+        if w not in shapes:
+            surface += 1            # an unknown wall: one nameless surface (granular.surfaces.surface_count)
+            continue
+        wall, shape = shapes[w]
+        polygons += [(np.asarray(corners, float), w, surface + offset) for corners, offset, _ in shape.faces]
+        surface += wall.surface_count
     return polygons
 
 

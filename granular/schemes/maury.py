@@ -585,7 +585,8 @@ class VelocityScheme:
         # threshold: a sphere struck by an impact must be able to bounce at the next step.
         kick = metric.solve(sustained_change)
         q_next = system.advance(q, velocities, h)
-        dissipated = -0.5 * float(contact_change @ (velocities + predicted))
+        wall_work = _wall_work(constraints, impulses, tangential)
+        dissipated = -0.5 * float(contact_change @ (velocities + predicted)) + wall_work
         timing = dict(outcome["seconds"], total=seconds)
         rotation = self._advance_rotation(t_next, velocities, state)
         torque = None if rolling is None else rolling * constraints.rolling_radius[:, None]  # N m s
@@ -595,6 +596,8 @@ class VelocityScheme:
                              SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing,
                                          outcome["residual"], outcome["missed"]),
                              rotation, radii)
+        if wall_work:
+            result = replace(result, wall_work=wall_work)
         omega, orientations = state.omega, state.orientations
         if rotation is not None and np.all(np.isfinite(rotation[0])) and np.all(np.isfinite(rotation[1])):
             omega, orientations = rotation   # only a finite rotation is carried
@@ -652,6 +655,26 @@ def _total(maury, impact):
     if impact is None:
         return maury
     return impact if maury is None else maury + impact
+
+
+def _wall_work(constraints, impulses, tangential) -> float:
+    """Work (J) the moving walls did on the spheres over the step: each wall row's
+    impulse (``lambda_k n_k + sum_a l_T,k,a t_a``, N s) times the wall's material
+    velocity at the contact, ``sum_k lambda_k (n_k . w_k) + sum_{k,a} l_T,k,a (t_a . w_k)``
+    (`granular.constraints.ConstraintSet.normal_offset` and ``tangential_offset``; 0
+    for still walls and pairs). An impulse ``P`` delivered while the wall's material
+    moves at ``w`` does the work ``P . w`` (the wall's velocity is prescribed, so
+    constant through the impulse); the kinetic energy the spheres gain is ``P . (u^{n+1}
+    + v) / 2``, so the energy the contacts dissipate is the difference, ``-P . ((u^{n+1}
+    - w) + (v - w)) / 2``: the still-wall expression in the wall's frame, >= 0 for
+    Moreau's and Newton's laws whatever the wall's motion. Rolling rows see the
+    sphere's own spin only and do no work on the wall."""
+    work = 0.0
+    if constraints.normal_offset is not None:
+        work += float(np.dot(impulses, constraints.normal_offset))
+    if tangential is not None and constraints.tangential_offset is not None and tangential.shape[1]:
+        work += float(np.sum(tangential * constraints.tangential_offset))
+    return work
 
 
 def _friction_change(constraints, tangential, rolling):
