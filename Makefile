@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-long bench clean
+.PHONY: demo test test-long bench docs clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,10 +21,19 @@ test: $(STAMP)
 test-long: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q -m long
 
+# The documentation site into site/ (MkDocs; --strict: any warning fails the build).
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
 bench: $(STAMP)
 	$(PY) benchmarks/step_scaling.py
 	cd benchmarks && ../$(PY) qp_forms.py
 	$(PY) benchmarks/beam_speed.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache site
