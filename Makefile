@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	MPLBACKEND=Agg $(PY) scenes/box_pour.py
+	MPLBACKEND=Agg $(PY) -m granular.scenes.box_pour
 
 test: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q

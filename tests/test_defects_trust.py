@@ -92,7 +92,7 @@ def test_scenes_and_make_demo_write_outside_the_tracked_renders():
     """Scene scripts write their pictures to outputs/ (ignored by git), never into
     renders/, which holds the README's pictures."""
     for name in repository_scenes():
-        source = (ROOT / "scenes" / f"{name}.py").read_text()
+        source = (ROOT / "granular" / "scenes" / f"{name}.py").read_text()
         assert not re.search(r"[\"']renders[\"'/]|renders/", source), name
     assert "outputs/" in (ROOT / ".gitignore").read_text().split()
 

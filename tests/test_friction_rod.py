@@ -1,4 +1,4 @@
-"""Painleve's rod (seed 002, scenes/painleve_rod.py): Proposition 1 at every step,
+"""Painleve's rod (seed 002, granular/scenes/painleve_rod.py): Proposition 1 at every step,
 energy, determinism, the seed's discrete law, and the contact phases."""
 from __future__ import annotations
 

@@ -31,8 +31,8 @@ same 1,000 spheres for 3 s, about 2 tau, a frame every 0.05 s), not from the 10 
 run: spheres coloured by speed on one scale for the whole clip, so the cooling shows
 as the colours darkening.
 
-    python scenes/granular_gas_cooling.py [DURATION]     # the full run, then the renders
-    python scenes/granular_gas_cooling.py --render-only  # the renders only
+    python -m granular.scenes.granular_gas_cooling [DURATION]     # the full run, then the renders
+    python -m granular.scenes.granular_gas_cooling --render-only  # the renders only
 """
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ PARAMETERS = dict(n=1000, restitution=RESTITUTION, packing=PACKING, speed=SPEED,
 PARAMETER_HELP = dict(n="number of spheres", restitution="coefficient of restitution e of every impact (1)",
                       packing="packing fraction of the periodic cube (1)", speed="initial rms speed (m/s)",
                       seed="random seed of the positions and velocities")
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 def build(n: int = 1000, packing: float = PACKING, speed: float = SPEED, restitution: float = RESTITUTION,

@@ -27,7 +27,7 @@ moving support (the drawing adapter has no time), so the tip's contacts are exac
 Units: the paper's scaled equations (divided by rho S), so 1/eps is the paper's
 number. The paper's CPU times are Scilab 3.1.1 on a 1.1 GHz Mac G4 (2005).
 
-    .venv/bin/python scenes/beam_between_obstacles.py [--quick] [--render-only] [--out outputs]
+    .venv/bin/python -m granular.scenes.beam_between_obstacles [--quick] [--render-only] [--out outputs]
 
 ``--quick`` runs only the cases of at most 2 million steps (no penalty runs);
 ``--render-only`` skips the cases and writes only the animation and its still.

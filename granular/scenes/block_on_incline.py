@@ -9,7 +9,7 @@ renders ``outputs/block_on_incline.mp4`` (tan theta = 0.6, mu = 0.5: the block
 slides at 0.84 m/s^2; 1.4 s shown four times slower than real time) and a still
 ``outputs/block_on_incline.png`` of its last frame.
 
-    python scenes/block_on_incline.py
+    python -m granular.scenes.block_on_incline
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from granular.systems.frictional import block_on_incline
 GRAVITY = 9.81
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=1)
 CASES = ((0.45, 0.5), (0.99, 1.0), (0.6, 0.5), (1.0, 0.3))  # (tan theta, mu)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 def build(tan_theta: float = 0.6, friction: float = 0.5) -> gr.ConstrainedSystem:

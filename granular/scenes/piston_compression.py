@@ -16,7 +16,7 @@ faster or longer run ends with a `JammingError` giving the packing fraction.
 
     granular run piston_compression                  # -> runs/piston_compression.h5
     granular plot runs/piston_compression.h5 wall-forces forces.png
-    python scenes/piston_compression.py              # also outputs/piston_compression.png
+    python -m granular.scenes.piston_compression              # also outputs/piston_compression.png
 """
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ HEIGHT = 0.05               # m, the piston's initial height above the floor
 #: Every step recorded: the figure's strain bins then average the force over time
 #: (the piston's load is a train of inelastic collisions, not a smooth force).
 DEFAULTS = dict(duration=0.3, dt=1e-3, record_every=1)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 PISTON = 1                  # index of the piston in the world's walls (after the box)
 CLEARANCE = 0.004           # m, free space under the piston at the start
 AGITATION = 0.02            # m/s, spread of each initial velocity component

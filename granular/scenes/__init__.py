@@ -1,7 +1,9 @@
 """Scenes: finding scene files, their parameters, building their systems, their figures.
 
-A scene is a Python file (where they are searched: `scene_directories`) whose
-docstring's first line describes it. It defines
+The scenes that ship with granular are the other modules of this package
+(``python -m granular.scenes.box_pour`` runs one as a script); files whose name
+starts with ``_`` are helpers, not scenes. A scene is a Python file (where they are
+searched: `scene_directories`) whose docstring's first line describes it. It defines
 
 - ``build(**parameters)``, returning the system to simulate (required);
 - ``PARAMETERS = dict(name=default, ...)``, the parameters ``build`` takes, each of
@@ -39,7 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from .errors import GranularError, InvalidInputError
+from ..errors import GranularError, InvalidInputError
+
+#: The scenes that ship with granular: the files of this package (``granular/scenes/``),
+#: installed with it by a wheel as by an editable install.
+PACKAGED_SCENES = Path(__file__).resolve().parent
 
 #: Run settings when a scene's DEFAULTS do not give them.
 FALLBACK_DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
@@ -66,9 +72,7 @@ def scene_directories() -> list[Path]:
     listed = os.environ.get("GRANULAR_SCENES")
     if listed:
         return [Path(p).expanduser() for p in listed.split(os.pathsep) if p]
-    import granular
-
-    candidates = [Path.cwd() / "scenes", Path(granular.__file__).resolve().parent.parent / "scenes"]
+    candidates = [Path.cwd() / "scenes", PACKAGED_SCENES]
     found = []
     for directory in candidates:
         if directory.is_dir() and all(directory.resolve() != d.resolve() for d in found):
@@ -334,7 +338,7 @@ def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> N
     """A `SceneError` naming a ``DEFAULTS`` key that is neither a run setting nor a
     keyword of `Simulation` with the chosen scheme, the valid keys and the closest
     one: found here, before the scene is built, not as a TypeError of the scheme."""
-    from .simulation import scheme_keywords
+    from ..simulation import scheme_keywords
 
     valid = settings + [k for k in scheme_keywords(options.get("scheme", "velocity")) if k != "dt"]
     for key in options:
@@ -347,7 +351,7 @@ def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> N
 
 def make_simulation(system, settings: RunSettings):
     """The `Simulation` of ``system`` with the settings' ``dt`` and options."""
-    from .simulation import Simulation
+    from ..simulation import Simulation
 
     return Simulation(system, dt=settings.dt, **settings.options)
 

@@ -23,7 +23,7 @@ spheres still move), the spheres at the end walls and the timings, then each
 setting's mean angle; writes ``outputs/sand_pile.png`` (seed 3's deposits and their
 fitted flanks).
 
-    python scenes/sand_pile.py [--workers 1]
+    python -m granular.scenes.sand_pile [--workers 1]
 
 Measured (two processes on the 2 cores; commit 9c22ad7: the Coulomb sweeps reading
 their contacts in sweep order and skipping open ones, Newton taking in the contacts
@@ -142,7 +142,7 @@ DEFAULTS = dict(duration=2.0, dt=1e-3, record_every=50)
 #: (s): about 1 mm/s per sphere (a sphere weighs 1-3 g).
 REST_ENERGY = 1e-7
 REST_TIME = 0.05
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 #: ``granular run sand_pile --set rolling_friction=0.3`` (the command runs the full
 #: duration; it does not stop when the heap rests as `pour` does).
 PARAMETERS = dict(friction=0.6, n=300, width=COLUMN_WIDTH, seed=3, rotation=True, rolling_friction=0.0,

@@ -17,7 +17,7 @@ stops. Section 3 of the 2017 study shows that the scheme's limits as h -> 0 are 
 or (here, where gamma changes sign at 45 degrees) any point of the segment
 between them. Which one a run gives depends on where its last sliding step falls
 relative to 45 degrees, hence on dt, and does not settle as dt shrinks. Measured
-(`python scenes/painleve_rod.py`, sliding of A ends at t = 0.814-0.815 s):
+(`python -m granular.scenes.painleve_rod`, sliding of A ends at t = 0.814-0.815 s):
 
 - dt = 5e-3 and 2.5e-3: A leaves the floor with u^- (no jump; the last sliding
   step slows A by 1.8x the step before, the growth of the unbounded force), flies,
@@ -44,7 +44,7 @@ run, four times slower than real time, seen from a camera that moves along x wit
 the rod's centre: the rod slides 27 m) and ``outputs/painleve_rod_still.png`` (the
 jam: the last step of the first contact phase).
 
-    python scenes/painleve_rod.py
+    python -m granular.scenes.painleve_rod
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ STICK_TOLERANCE = 1e-8
 JUMP_RATIO = 3.0
 GRAVITY = 10.0
 ENDS = ("A", "B")
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 def build() -> gr.ConstrainedSystem:

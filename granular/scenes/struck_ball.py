@@ -22,7 +22,7 @@ simulated ones (the slip falls below 1e-9 m/s), with ``mu_r = 0``. Writes
 ``outputs/struck_ball.mp4`` and ``outputs/struck_ball.png`` (balls drawn with a
 band turned by their orientation).
 
-    python scenes/struck_ball.py
+    python -m granular.scenes.struck_ball
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ HEIGHTS = (-0.6, -0.3, 0.0, 0.4, 0.8)   # strike height b / r above the centre
 LANE = 0.15              # m between lanes (along y)
 G = 9.81                 # m/s^2
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 PARAMETERS = dict(speed=2.0, friction=0.2, rolling_friction=0.0)
 PARAMETER_HELP = dict(speed="speed v0 of every ball after the strike (m/s)",
                       friction="Coulomb friction coefficient of the cloth (1)",

@@ -33,7 +33,7 @@ GAP_B = 0.004           # m, between the balls of row B (more than one step of t
 GAP_A = 1e-9
 ROW_SPACING = 0.1       # m, between the rows along y
 DEFAULTS = dict(duration=0.25, dt=1e-3, record_every=2)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 def row(gap: float, y: float) -> np.ndarray:

@@ -28,7 +28,7 @@ BOX = 0.1                # m, side of the cube
 PACKING = 0.10           # initial packing fraction
 GROWTH = 0.8             # 1/s, relative growth rate of the radii
 DEFAULTS = dict(duration=1.5, dt=1e-3, record_every=10)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 R0 = (PACKING * BOX ** 3 / (N * 4.0 / 3.0 * np.pi)) ** (1.0 / 3.0)
 
 

@@ -33,7 +33,7 @@ OUTLET_HEIGHT = 0.06   # m, height of the slot above the bin floor
 ANGLE = np.radians(35.0)   # inclination of the panels from the vertical
 PANEL_LENGTH = 0.12    # m, along the slope
 DEFAULTS = dict(duration=0.6, dt=1e-3, record_every=10)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 @dataclass(frozen=True)

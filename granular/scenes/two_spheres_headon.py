@@ -25,7 +25,7 @@ MASSES = (1.0, 3.0)         # kg
 SPEEDS = (1.0, -0.5)        # m/s along x
 RESTITUTION = 0.8
 DEFAULTS = dict(duration=0.5, dt=1e-3, record_every=1)   # every step: the impact step is kept
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 def build(restitution: float = RESTITUTION) -> gr.SphereWorld:

@@ -9,7 +9,7 @@ writes ``outputs/bouncing_ball_1dof.png`` (heights against time, apex ratios),
 ``outputs/bouncing_ball_1dof.mp4`` (the velocity-scheme run in real time) and
 ``outputs/bouncing_ball_1dof_still.png`` (the first impact).
 
-    python scenes/bouncing_ball_1dof.py
+    python -m granular.scenes.bouncing_ball_1dof
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from granular.runs import progress
 RADIUS = 0.01          # m
 BOX = 0.16             # m, side of the square box
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=20)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 #: ``granular run box_pour --set n=1000 --set restitution=0.9``; the defaults are

@@ -12,7 +12,7 @@ solids in rotating cylinders*, Powder Technology, 2001) the surface stays a plan
 inclined at the dynamic angle of repose, which `summary` measures.
 
     granular run rotating_drum [--set omega=3.0] [--duration 1.0]
-    .venv/bin/python scenes/rotating_drum.py          # prints the angle over time
+    .venv/bin/python -m granular.scenes.rotating_drum          # prints the angle over time
 """
 from __future__ import annotations
 

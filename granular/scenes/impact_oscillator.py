@@ -15,8 +15,8 @@ sweep's 100 steps per period, so the diagram is qualitative) and writes
     outputs/impact_oscillator.mp4               eight forcing periods at w = 1.8 (a short run of its own)
     outputs/impact_oscillator.png               a still of it at an impact
 
-    python scenes/impact_oscillator.py            # 80 frequencies, about 80 s on 2 cores
-    python scenes/impact_oscillator.py --quick    # 16 frequencies, a few seconds
+    python -m granular.scenes.impact_oscillator            # 80 frequencies, about 80 s on 2 cores
+    python -m granular.scenes.impact_oscillator --quick    # 16 frequencies, a few seconds
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ Writes ``outputs/double_pendulum_wall.png`` (energy and tip against time) and
 drawing adapter), ``outputs/double_pendulum_wall.mp4`` (the velocity-scheme run in
 real time) and ``outputs/double_pendulum_wall_still.png`` (the first impact).
 
-    python scenes/double_pendulum_wall.py
+    python -m granular.scenes.double_pendulum_wall
 """
 from __future__ import annotations
 

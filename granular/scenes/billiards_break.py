@@ -25,7 +25,7 @@ TABLE = (2.54, 1.27)     # m
 CUE_SPEED = 6.0          # m/s
 RACK_GAP = 1e-6          # m between racked balls
 DEFAULTS = dict(duration=1.5, dt=5e-4, record_every=10)
-RENDERS = Path(__file__).resolve().parent.parent / "outputs"
+RENDERS = Path("outputs")                   # under the working directory
 
 
 def rack() -> np.ndarray:
