@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-long bench docs clean
+.PHONY: demo test test-long bench docs lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,7 @@ demo: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m granular.scenes.box_pour
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(PY) -m pytest -q
+	MPLBACKEND=Agg $(PY) -m pytest -q --durations=15
 
 test-long: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q -m long
@@ -29,6 +29,15 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# ruff's rules are in pyproject.toml ([tool.ruff]).
+LINT_STAMP := $(VENV)/.installed-lint
+$(LINT_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[lint]'
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(PY) -m ruff check .
 
 bench: $(STAMP)
 	$(PY) benchmarks/step_scaling.py

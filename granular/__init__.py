@@ -26,7 +26,8 @@ from .packing import world_from_file
 __version__ = "0.1.0"
 
 __all__ = [
-    "Beam", "Box", "Constraint", "Cylinder", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
+    "Beam", "Box", "Constraint", "Cylinder", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError",
+    "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "RunInterrupted", "TimeStepWarning",
     "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",

@@ -114,7 +114,7 @@ def test_the_scene_list_keeps_a_summary_line_that_wraps(capsys):
     """beam_between_obstacles' first docstring line breaks mid-title; the list showed
     "... (*Vibrations of a beam between"."""
     assert main(["scenes"]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("beam_between_obstacles"))
+    line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith("beam_between_obstacles"))
     assert line.rstrip().endswith(".") or line.rstrip().endswith(")")
     assert "Vibrations of a beam between obstacles" in line.replace("  ", " ")
 

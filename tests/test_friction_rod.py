@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import granular as gr
 from _scenes import load_scene as load
 
 ROUNDOFF = 1e-10
@@ -57,7 +56,10 @@ def test_proposition_1_holds_at_every_step_of_the_rod(scene, runs):
         assert np.allclose(r, G.T @ l_n + T.T @ l_t, atol=ROUNDOFF * max(1.0, np.abs(r).max()))
         assert np.all(l_n >= 0.0) and np.all(np.abs(l_t) <= mu * l_n * (1 + ROUNDOFF) + ROUNDOFF)
         assert u @ r <= ROUNDOFF
-        norm = lambda x: np.sqrt(x @ M @ x)
+
+        def norm(x):
+            return np.sqrt(x @ M @ x)
+
         assert norm(u) <= norm(u_before) + bound + ROUNDOFF
 
 

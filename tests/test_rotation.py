@@ -201,8 +201,9 @@ def test_angular_momentum_is_kept_in_a_frictional_collision_of_spinning_spheres(
 
 def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     """Twenty spinning spheres thrown about in a closed rough box without gravity
-    (mu 0.5 between spheres, 0.3 on the walls, e = 0: every contact goes through the frictional stage): the kinetic energy with the
-    rotational part 1/2 J |omega|^2 never rises from one step to the next beyond what
+    (mu 0.5 between spheres, 0.3 on the walls, e = 0: every contact goes through the
+    frictional stage): the kinetic energy with the rotational part 1/2 J |omega|^2
+    never rises from one step to the next beyond what
     the sweeps' tolerance allows (a contact within ``tau`` m/s of its law does work at
     most ``tau |lambda|``: bound ``FRICTION_SWEEP_TOLERANCE x velocity scale x sum
     |lambda|``), and it falls by more than half: the contacts turn and dissipate."""

@@ -1,4 +1,5 @@
-"""Block on an incline: a frictional block sticks when tan theta <= mu and slides at g (sin theta - mu cos theta) otherwise.
+"""Block on an incline: a frictional block sticks when tan theta <= mu and slides at
+g (sin theta - mu cos theta) otherwise.
 
 A point mass on a plane inclined by theta, released at rest, Coulomb coefficient
 mu (`granular.systems.frictional.block_on_incline`; planar, solved exactly by the

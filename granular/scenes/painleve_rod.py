@@ -136,7 +136,8 @@ def phase_sequence(trajectory) -> list[str]:
 def end_changes(trajectory) -> np.ndarray:
     """(F - 1, 2, 2): the change of each end's velocity ``(tangential, normal)`` over
     each step, ``J(q_{k-1}) (u_k - u_{k-1})`` (m/s)."""
-    return np.array([end_jacobian(trajectory.positions[k - 1]) @ (trajectory.velocities[k] - trajectory.velocities[k - 1])
+    return np.array([end_jacobian(trajectory.positions[k - 1])
+                     @ (trajectory.velocities[k] - trajectory.velocities[k - 1])
                      for k in range(1, len(trajectory))])
 
 

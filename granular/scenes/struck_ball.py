@@ -82,7 +82,8 @@ def run(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], reco
     simulation = gr.Simulation(world, dt)
     frames, dissipated = [], 0.0
     first = SimpleNamespace(t=world.t0, positions=world.q0.reshape(-1, 3), velocities=world.u0.reshape(-1, 3),
-                            radii=world.radii_at(world.t0), kinetic_energy=world.kinetic_energy(0.0, world.q0, world.u0),
+                            radii=world.radii_at(world.t0),
+                            kinetic_energy=world.kinetic_energy(0.0, world.q0, world.u0),
                             potential_energy=world.potential_energy(0.0, world.q0), contacts=gr.Contacts.empty(),
                             angular_velocities=world.omega0, orientations=world.orientations0,
                             cumulative_dissipation=0.0)

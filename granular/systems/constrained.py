@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from ..constraints import ConstraintSet
 from ..errors import InvalidInputError, MassMatrixError, NonFiniteError, OverlapError
-from ..metric import DenseMetric, check_spd
+from ..metric import DenseMetric
 from ..validation import finite_array
 
 
