@@ -30,7 +30,7 @@ $(DOCS_STAMP): $(STAMP) pyproject.toml
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
 
-# ruff's rules are in pyproject.toml ([tool.ruff]).
+# ruff's rules and mypy's modules are in pyproject.toml ([tool.ruff], [tool.mypy]).
 LINT_STAMP := $(VENV)/.installed-lint
 $(LINT_STAMP): $(STAMP) pyproject.toml
 	$(PY) -m pip install --quiet -e '.[lint]'
@@ -38,6 +38,7 @@ $(LINT_STAMP): $(STAMP) pyproject.toml
 
 lint: $(LINT_STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/step_scaling.py
