@@ -1,6 +1,7 @@
 """Large piles: a settled pile of 100,000 spheres, and 1,000,000 spheres poured into a box.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py settled [--n 100000] [--steps 10] [--layer-file F.npz]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py settled [--n 100000] [--steps 10] \
+        [--layer-file F.npz] [--mu 0.5]
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py pour [--n 1000000] [--steps 5]
 
 Both start from a lattice of spheres of radius 1 cm (radii jittered by up to 5%,
@@ -13,7 +14,8 @@ density 2500 kg/m^3, e = 0) in an open box under gravity, dt = 1e-3 s.
   next ``--steps`` steps are timed. Prints the settling steps, the median
   and mean wall time per settled step, the contact rows and active contacts, the
   kinetic energy and the smallest gap (fraction of the smallest radius) after
-  any step.
+  any step. ``--mu`` gives spheres and floor Coulomb friction (turning spheres):
+  the frictional pile at rest.
 - ``pour``: a cubic lattice (spacing 2.2 r) starts to fall; ``--steps`` steps are
   timed. Prints the wall time per step, the contact rows and the peak resident
   memory of the process.
@@ -59,9 +61,9 @@ def smallest_relative_gap(world, result) -> float:
     return float(np.concatenate(gaps).min(initial=np.inf) / radii.min())
 
 
-def periodic_layer(side: int, layers: int, seed: int = 0) -> gr.SphereWorld:
+def periodic_layer(side: int, layers: int, seed: int = 0, friction: float = 0.0) -> gr.SphereWorld:
     """``side x side x layers`` spheres on a lattice (spacing 2.1 r) above a floor, in a
-    cell periodic along x and y of side ``side * 2.1 r``."""
+    cell periodic along x and y of side ``side * 2.1 r``, with Coulomb ``friction``."""
     n = side * side * layers
     index = np.arange(n)
     grid = np.stack([index % side, (index // side) % side, index // side ** 2], axis=1)
@@ -73,10 +75,10 @@ def periodic_layer(side: int, layers: int, seed: int = 0) -> gr.SphereWorld:
     length = side * pitch
     cell = gr.PeriodicBox([0.0, 0.0, 0.0], [length, length, 1.0], axes=(0, 1))
     return gr.SphereWorld(positions, radii, density=2500.0, walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
-                          periodic=cell, restitution=0.0)
+                          periodic=cell, restitution=0.0, friction=friction)
 
 
-def tiled(world: gr.SphereWorld, positions, velocities, copies: int) -> gr.SphereWorld:
+def tiled(world: gr.SphereWorld, positions, velocities, copies: int, friction: float = 0.0) -> gr.SphereWorld:
     """``copies x copies`` copies of a periodic layer side by side: the same state in a
     cell ``copies`` times wider."""
     length = world.periodic.upper[0] - world.periodic.lower[0]
@@ -86,7 +88,7 @@ def tiled(world: gr.SphereWorld, positions, velocities, copies: int) -> gr.Spher
     radii = np.tile(world.radii_at(world.t0), copies * copies)
     cell = gr.PeriodicBox([0.0, 0.0, 0.0], [copies * length, copies * length, 1.0], axes=(0, 1))
     return gr.SphereWorld(many, radii, density=2500.0, velocities=speeds, walls=world.walls, periodic=cell,
-                          restitution=0.0)
+                          restitution=0.0, friction=friction)
 
 
 #: Steps in a row with the same pushing contacts after which a pile slower than
@@ -130,14 +132,14 @@ def settle(small: gr.SphereWorld):
     return sim.positions, sim.velocities
 
 
-def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None = None):
+def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None = None, friction: float = 0.0):
     """A periodic layer of ``n / copies^2`` spheres settles to rest (every sphere slower
     than ``g dt``), is tiled ``copies x copies`` times into ``n`` spheres at rest, and
     ``steps`` steps of the tiled pile are timed after two warm-up steps. With
     ``layer_file`` (.npz), the layer at rest is read from it when it exists and
     saved to it otherwise."""
     side = int(round(np.sqrt(n / (layers * copies * copies))))
-    small = periodic_layer(side, layers)
+    small = periodic_layer(side, layers, friction=friction)
     if layer_file is not None and Path(layer_file).exists():
         saved = np.load(layer_file)
         positions, velocities = saved["positions"], saved["velocities"]
@@ -146,7 +148,7 @@ def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None
         positions, velocities = settle(small)
         if layer_file is not None:
             np.savez(layer_file, positions=positions, velocities=velocities)
-    world = tiled(small, positions, velocities, copies)
+    world = tiled(small, positions, velocities, copies, friction)
     big = gr.Simulation(world, dt=DT)
     seconds, worst = [], np.inf
     for k in range(steps + 2):
@@ -190,11 +192,12 @@ def main():
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--layers", type=int, default=10, help="settled: lattice layers")
     parser.add_argument("--copies", type=int, default=10, help="settled: tiles per side")
+    parser.add_argument("--mu", type=float, default=0.0, help="settled: Coulomb friction (turning spheres)")
     parser.add_argument("--layer-file", default=None,
                         help="settled: .npz of the layer at rest (read if it exists, else written)")
     args = parser.parse_args()
     if args.case == "settled":
-        settled(args.n or 100_000, args.steps or 10, args.layers, args.copies, args.layer_file)
+        settled(args.n or 100_000, args.steps or 10, args.layers, args.copies, args.layer_file, args.mu)
     else:
         pour(args.n or 1_000_000, args.steps or 5)
 

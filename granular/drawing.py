@@ -29,31 +29,18 @@ never imports it. Units are the system's (m for every example).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
+from . import system_shapes
 from .errors import InvalidInputError, TrajectoryFileError
+from .shapes import Shapes
+
+__all__ = ["Shapes", "adapter_names", "register_adapter", "resolve_adapter", "shapes_of", "check_description",
+           "stable_name", "UnknownAdapterError", "LEGACY_ADAPTERS"]
 
 
-@dataclass
-class Shapes:
-    """Primitives of one frame, all in 3D world coordinates.
-
-    spheres : (k, 3) centres and (k,) radii.
-    segments : (s, 2, 3) end points and (s,) tube radii (links, rods, beams).
-    planes : list of (point (3,), normal (3,), size) for walls and obstacles,
-        ``size`` the half-width drawn.
-    scalars : (k,) optional per-sphere values for colouring.
-    """
-
-    sphere_centres: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    sphere_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    segments: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
-    segment_radii: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    planes: list = field(default_factory=list)
-    scalars: np.ndarray | None = None
 
 
 # -- the adapter registry ---------------------------------------------------------------------
@@ -82,13 +69,10 @@ class UnknownAdapterError(TrajectoryFileError, InvalidInputError):
 
 
 def _builtin_adapters() -> dict[str, Callable]:
-    # Imported here, not at the top: the systems modules import `Shapes` from this one.
-    from .systems.beam import beam_shapes
-    from .systems.examples import ball_shapes, oscillator_shapes, pendulum_shapes
-    from .systems.frictional import block_shapes, rod_shapes
-
-    return {"ball": ball_shapes, "impact_oscillator": oscillator_shapes, "double_pendulum": pendulum_shapes,
-            "block_on_incline": block_shapes, "rod": rod_shapes, "beam": beam_shapes}
+    shapes = system_shapes
+    return {"ball": shapes.ball_shapes, "impact_oscillator": shapes.oscillator_shapes,
+            "double_pendulum": shapes.pendulum_shapes, "block_on_incline": shapes.block_shapes,
+            "rod": shapes.rod_shapes, "beam": shapes.beam_shapes}
 
 
 def _adapters() -> dict[str, Callable]:

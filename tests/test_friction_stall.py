@@ -78,8 +78,19 @@ def test_newton_takes_in_the_contacts_its_answer_approaches(approached, monkeypa
     assert sweeps < 20000
     assert_coulomb_law(data, G, T, r)
     monkeypatch.setattr(gauss_seidel, "_NEWTON_ROUNDS", 1)   # Newton on its first contacts only
+    monkeypatch.setattr(gauss_seidel, "_MOMENTUM", False)    # and plain sweeps
     with pytest.raises(ConvergenceError, match="did not converge in 20000 sweeps"):
         gauss_seidel.solve(*arguments)
+
+
+def test_momentum_carries_the_approached_stall_without_newtons_rounds(approached, monkeypatch):
+    """The same stall, Newton on its first contacts only: the plain sweeps fail
+    (above), the sweeps with momentum reach the Coulomb law."""
+    data, G, T, rows = approached
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_ROUNDS", 1)
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000)
+    assert sweeps < 20000
+    assert_coulomb_law(data, G, T, r)
 
 
 def assert_coulomb_law(data, G, T, r):
@@ -160,7 +171,7 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
     assert (residual / tolerance).max() > 1.0   # stalled
     part = (r[:, 0] > 0.0) | (residual > 0.0)
     assert 0 < part.sum() < len(r)   # some contacts are left out
-    solved, ratio = gauss_seidel._newton_on_loaded(rows, predicted, r, residual, tolerance)
+    solved, ratio, _ = gauss_seidel._newton_on_loaded(rows, predicted, r, residual, tolerance)
     assert np.all(solved[~part] == 0.0)
     recomputed = gauss_seidel.natural_residual(rows, predicted, solved)
     assert ratio == pytest.approx((recomputed[part] / tolerance[part]).max(), rel=1e-6, abs=1e-9)

@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 
 from granular.contact import friction_gauss_seidel
-from granular.contact.friction import project_frictional
-from granular.contact.kkt import coulomb_holds, coulomb_residual, frictional_residual
+from granular.contact.friction import FIXED_POINT_SOLVE_ACCURACY, judge, project_frictional, velocity_scale
+from granular.contact.kkt import (coulomb_holds, coulomb_residual, coulomb_weights, frictional_residual,
+                                  shifted_normal_allowance)
 from granular.contact.problem import ContactProblem
+from granular.errors import ConvergenceError
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE, FRICTION_TOLERANCE
 
 from test_friction import random_contacts
@@ -90,9 +92,63 @@ def test_lemke_and_conic_answers_pass(s, status):
         problem = ContactProblem.from_constraints(metric, constraints, predicted, 1e-2)
         answer = project_frictional(problem)
         assert answer.status in (status, "unconstrained")
-        scale = max(1.0, float(np.abs(predicted).max()), float(np.abs(answer.impulses).max()))
-        tolerance = (1e-10 if s == 1 else 10 * FRICTION_TOLERANCE) * scale
+        scale = velocity_scale(problem)
+        if s == 1:
+            tolerance = 1e-10 * max(scale, float(np.abs(answer.impulses).max()))
+        else:   # the shifts' error, widened by the derived allowance (`shifted_normal_allowance`)
+            allowance = shifted_normal_allowance(problem.friction, *coulomb_weights(problem))
+            tolerance = FRICTION_TOLERANCE * scale * (allowance + FIXED_POINT_SOLVE_ACCURACY * (1.0 + allowance))
         assert coulomb_holds(frictional_residual(problem, answer), tolerance), trial
         # the answer reports that residual itself (StepResult.solver.residual in a step)
         assert answer.residual == pytest.approx(float(frictional_residual(problem, answer).max(initial=0.0)),
                                                 rel=0.0, abs=1e-15)
+
+
+def test_a_shifted_normal_velocity_costs_at_most_the_derived_allowance():
+    """An exact answer whose normal velocity is moved by ``e`` has a residual of at most
+    ``e sqrt(1 + (mu v / w)^2)`` (`shifted_normal_allowance`), and a sliding contact
+    reaches that bound: the allowance the conic answers are judged by is neither too
+    small nor loose."""
+    allowance = float(shifted_normal_allowance(np.array([MU]), np.array([W]), np.array([V]))[0])
+    rng = np.random.default_rng(7)
+    exact = [dict(slack=0.0, tangential_velocity=[0.0, 0.0], normal=1.0, tangential=[0.2, -0.1]),
+             dict(slack=0.0, tangential_velocity=[-0.6, 0.0], normal=1.0, tangential=[0.5, 0.0]),
+             dict(slack=0.0, tangential_velocity=[0.3, 0.4], normal=2.0, tangential=[-0.6, -0.8]),
+             dict(slack=0.7, tangential_velocity=[1.0, -2.0], normal=0.0, tangential=[0.0, 0.0])]
+    sliding_ratios = []
+    for contact in exact:
+        assert one_contact(**contact) <= 1e-15    # exact up to the round-off of O(1) numbers
+        for shift in rng.choice([-1.0, 1.0], 50) * 10.0 ** rng.uniform(-5.0, -3.0, 50):
+            moved = dict(contact, slack=contact["slack"] + shift)
+            ratio = one_contact(**moved) / abs(shift)
+            # round-off of the residual's few operations on O(1) numbers (1e-15), relative to |shift| >= 1e-5
+            assert ratio <= allowance * (1.0 + 1e-9)
+            if contact["normal"] > 0.0 and contact["tangential_velocity"] != [0.0, 0.0]:
+                sliding_ratios.append(ratio)
+    assert min(sliding_ratios) >= allowance * (1.0 - 1e-9)
+
+
+def test_a_conic_answer_beyond_its_bound_is_refused_or_kept_as_missed():
+    """The acceptance test judges the fixed point's answers: the same answer with its
+    velocities moved so that one contact misses its law by more than the bound raises
+    when strict, and is kept with the error in ``missed`` otherwise."""
+    rng = np.random.default_rng(42)
+    metric, constraints, predicted = random_contacts(rng, d=7, m=2, s=2, mu_max=1.0)
+    problem = ContactProblem.from_constraints(metric, constraints, predicted, 1e-2)
+    answer = project_frictional(problem)
+    assert answer.status == "fixed_point"
+    tolerance = FRICTION_TOLERANCE * velocity_scale(problem)
+    judged = judge(problem, answer, tolerance)
+    assert judged.missed is None and judged.residual == answer.residual
+    loaded = int(np.argmax(answer.impulses))
+    G = problem.jacobian.toarray() if hasattr(problem.jacobian, "toarray") else np.asarray(problem.jacobian)
+    row = G[loaded]
+    # A normal velocity error of 10^3 tolerances at the loaded contact, along M^-1 G_k^T.
+    direction = metric.solve(row)
+    moved = answer.__class__(**{**answer.__dict__, "velocities": answer.velocities
+                                + 1e3 * tolerance * direction / float(row @ direction)})
+    with pytest.raises(ConvergenceError, match="misses the Coulomb law"):
+        judge(problem, moved, tolerance)
+    kept = judge(problem, moved, tolerance, strict=False)
+    assert kept.status == "inaccurate" and kept.missed is not None
+    assert kept.missed.residual > kept.missed.tolerance

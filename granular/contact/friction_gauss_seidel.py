@@ -57,6 +57,12 @@ sand pile); where the current stick/slip pattern has no solution the sweeps
 drift, and `solve` jumps along the drift (its docstring). Figures: see
 `scenes/sand_pile.py`.
 
+Momentum. Each sweep starts from Nesterov's extrapolation of the last two
+sweeps' impulses, restarted whenever a sweep's largest residual grows
+(`_Momentum`): every measured iterate is still a sweep's output, so what an
+accepted answer guarantees is unchanged. It halves the sweeps a step takes in the
+settling frictional box and the rotating drum.
+
 Stalls of turning spheres, and the Newton hand-over. Among spheres that turn,
 the sweeps can stall for good although the law has a solution nearby: in the
 sand pile's stream (t = 0.534 s) and the 3D pour of `benchmarks/rotation_speed.py`
@@ -330,7 +336,12 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
 
     Newton hand-over: after `_first_newton_wait` residual checks without a 10%
     decrease (and `_NEWTON_RETRY` checks after an attempt), `_newton` starts from the current
-    impulses; after one sweep from its answer (so that every impulse is a local
+    impulses, with a budget: the Newton calls' factorisations together cost no more
+    than the sweeps made so far plus one factorisation (`_factorisation_cost`), so a
+    stall whose Newton steps do not help costs at most about twice its sweeps (the
+    ski-rental bound again, now on every call: on a stall of a settling layer of 1,000
+    turning spheres, calls every `_NEWTON_RETRY` checks made 1,361 factorisations, 363
+    s, for answers no better than the sweeps'); after one sweep from its answer (so that every impulse is a local
     answer again) the impulses are returned when their residual is within the
     tolerance (the stalled-sweeps criterion above); otherwise the sweeps go on
     from there if Newton did better than them (module docstring).
@@ -345,6 +356,8 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
     history, previous, newton_at, newton_wait = [], None, 0, _first_newton_wait(m)
     best_ratio, best = np.inf, None   # the measured iterate nearest its law, kept if none is accepted
     estimate, calibration = None, 1.0   # the residual's estimate (below)
+    accelerated = _Momentum(r, u)
+    newton_work = 0.0   # the Newton calls' factorisations so far, in sweeps (`_factorisation_cost`)
     for sweep in range(max_sweeps + 1):
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
@@ -371,17 +384,22 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
         next_check = (sweep + 1) % _CHECK_EVERY == 0 or sweep + 1 == max_sweeps
         tracked = (check and _drift_check(len(history))) or (next_check and _drift_check(len(history) + 1))
         before = r.copy() if tracked else None
+        accelerated.extrapolate(r, u)
         estimate = kernels.sweep(u, r, scale)
+        accelerated.judge(estimate)
         delta = r - before if tracked else None
         if check and delta is not None and _drifting(history, delta, previous):
             jumped = _extrapolate(rows, u, r, delta, float(residual.max(initial=0.0)))
             if jumped is not r:
                 r, estimate = jumped, None
+                accelerated.restart()
         if check and len(history) - newton_at >= newton_wait and _stalled(history, newton_wait):
             newton_at = len(history)
             newton_wait = _NEWTON_RETRY
             residual = _residual(rows, u, r)
-            solved, ratio = _newton_on_loaded(rows, predicted, r, residual, tolerance)
+            solved, ratio, work = _newton_on_loaded(rows, predicted, r, residual, tolerance,
+                                                    budget=sweep - newton_work)
+            newton_work += work
             if ratio < (residual / tolerance).max(initial=0.0):
                 # One sweep from Newton's answer makes every impulse a local answer
                 # (in its cone, a sliding one exactly on its boundary).
@@ -393,6 +411,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                 if (residual / tolerance).max(initial=0.0) <= 1.0:
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
+                accelerated.restart()
         previous = delta
     # The last sweep allowed is always measured, so `best` is the measured iterate
     # nearest its law, the last one included.
@@ -411,6 +430,50 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                            residual=float(residual[worst]), tolerance=float(tolerance[worst]), where=which)
 
 
+class _Momentum:
+    """Nesterov's momentum on the sweeps, with adaptive restart.
+
+    A sweep is a fixed-point map ``r -> S(r)`` of the impulses. Like an accelerated
+    gradient method (Nesterov, *A method of solving a convex programming problem with
+    convergence rate O(1/k^2)*, 1983), the next sweep starts from the extrapolated
+    point ``y = x_k + beta_k (x_k - x_{k-1})``, ``beta_k = (k - 1) / (k + 2)``, where
+    ``x_k`` is the k-th sweep's output since the last restart; the sweep's output is
+    again a set of exact local answers (each in its cone), so every iterate the
+    residual test measures is a Gauss-Seidel iterate and the acceptance is unchanged.
+    ``y`` itself may leave the cones: a sweep does not need its input in them.
+    Momentum can overshoot where contacts change status, so it restarts (``k = 0``,
+    a plain sweep next) whenever a sweep's largest residual at a visit grows: the
+    adaptive restart of O'Donoghue and Candes (*Adaptive restart for accelerated
+    gradient schemes*, Foundations of Computational Mathematics, 2015) with the
+    sweep's own residual in place of the objective, which the Coulomb law does not
+    have. On captured steps of the settling 1,000-sphere box this takes 2-4 times
+    fewer sweeps to the same residual (benchmarks/README.md, "Measurements behind the
+    constants"); mass-damped sweeps alone (over-relaxation) failed on some of them.
+    """
+
+    def __init__(self, r: np.ndarray, u: np.ndarray):
+        self.r_previous, self.u_previous = r.copy(), u.copy()
+        self.count, self.last = 0, np.inf
+
+    def extrapolate(self, r: np.ndarray, u: np.ndarray) -> None:
+        """``r`` and ``u`` (in place) moved to the next sweep's starting point."""
+        beta = max(self.count - 1, 0) / (self.count + 2) if _MOMENTUM else 0.0
+        _kernels().momentum(r, u, self.r_previous, self.u_previous, beta)
+        self.count += 1
+
+    def judge(self, estimate: float) -> None:
+        """Restart when the sweep's largest residual at a visit (``estimate``) grew."""
+        if estimate > self.last:
+            self.count = 0
+        self.last = estimate
+
+    def restart(self) -> None:
+        """After the iterate was replaced (a jump along a drift, Newton's answer)."""
+        self.count, self.last = 0, np.inf
+
+
+#: Whether the sweeps carry Nesterov's momentum (`_Momentum`).
+_MOMENTUM = True
 #: The sweeps aim at this fraction of the tolerance and accept the tolerance only
 #: once they stall (`_stalled`). Why: an answer at the tolerance leaves gaps wrong
 #: by ``h`` times it, which the next step's loops of sticking contacts cannot all
@@ -618,7 +681,7 @@ _NEWTON_ROUNDS = 3
 
 
 def _newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
-                      tolerance: np.ndarray) -> tuple[np.ndarray, float]:
+                      tolerance: np.ndarray, budget: float = np.inf) -> tuple[np.ndarray, float, float]:
     """`_newton` on the contacts that carry an impulse in ``r`` or miss their law
     (``residual`` (m,) > 0, m/s: the natural residual at ``r``), the others kept at
     zero impulse: ``(r (m, q), ratio)``, the ratio over the contacts its last call
@@ -632,6 +695,9 @@ def _newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, res
     working set, with answers within the tolerance either way (figures in
     benchmarks/README.md, "Measurements behind the constants").
 
+    ``budget`` (sweeps of ``rows``) bounds the factorisations of the call (`_newton`);
+    returns ``(r, ratio, work)``, ``work`` the factorisations made, in sweeps.
+
     A contact left out may be approached by Newton's answer. When Newton meets the
     tolerance on its contacts and such contacts miss their law at its answer, they
     join and Newton runs again from its answer, up to `_NEWTON_ROUNDS` times (the
@@ -644,13 +710,16 @@ def _newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, res
     pour runs to its end. Contacts still left out are seen by the residual test `solve`
     makes after one sweep from Newton's answer, and the sweeps go on."""
     taking_part = (r[:, 0] > 0.0) | (residual > 0.0)
-    solved, ratio, start = np.zeros_like(r), np.inf, r
+    solved, ratio, start, work = np.zeros_like(r), np.inf, r, 0.0
+    sweep_size = float(rows.values.size)   # what a sweep reads of the rows, the unit of `budget`
     for round_ in range(_NEWTON_ROUNDS):
         part = np.flatnonzero(taking_part)
-        if part.size == 0:
+        if part.size == 0 or work >= budget:
             break
         solved = np.zeros_like(r)
-        solved[part], ratio = _newton(rows.subset(part), predicted, start[part], tolerance[part], 0.25 * _TARGET)
+        solved[part], ratio, more = _newton(rows.subset(part), predicted, start[part], tolerance[part],
+                                            0.25 * _TARGET, (budget - work) * sweep_size)
+        work += more / sweep_size
         if ratio > 1.0 or round_ == _NEWTON_ROUNDS - 1:
             break
         missed = (natural_residual(rows, predicted, _onto_cones(rows, solved)) > tolerance) & ~taking_part
@@ -658,7 +727,7 @@ def _newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, res
             break
         taking_part |= missed
         start = solved
-    return solved, ratio
+    return solved, ratio, work
 
 
 class _Newton:
@@ -729,11 +798,12 @@ class _Newton:
 
 
 def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray,
-            target: float) -> tuple[np.ndarray, float]:
+            target: float, budget: float = np.inf) -> tuple[np.ndarray, float, float]:
     """Impulses from regularised semismooth Newton iterations on `_Newton`'s
-    function, started at ``r`` (m, q), and their largest natural residual in units
-    of ``tolerance``: the best iterate met (by that residual), stopping below
-    ``target``. The variants of `_NEWTON_VARIANTS` are tried in turn from ``r``
+    function, started at ``r`` (m, q), their largest natural residual in units
+    of ``tolerance`` and the work of the factorisations made (`_factorisation_cost`):
+    the best iterate met (by that residual), stopping below ``target``, or before a
+    factorisation that would take the work over ``budget`` (entries a sweep reads). The variants of `_NEWTON_VARIANTS` are tried in turn from ``r``
     until one reaches ``target``, or the tolerance once the first has run (fewer
     calls, each answer within the tolerance; benchmarks/README.md, "Measurements
     behind the constants").
@@ -752,6 +822,7 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
     system = _Newton(rows, predicted)
     start = r
     best, best_residual = r, _ratio(rows, predicted, r, tolerance)
+    work, last = 0.0, 0.0   # factorisation work so far and the last one's (`_factorisation_cost`)
     for variant, (eps, damped) in enumerate(_NEWTON_VARIANTS):
         # The next variant only when this one did not reach the tolerance itself: an
         # answer within it is what `solve` accepts (module docstring), and each
@@ -764,8 +835,11 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
         F, J = system.value(r, jacobian=True)
         merit = system.merit(F)
         for _ in range(_NEWTON_ITERATIONS):
+            if work + last > budget:   # the next factorisation would overrun the budget
+                break
             try:
-                step, ordering = _sparse_solve(J + regularisation, -F.ravel(), ordering)
+                step, ordering, last = _sparse_solve(J + regularisation, -F.ravel(), ordering)
+                work += last
                 step = step.reshape(r.shape)
             except RuntimeError:   # a singular factor: no step
                 break
@@ -790,7 +864,7 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
                 stale += 1
             if best_residual <= target or stale >= _NEWTON_PATIENCE:
                 break
-    return best, best_residual
+    return best, best_residual, work
 
 
 #: SuperLU's orderings for Newton's matrices ``J + eps I`` (`_sparse_solve`): a
@@ -800,9 +874,10 @@ _ORDERINGS = {"MMD_AT_PLUS_A": dict(permc_spec="MMD_AT_PLUS_A", options=dict(Sym
 
 
 def _sparse_solve(matrix: sp.spmatrix, right: np.ndarray, ordering: str | None = None):
-    """``(matrix^{-1} right, ordering)`` by SuperLU with ``ordering`` (a key of
+    """``(matrix^{-1} right, ordering, cost)`` by SuperLU with ``ordering`` (a key of
     `_ORDERINGS`), or, when None, with each of them, keeping the one whose factor has
-    fewer entries (deterministic). Why both: ``J`` has the symmetric pattern of ``W``
+    fewer entries (deterministic); ``cost`` is `_factorisation_cost` of the
+    factorisations made. Why both: ``J`` has the symmetric pattern of ``W``
     plus diagonal blocks, and which ordering suits it depends on the blocks. On the
     1,000-sphere pour (`benchmarks/rotation_speed.py`) the minimum-degree ordering
     halves COLAMD's fill for turning spheres, and doubles it with rolling resistance
@@ -810,14 +885,34 @@ def _sparse_solve(matrix: sp.spmatrix, right: np.ndarray, ordering: str | None =
     ``J``'s pattern, so it chooses once (`_newton`)."""
     matrix = sp.csc_matrix(matrix)
     if ordering is not None:
-        return spla.splu(matrix, **_ORDERINGS[ordering]).solve(right), ordering
-    best = None
+        factor = spla.splu(matrix, **_ORDERINGS[ordering])
+        return factor.solve(right), ordering, _factorisation_cost(factor)
+    best, cost = None, 0.0
     for name, options in _ORDERINGS.items():
         factor = spla.splu(matrix, **options)
+        cost += _factorisation_cost(factor)
         fill = factor.L.nnz + factor.U.nnz
         if best is None or fill < best[0]:
             best = (fill, name, factor)
-    return best[2].solve(right), best[1]
+    return best[2].solve(right), best[1], cost
+
+
+#: Floating-point operations of a sparse LU per entry read by a sweep, in units of
+#: ``fill^2 / n`` (`_factorisation_cost`). Why a model and not a clock: the hand-over's
+#: budget must not depend on the machine, so that a run is repeatable. The model
+#: ``fill^2 / n`` (the operations of a factor whose columns have the mean count) over
+#: this factor matched the measured time of a factorisation in sweeps within a factor
+#: 1.5 on the stalls of the 1,000-sphere box and of a periodic layer of 1,000 turning
+#: spheres (benchmarks/README.md, "Measurements behind the constants").
+_LU_OPERATIONS_PER_SWEEP_ENTRY = 4.0
+
+
+def _factorisation_cost(factor) -> float:
+    """The work of a SuperLU factorisation ``factor`` in entries a sweep reads
+    (divide by a sweep's ``values.size`` for sweeps): ``fill^2 / n`` over
+    `_LU_OPERATIONS_PER_SWEEP_ENTRY`."""
+    fill = float(factor.L.nnz + factor.U.nnz)
+    return fill * fill / max(factor.shape[0], 1) / _LU_OPERATIONS_PER_SWEEP_ENTRY
 
 
 def _ratio(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray) -> float:

@@ -86,7 +86,7 @@ def frictional_residual(problem, solution) -> np.ndarray:
     m = problem.size
     u = solution.velocities
     slack = G @ u - problem.lower
-    normal_weight = np.maximum(np.asarray(problem.metric.delassus(G).diagonal()).reshape(-1), np.finfo(float).tiny)
+    normal_weight, tangential_weight = coulomb_weights(problem)
     mu = np.zeros(m) if problem.friction is None else np.asarray(problem.friction, dtype=float)
     if s == 0 or T is None:
         return coulomb_residual(slack, np.zeros((m, 1)), solution.impulses, np.zeros((m, 1)), np.zeros(m),
@@ -94,7 +94,34 @@ def frictional_residual(problem, solution) -> np.ndarray:
     tangential_velocity = (T @ u).reshape(m, s)
     if problem.tangential_offset is not None:
         tangential_velocity = tangential_velocity - problem.tangential_offset
-    tangent_diagonal = np.asarray(problem.metric.delassus(T).diagonal()).reshape(m, s).mean(axis=1)
-    tangential_weight = np.where(tangent_diagonal > 0.0, tangent_diagonal, normal_weight)
     return coulomb_residual(slack, tangential_velocity, solution.impulses, solution.tangential_impulses, mu,
                             normal_weight, tangential_weight)
+
+
+def coulomb_weights(problem) -> tuple[np.ndarray, np.ndarray]:
+    """The weights ``(w, v)`` (m,), 1/kg, of `frictional_residual`: the diagonal of
+    ``G M^{-1} G^T`` and, per contact, the mean of its tangents' diagonal entries of
+    ``T M^{-1} T^T`` (``w`` where a contact has no tangent)."""
+    G, T, s = problem.jacobian, problem.tangents, problem.tangent_count
+    normal_weight = np.maximum(np.asarray(problem.metric.delassus(G).diagonal()).reshape(-1), np.finfo(float).tiny)
+    if s == 0 or T is None:
+        return normal_weight, normal_weight
+    tangent_diagonal = np.asarray(problem.metric.delassus(T).diagonal()).reshape(problem.size, s).mean(axis=1)
+    return normal_weight, np.where(tangent_diagonal > 0.0, tangent_diagonal, normal_weight)
+
+
+def shifted_normal_allowance(mu: np.ndarray, normal_weight: np.ndarray,
+                             tangential_weight: np.ndarray) -> np.ndarray:
+    """How far (m,), in units of ``e``, the `coulomb_residual` of an exact answer of
+    the law with every normal velocity ``U_N`` moved by at most ``e`` can be.
+
+    Derivation: the local answer ``l_N' = max(0, l_N - U_N / w)`` is 1/w-Lipschitz in
+    ``U_N``; the disc radius ``mu l_N'`` then moves by at most ``mu e / w``, and the
+    projection onto a disc is 1-Lipschitz in its radius, so ``l_T'`` moves by at most
+    ``mu e / w``. An exact answer is its own local answer, so the residual
+    ``|diag(w, v) (l' - l)|`` is at most ``e sqrt(1 + (mu v / w)^2)``. This is what
+    the De Saxce fixed point leaves (`granular.contact.conic`): its answer is an exact
+    answer of the law whose normal velocities are off by the shifts' error
+    ``|sigma_k - mu_k |T_k u||``, which its stopping rule bounds."""
+    ratio = mu * tangential_weight / normal_weight
+    return np.sqrt(1.0 + ratio ** 2)

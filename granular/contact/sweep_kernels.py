@@ -258,6 +258,23 @@ def colours(cols, dummy):
 
 
 @numba.njit(cache=True)
+def momentum(r, u, r_previous, u_previous, beta):
+    """Nesterov's extrapolation of a sweep's iterate, in place: ``r <- r + beta (r -
+    r_previous)`` and ``u <- u + beta (u - u_previous)``, and the previous arrays take
+    the iterate before the extrapolation. ``u`` is affine in ``r`` (``u = v + M^{-1}
+    H^T r``), so the extrapolated pair stays consistent without a pass over the rows."""
+    for k in range(r.shape[0]):
+        for a in range(r.shape[1]):
+            current = r[k, a]
+            r[k, a] = current + beta * (current - r_previous[k, a])
+            r_previous[k, a] = current
+    for i in range(u.size):
+        current = u[i]
+        u[i] = current + beta * (current - u_previous[i])
+        u_previous[i] = current
+
+
+@numba.njit(cache=True)
 def add_impulses(order, cols, width, scaled, r, u):
     """``u += M^{-1} sum_k H_k^T r_k`` in place (``scaled`` already holds ``M^{-1}``)."""
     q = scaled.shape[1]

@@ -39,7 +39,6 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..drawing import Shapes
 from ..errors import InvalidInputError
 from ..validation import finite_array, positive_scalar
 from .constrained import Constraint, ConstrainedSystem
@@ -330,22 +329,3 @@ class Beam(ConstrainedSystem):
         """Lab-frame ``(x, u~(x, t) = u(x) + h(x) phi(t))`` along the beam (m)."""
         x, u = interpolate(q, self.length, samples_per_element)
         return x, u + lifting(x, self.length) * self.support(t)
-
-
-def beam_shapes(description: dict, q: np.ndarray) -> Shapes:
-    """The beam as a chain of segments in the x-z plane and the obstacles as planes.
-
-    Drawn is ``u = u~ - h phi``, the displacement relative to the lifted support:
-    the adapter is given no time, so the support's motion ``phi(t)`` is not drawn.
-    At the tip ``u = u~`` (``h(L) = 0``), so the contact with the obstacles is exact.
-    """
-    length = float(description["length"])
-    x, u = interpolate(q, length)
-    points = np.stack([x, np.zeros_like(x), u], axis=1)
-    segments = np.stack([points[:-1], points[1:]], axis=1)
-    radius = float(description.get("radius", 0.005))
-    planes = []
-    for bound, normal in ((description["lower"], 1.0), (description["upper"], -1.0)):
-        if np.isfinite(bound):
-            planes.append((np.array([length, 0.0, float(bound)]), np.array([0.0, 0.0, normal]), 0.05 * length))
-    return Shapes(segments=segments, segment_radii=np.full(len(segments), radius), planes=planes)

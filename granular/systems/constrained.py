@@ -29,7 +29,7 @@ it at a step beyond their stability limit ``2 / w_max``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -38,9 +38,6 @@ from ..constraints import ConstraintSet
 from ..errors import InvalidInputError, MassMatrixError, NonFiniteError, OverlapError
 from ..metric import DenseMetric
 from ..validation import finite_array
-
-if TYPE_CHECKING:
-    from .beam import TipPenalty
 
 
 @dataclass(frozen=True)
@@ -141,7 +138,7 @@ class ConstrainedSystem:
     #: (the Newmark scheme then projects by Lemma 4.1 of Dumont and Paoli, 2006).
     coordinate_bounds: tuple[int, float, float] | None = None
     #: Normal compliance replacing the constraints (`granular.systems.beam.TipPenalty`).
-    penalty: TipPenalty | None = None
+    penalty: object | None = None
 
     def __init__(self, q0, u0, mass, force: Callable | None = None, constraints=(),
                  restitution: float = 0.0, potential: Callable | None = None,

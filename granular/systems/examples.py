@@ -1,7 +1,7 @@
-"""Example constrained systems and their drawing adapters.
+"""Example constrained systems.
 
 Each builder returns a `ConstrainedSystem` in SI units whose ``drawing`` dict names,
-by its registered name, a pure-numpy adapter ``adapter(description, q) -> Shapes`` (see
+by its registered name, its drawing adapter (`granular.system_shapes`, registered by
 `granular.drawing`). Every scene is drawn in the x-z plane (y = 0, z up).
 
 - `bouncing_ball`: one coordinate, the height ``z`` of a ball's centre (m), above
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..drawing import Shapes
 from ..errors import InvalidInputError
 from .constrained import Constraint, ConstrainedSystem
 
@@ -43,13 +42,6 @@ def bouncing_ball(height: float = 1.0, restitution: float = 0.9, mass: float = 1
                                 name="floor")],
         restitution=restitution, potential=lambda t, q: weight * q[0],
         drawing={"kind": "ball", "adapter": "ball", "radius": radius})
-
-
-def ball_shapes(description: dict, q: np.ndarray) -> Shapes:
-    """The ball as a sphere at ``(0, 0, z)`` above the floor plane z = 0."""
-    radius = float(description["radius"])
-    return Shapes(sphere_centres=np.array([[0.0, 0.0, float(q[0])]]), sphere_radii=np.array([radius]),
-                  planes=[(np.zeros(3), np.array([0.0, 0.0, 1.0]), 5.0 * radius)])
 
 
 # -- impact oscillator -------------------------------------------------------------------
@@ -79,20 +71,6 @@ def impact_oscillator(frequency: float = 1.0, amplitude: float = 1.0, stop: floa
         restitution=restitution, potential=lambda t, q: 0.5 * stiffness * q[0] ** 2,
         drawing={"kind": "impact_oscillator", "adapter": "impact_oscillator",
                  "stop": stop, "radius": radius})
-
-
-def oscillator_shapes(description: dict, q: np.ndarray) -> Shapes:
-    """The mass as a sphere on the x axis, its rail as a segment, the stop as a plane.
-
-    The coordinate is the sphere's contact point with the stop, so the centre is
-    drawn at ``x - radius``.
-    """
-    radius, stop = float(description["radius"]), float(description["stop"])
-    x = float(q[0])
-    rail = np.array([[[x - 10.0 * radius, 0.0, 0.0], [stop, 0.0, 0.0]]])
-    return Shapes(sphere_centres=np.array([[x - radius, 0.0, 0.0]]), sphere_radii=np.array([radius]),
-                  segments=rail, segment_radii=np.array([0.1 * radius]),
-                  planes=[(np.array([stop, 0.0, 0.0]), np.array([-1.0, 0.0, 0.0]), 3.0 * radius)])
 
 
 # -- double pendulum against a wall ------------------------------------------------------
@@ -154,16 +132,3 @@ def double_pendulum_wall(theta=(0.0, 0.0), omega=(0.0, 0.0), lengths=(1.0, 1.0),
         restitution=restitution, potential=lambda t, q: pendulum_potential(q, lengths, masses, gravity),
         drawing={"kind": "double_pendulum", "adapter": "double_pendulum",
                  "lengths": list(lengths), "wall_x": wall_x, "bob_radius": bob_radius})
-
-
-def pendulum_shapes(description: dict, q: np.ndarray) -> Shapes:
-    """Two links as segments, bobs as spheres, the wall as a plane facing the pendulum."""
-    l1, l2 = description["lengths"]
-    radius = float(description["bob_radius"])
-    elbow = np.array([l1 * np.sin(q[0]), 0.0, -l1 * np.cos(q[0])])
-    tip = elbow + np.array([l2 * np.sin(q[1]), 0.0, -l2 * np.cos(q[1])])
-    pivot = np.zeros(3)
-    return Shapes(sphere_centres=np.array([elbow, tip]), sphere_radii=np.full(2, radius),
-                  segments=np.array([[pivot, elbow], [elbow, tip]]), segment_radii=np.full(2, 0.2 * radius),
-                  planes=[(np.array([float(description["wall_x"]), 0.0, -0.5 * (l1 + l2)]),
-                           np.array([-1.0, 0.0, 0.0]), 0.6 * (l1 + l2))])

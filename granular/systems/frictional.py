@@ -1,10 +1,10 @@
-"""Frictional example systems and their drawing adapters, after a study of Moreau's contact
+"""Frictional example systems, after a study of Moreau's contact
 dynamics with Coulomb friction and its discrete contact law (Springer, 2017,
 doi:10.1007/978-3-319-55795-3_40).
 
 Both are planar `ConstrainedSystem`s in SI units with Coulomb friction on their
 contacts (one tangent row per contact, the velocity of the contact point along
-the unit tangent), drawn in the x-z plane (the system's y is drawn as z).
+the unit tangent), drawn in the x-z plane (the system's y is drawn as z; `granular.system_shapes`).
 
 - `block_on_incline`: a point mass ``q = (x, y)`` (m) on the plane through the
   origin inclined by ``theta``; gap ``n . q`` with ``n = (-sin theta, cos theta)``,
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..drawing import Shapes
 from ..errors import InvalidInputError
 from .constrained import Constraint, ConstrainedSystem
 
@@ -47,15 +46,6 @@ def block_on_incline(theta: float, friction: float, mass: float = 1.0, gravity: 
         potential=lambda t, q: weight * q[1],
         drawing={"kind": "block_on_incline", "adapter": "block_on_incline",
                  "theta": theta})
-
-
-def block_shapes(description: dict, q: np.ndarray) -> Shapes:
-    """The block as a small sphere resting on the incline plane."""
-    theta, radius = float(description["theta"]), 0.05
-    normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
-    centre = np.array([q[0], 0.0, q[1]]) + radius * normal
-    return Shapes(sphere_centres=centre[None, :], sphere_radii=np.array([radius]),
-                  planes=[(np.zeros(3), normal, 1.0)])
 
 
 def rod_ends(q: np.ndarray, half_length: float) -> tuple[np.ndarray, np.ndarray]:
@@ -96,11 +86,3 @@ def painleve_rod(phi0_degrees: float = 31.0, velocity: float = 30.0, friction: f
         constraints=[end_constraint(-1.0, "end A"), end_constraint(1.0, "end B")],
         restitution=restitution, potential=lambda t, q: weight * q[1],
         drawing={"kind": "rod", "adapter": "rod", "half_length": s})
-
-
-def rod_shapes(description: dict, q: np.ndarray) -> Shapes:
-    """The rod as a segment above the floor plane."""
-    a, b = rod_ends(q, float(description["half_length"]))
-    segment = np.array([[[a[0], 0.0, a[1]], [b[0], 0.0, b[1]]]])
-    floor = (np.array([q[0], 0.0, 0.0]), np.array([0.0, 0.0, 1.0]), 2.0 * float(description["half_length"]))
-    return Shapes(segments=segment, segment_radii=np.array([0.02]), planes=[floor])
