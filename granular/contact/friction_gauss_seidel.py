@@ -834,6 +834,8 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
         ordering = None   # `_sparse_solve` picks it at the first factorisation
         F, J = system.value(r, jacobian=True)
         merit = system.merit(F)
+        if last == 0.0:   # no factorisation made yet: the a-priori estimate stands in
+            last = _estimated_factorisation_cost(J.nnz + r.size, r.size)
         for _ in range(_NEWTON_ITERATIONS):
             if work + last > budget:   # the next factorisation would overrun the budget
                 break
@@ -905,6 +907,20 @@ def _sparse_solve(matrix: sp.spmatrix, right: np.ndarray, ordering: str | None =
 #: 1.5 on the stalls of the 1,000-sphere box and of a periodic layer of 1,000 turning
 #: spheres (benchmarks/README.md, "Measurements behind the constants").
 _LU_OPERATIONS_PER_SWEEP_ENTRY = 4.0
+
+
+def _estimated_factorisation_cost(entries: int, n: int) -> float:
+    """`_factorisation_cost` of an ``n x n`` matrix with ``entries`` nonzeros before
+    factorising it: its fill taken as ``entries n^(1/3)``, the growth of a nested
+    dissection of a three-dimensional mesh (George, *Nested dissection of a regular
+    finite element mesh*, SIAM J. Numer. Anal., 1973: fill O(n^(4/3)) in 3D). On the
+    stalls of the 1,000-sphere box and of a periodic layer of 1,000 turning spheres it
+    was within a factor 1.6 of SuperLU's fill (benchmarks/README.md, "Measurements
+    behind the constants"). Why: the first factorisation of a Newton call must be
+    priced before it is made; at 100,000 spheres one would take longer than the whole
+    sweep budget."""
+    fill = float(entries) * float(n) ** (1.0 / 3.0)
+    return fill * fill / max(n, 1) / _LU_OPERATIONS_PER_SWEEP_ENTRY
 
 
 def _factorisation_cost(factor) -> float:
