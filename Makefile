@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-long bench clean
+.PHONY: demo test test-long bench docs lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,13 +13,32 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	MPLBACKEND=Agg $(PY) scenes/box_pour.py
+	MPLBACKEND=Agg $(PY) -m granular.scenes.box_pour
 
 test: $(STAMP)
-	MPLBACKEND=Agg $(PY) -m pytest -q
+	MPLBACKEND=Agg $(PY) -m pytest -q --durations=15
 
 test-long: $(STAMP)
 	MPLBACKEND=Agg $(PY) -m pytest -q -m long
+
+# The documentation site into site/ (MkDocs; --strict: any warning fails the build).
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# ruff's rules and mypy's modules are in pyproject.toml ([tool.ruff], [tool.mypy]).
+LINT_STAMP := $(VENV)/.installed-lint
+$(LINT_STAMP): $(STAMP) pyproject.toml
+	$(PY) -m pip install --quiet -e '.[lint]'
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/step_scaling.py
@@ -27,4 +46,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/beam_speed.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf $(VENV) runs .pytest_cache site

@@ -1,6 +1,6 @@
 """Where `make demo`'s steps go: the Maury stage against the small projections.
 
-Runs `scenes/box_pour.py`'s pour (300 spheres, e = 0.3, 1,000 steps of 1 ms, no
+Runs `granular/scenes/box_pour.py`'s pour (300 spheres, e = 0.3, 1,000 steps of 1 ms, no
 rendering) and prints the processor time of the run and, for the projections of
 the velocity scheme, their count, median rows and time: Maury's stage (one a step,
 about 1,000 rows on the settled pile) and the restitution stage's impact clusters
@@ -11,18 +11,13 @@ asserted.
 """
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-
-import box_pour  # noqa: E402
-
-import granular as gr  # noqa: E402
-import granular.schemes.maury as maury  # noqa: E402
+import granular as gr
+import granular.schemes.maury as maury
+from granular.scenes import box_pour
 
 
 def main(steps: int = 1000) -> None:

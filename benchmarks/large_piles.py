@@ -1,6 +1,7 @@
 """Large piles: a settled pile of 100,000 spheres, and 1,000,000 spheres poured into a box.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py settled [--n 100000] [--steps 10] [--layer-file F.npz] [--mu 0.5]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py settled [--n 100000] [--steps 10] \
+        [--layer-file F.npz] [--mu 0.5]
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/large_piles.py pour [--n 1000000] [--steps 5]
 
 Both start from a lattice of spheres of radius 1 cm (radii jittered by up to 5%,

@@ -53,8 +53,8 @@ def measure(n: int, steps: int, regime: str) -> dict:
         rows.append((total, seconds.get("neighbors", 0.0), seconds.get("assembly", 0.0),
                      seconds.get("solve", 0.0), len(result.contacts), int(result.contacts.active.sum())))
     median = np.median(np.array(rows), axis=0)
-    return dict(n=n, regime=regime, tail=tail_line([row[0] for row in rows]), total=median[0], neighbors=median[1], assembly=median[2],
-                solve=median[3], constraints=int(median[4]), active=int(median[5]))
+    return dict(n=n, regime=regime, tail=tail_line([row[0] for row in rows]), total=median[0], neighbors=median[1],
+                assembly=median[2], solve=median[3], constraints=int(median[4]), active=int(median[5]))
 
 
 def main():

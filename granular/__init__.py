@@ -28,9 +28,12 @@ from .packing import world_from_file
 __version__ = "0.1.0"
 
 __all__ = [
-    "Beam", "Box", "Cone", "Constraint", "ContactRows", "Cylinder", "Panel", "Surface", "WallShape", "register_wall", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError", "GranularError", "InvalidInputError",
+    "Beam", "Box", "Cone", "Constraint", "ContactRows", "Cylinder", "Panel", "Surface", "WallShape",
+    "register_wall", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError",
+    "GranularError", "InvalidInputError",
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "RunInterrupted", "TimeStepWarning",
-    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory", "TriangleMesh",
+    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
+    "TriangleMesh",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]

@@ -549,7 +549,8 @@ def write_configuration(path, positions, radii, velocities=None, masses=None) ->
     configuration = _checked(str(path), positions, radii, velocities, masses)
     writer = {".csv": _write_csv, ".xyz": _write_xyz}.get(path.suffix.lower())
     if writer is None:
-        raise InvalidInputError(f"{path}: a configuration is written as .csv or .xyz, not {path.suffix or 'no suffix'!r}")
+        raise InvalidInputError(f"{path}: a configuration is written as .csv or .xyz, "
+                                f"not {path.suffix or 'no suffix'!r}")
     with atomic_path(path) as temporary:
         with open(temporary, "w", newline="") as handle:
             writer(handle, configuration)

@@ -169,7 +169,7 @@ class FrameWriter:
         _write_block(dataset, k, np.asarray(value)[None])
 
     def _append_contacts(self, contacts) -> None:
-        h5, start = self._h5, self.rows
+        start = self.rows
         m = len(contacts)
         for name in _CONTACT_FIELDS:
             dataset = self._dataset(f"contacts/{name}")

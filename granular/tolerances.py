@@ -70,7 +70,7 @@ FRICTION_SWEEP_TOLERANCE = 2e-4
 #: law for spheres before `ConvergenceError` (the pile's steps take 20 to a few
 #: 1000). A cap on work, not on accuracy:
 #: the answer is accepted by the same residual test whatever the count. 5,000 stopped
-#: a settling pour of frictional points (`scenes/sand_pile.py`, seed 3, t = 0.887 s)
+#: a settling pour of frictional points (`granular/scenes/sand_pile.py`, seed 3, t = 0.887 s)
 #: at 1.5 times its tolerance while the sweeps and Newton's retries were still
 #: descending; with 20,000 it runs to rest. A solve that does stall for good takes
 #: the longer to say so (tuned; benchmarks/README.md, "Measurements behind the

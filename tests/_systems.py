@@ -31,10 +31,7 @@ def lattice_in_a_box(seed: int) -> gr.SphereWorld:
 
 
 def sand_pile_scene():
-    """`scenes/sand_pile.py` as a module (its `pour` runs one of the scene's pours)."""
-    import sys
-    from pathlib import Path
+    """`granular/scenes/sand_pile.py` as a module (its `pour` runs one of the scene's pours)."""
+    from granular.scenes import sand_pile
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    import sand_pile
     return sand_pile

@@ -88,7 +88,8 @@ def test_a_sphere_overlapping_a_wall_names_the_sphere_the_wall_and_the_overlap()
 
 
 def test_radius_callable_of_the_wrong_shape_names_the_time():
-    with pytest.raises(gr.RadiusError, match=r"radius callable returned shape \(2,\) at t = 0.5 s, expected \(3,\)") as caught:
+    expected = r"radius callable returned shape \(2,\) at t = 0.5 s, expected \(3,\)"
+    with pytest.raises(gr.RadiusError, match=expected) as caught:
         world(radii=lambda t: np.full(2, 0.01), t0=0.5)
     assert caught.value.t == 0.5
 
@@ -186,7 +187,8 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
     monkeypatch.setattr(projection, "interior_point", fails)
     monkeypatch.setattr(projection, "_small_problem", lambda *args: None)  # pivoting fails too
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
-    with pytest.raises(gr.SolverError, match=r"did not converge at t = 0.002 s \(solver 'osqp', status 'not_converged'") as caught:
+    expected = r"did not converge at t = 0.002 s \(solver 'osqp', status 'not_converged'"
+    with pytest.raises(gr.SolverError, match=expected) as caught:
         sim.step()
     assert not isinstance(caught.value, gr.JammingError)
     assert caught.value.t == pytest.approx(0.002)

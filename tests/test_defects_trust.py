@@ -62,7 +62,7 @@ def test_rolling_resistance_without_friction_brakes_the_rolling_only():
     """A sphere spinning about a horizontal axis on a frictionless floor with mu_r = 0.1:
     the rolling torque mu_r r m g slows omega_x at 5 mu_r g / (2 r) (J = 2/5 m r^2),
     omega_z (spin about the normal) is not resisted, and no tangential force moves
-    it. The README states this rule."""
+    it. The user guide states this rule."""
     r, g, mu_r = 0.01, 9.81, 0.1
     world = gr.SphereWorld([[0.0, 0.0, r]], r, density=2500.0, friction=0.0, rolling_friction=mu_r,
                            angular_velocities=[[10.0, 0.0, 3.0]], walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
@@ -72,8 +72,8 @@ def test_rolling_resistance_without_friction_brakes_the_rolling_only():
     assert omega[0] == pytest.approx(10.0 - 2.5 * mu_r * g / r * 0.020, rel=1e-6)
     assert omega[2] == 3.0
     assert np.all(trajectory.velocities[-1, 0, :2] == 0.0)
-    readme = " ".join((ROOT / "README.md").read_text().split())
-    assert "Rolling resistance without sliding friction (`μ = 0`, `μ_r > 0`) still brakes" in readme
+    guide = " ".join((ROOT / "docs" / "guide" / "friction.md").read_text().split())
+    assert "Rolling resistance without sliding friction (`μ = 0`, `μ_r > 0`) still brakes" in guide
 
 
 def test_growing_spheres_jam_is_the_scenes_end_not_a_failure(tmp_path, monkeypatch, capsys):
@@ -92,7 +92,7 @@ def test_scenes_and_make_demo_write_outside_the_tracked_renders():
     """Scene scripts write their pictures to outputs/ (ignored by git), never into
     renders/, which holds the README's pictures."""
     for name in repository_scenes():
-        source = (ROOT / "scenes" / f"{name}.py").read_text()
+        source = (ROOT / "granular" / "scenes" / f"{name}.py").read_text()
         assert not re.search(r"[\"']renders[\"'/]|renders/", source), name
     assert "outputs/" in (ROOT / ".gitignore").read_text().split()
 
@@ -114,7 +114,7 @@ def test_the_scene_list_keeps_a_summary_line_that_wraps(capsys):
     """beam_between_obstacles' first docstring line breaks mid-title; the list showed
     "... (*Vibrations of a beam between"."""
     assert main(["scenes"]) == 0
-    line = next(l for l in capsys.readouterr().out.splitlines() if l.startswith("beam_between_obstacles"))
+    line = next(row for row in capsys.readouterr().out.splitlines() if row.startswith("beam_between_obstacles"))
     assert line.rstrip().endswith(".") or line.rstrip().endswith(")")
     assert "Vibrations of a beam between obstacles" in line.replace("  ", " ")
 

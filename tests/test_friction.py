@@ -1,4 +1,5 @@
-"""Coulomb friction (seed 002): the discrete contact law, the block on an incline,
+"""Coulomb friction (Paoli's 2017 study of Moreau's contact dynamics with Coulomb
+friction, REFERENCES.md): the discrete contact law, the block on an incline,
 Proposition 1, and mu = 0 against Maury's frictionless step."""
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def random_contacts(rng, d: int, m: int, s: int, mu_max: float = 1.5, approach: 
 
 
 def check_law(metric, constraints, predicted, h, answer, tolerance):
-    """The Coulomb-Maury law (N)-(T) and Proposition 1 of seed 002, checked directly."""
+    """The Coulomb-Maury law (N)-(T) and Proposition 1 of the 2017 study, checked directly."""
     G = constraints.jacobian.toarray()
     T = np.asarray(constraints.tangents)
     mu = constraints.friction
@@ -123,7 +124,7 @@ def test_coulomb_law_and_proposition_1_on_random_frictional_contacts(s):
 
 
 def test_planar_law_is_seed_002_projection_for_one_contact():
-    """For one contact that the prediction violates, the answer is seed 002's
+    """For one contact that the prediction violates, the answer is the 2017 study's
     S(q, v): the kinetic-metric projection of 0 onto (v + M^-1 R) cap T, computed
     independently with cvxpy, for random M (Painleve coupling included)."""
     pytest.importorskip("cvxpy")
@@ -140,7 +141,7 @@ def test_planar_law_is_seed_002_projection_for_one_contact():
 
 
 def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
-    """In 3D the law and seed 002's projection coincide when G M^-1 T^T = 0 (the
+    """In 3D the law and the 2017 study's projection coincide when G M^-1 T^T = 0 (the
     rotation-free spheres): tangents chosen M^-1-orthogonal to the normal row."""
     pytest.importorskip("cvxpy")
     rng = np.random.default_rng(6)
@@ -161,7 +162,7 @@ def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
 
 @pytest.mark.exact
 def test_a_prediction_that_does_not_approach_is_kept():
-    """Seed 002: S(q, v) = v when v is admissible, even where Painleve's coupling
+    """The 2017 study: S(q, v) = v when v is admissible, even where Painleve's coupling
     would allow a jump (Moreau's choice)."""
     rng = np.random.default_rng(7)
     for _ in range(20):

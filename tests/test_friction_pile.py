@@ -1,4 +1,4 @@
-"""Friction in the N-sphere world (scenes/sand_pile.py on a small pile): the Coulomb
+"""Friction in the N-sphere world (granular/scenes/sand_pile.py on a small pile): the Coulomb
 conditions at every contact of every step of a pour, checked independently of the
 solver, and a frictional heap that stands steeper than a frictionless one."""
 from __future__ import annotations

@@ -1,11 +1,10 @@
-"""Painleve's rod (seed 002, scenes/painleve_rod.py): Proposition 1 at every step,
+"""Painleve's rod (Paoli's 2017 study, granular/scenes/painleve_rod.py): Proposition 1 at every step,
 energy, determinism, the seed's discrete law, and the contact phases."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import granular as gr
 from _scenes import load_scene as load
 
 ROUNDOFF = 1e-10
@@ -38,7 +37,7 @@ def test_rod_energy_never_increases(runs, dt):
 
 
 def test_proposition_1_holds_at_every_step_of_the_rod(scene, runs):
-    """Seed 002, Proposition 1, with r = M (u_{n+1} - u_n) - h f: r is the reaction of
+    """The 2017 study's Proposition 1, with r = M (u_{n+1} - u_n) - h f: r is the reaction of
     the reported impulses, lies in the Coulomb cone R(q), <u_{n+1}, r> <= 0 and
     |u_{n+1}|_M <= |u_n|_M + h |M^-1/2| |f|."""
     trajectory, dt = runs[5e-3], 5e-3
@@ -57,11 +56,14 @@ def test_proposition_1_holds_at_every_step_of_the_rod(scene, runs):
         assert np.allclose(r, G.T @ l_n + T.T @ l_t, atol=ROUNDOFF * max(1.0, np.abs(r).max()))
         assert np.all(l_n >= 0.0) and np.all(np.abs(l_t) <= mu * l_n * (1 + ROUNDOFF) + ROUNDOFF)
         assert u @ r <= ROUNDOFF
-        norm = lambda x: np.sqrt(x @ M @ x)
+
+        def norm(x):
+            return np.sqrt(x @ M @ x)
+
         assert norm(u) <= norm(u_before) + bound + ROUNDOFF
 
 
-def test_rod_steps_are_seed_002_discrete_law(scene, runs):
+def test_rod_steps_are_the_2017_studys_discrete_law(scene, runs):
     """Where end A carries an impulse, u_{n+1} is S(q, v): the kinetic-metric projection
     of 0 onto (v + M^-1 R) cap {G u = -D/h}, computed independently with cvxpy."""
     pytest.importorskip("cvxpy")
@@ -86,7 +88,7 @@ def test_phase_sequence_is_the_same_at_two_step_sizes(scene, runs):
     jump, flies, and lands on its other end B (a collision) and slides on it. The
     two runs agree in phases, in events, and in the instants of both within one
     coarse step. (At 2e-3, 1e-3 and 5e-4 the jam ends in a tangential impact
-    instead: seed 002 section 3, see the scene's docstring and the next test.)"""
+    instead: the 2017 study's section 3, see the scene's docstring and the next test.)"""
     first, second = runs[5e-3], runs[2.5e-3]
     assert scene.phase_sequence(first) == scene.phase_sequence(second) == ["sliding A", "free", "sliding B"]
     for a, b in zip(scene.contact_phases(first), scene.contact_phases(second)):
@@ -105,7 +107,7 @@ def test_phase_sequence_is_the_same_at_two_step_sizes(scene, runs):
     (5e-4, "tangential impact", 0.817, 0.0),
 ])
 def test_the_jam_ends_in_a_tangential_impact_at_finer_steps(scene, dt, kind, t_impact, speed_after):
-    """At these step sizes the scheme takes (part of) the jump u^- -> u~ of seed 002:
+    """At these step sizes the scheme takes (part of) the jump u^- -> u~ of the 2017 study:
     A, on the floor (no collision at A anywhere), loses its sliding speed of about
     9.5 m/s within one step just after 45 degrees. The classifier reports it as a
     tangential impact, never as a collision, and reports nothing else at A."""

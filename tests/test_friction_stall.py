@@ -2,7 +2,7 @@
 
 `data/stalled_turning_cluster.npz` is a cluster of 54 contacts between 35 turning
 spheres (radii 4-6 mm, mu = 0.6) cut out of the sand pile's dense stream at
-t = 0.534 s (`scenes/sand_pile.py` with ``rotation=True``), where the nonsmooth
+t = 0.534 s (`granular/scenes/sand_pile.py` with ``rotation=True``), where the nonsmooth
 Gauss-Seidel sweeps stalled: the contacts outside the cluster keep the impulses the
 sweeps had reached, folded into the prediction. Stored: the normal rows ``G``
 (54, 210), the tangent rows ``T`` (108, 210) on the cluster's 210 coordinates
@@ -142,7 +142,7 @@ def test_the_turning_pour_whose_newton_attempts_came_too_seldom_runs_on():
 
 @pytest.mark.long
 def test_the_narrow_pour_of_rolling_spheres_runs_through_its_impact_phase():
-    """`scenes/sand_pile.py`'s pour in a 0.2 m column on a 1 m floor, mu = 0.6,
+    """`granular/scenes/sand_pile.py`'s pour in a 0.2 m column on a 1 m floor, mu = 0.6,
     mu_r = 0.1, seed 4, stopped with `ConvergenceError` at t = 0.19 s: the sweeps
     circled at 10-25 times their tolerance and 22-25 Newton attempts ended at
     2.4-13 times it (a strict expected failure until then). Since the sweeps start
@@ -180,7 +180,7 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
 
 @pytest.mark.long
 def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
-    """`scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 3 (one
+    """`granular/scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 3 (one
     of the scene's 15 pours): `ConvergenceError` at t = 0.149 s since the sweeps start
     from the slowly separating rows too (`granular.contact.friction.NEAR_CONTACT`, which
     changed the trajectory; before it the pour ran to its end), a strict expected

@@ -31,7 +31,7 @@ def test_a_settling_lattice_of_equal_spheres_runs_to_rest():
 
 @pytest.mark.long
 def test_the_stream_of_turning_spheres_of_seed_5_passes_t_0_203_s():
-    """`scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 5 (one
+    """`granular/scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 5 (one
     of the scene's 15 pours): at t = 0.203 s the plain Coulomb sweeps wandered at 3-10
     times their tolerance for 20,000 sweeps and every Newton attempt ended at 4.3-7.5
     times it, so that step kept its best answer. With momentum

@@ -242,17 +242,10 @@ def test_the_piston_scene_gives_a_strain_linear_in_time_and_a_stress_that_only_p
     unilateral contact can only push it back, so the stress is never negative; what
     the piston gave the spheres (no gravity, the other walls' share apart) is the
     momentum they gained."""
-    import sys
-    from pathlib import Path
-
     from granular.render.plots import plot_stress_strain, plot_wall_forces, stress_strain
+    from granular.scenes import piston_compression as scene
     from granular.walls import first_surface
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scenes"))
-    try:
-        import piston_compression as scene
-    finally:
-        sys.path.pop(0)
     speed = 0.3
     world = scene.build(n=20, speed=speed)
     trajectory = gr.Simulation(world, dt=DT).run(duration=0.12)

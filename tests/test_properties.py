@@ -293,7 +293,8 @@ def check_step(system, before, result, tolerances, impacts=False, force_free=Tru
             f" and slack {slack[np.abs(residual).argmax()]:.3g} m/s (scale {scale:.3g})")
         return scale
     # With restitution Maury's constraint still ends the step: no row's slack below -tol.
-    assert np.all(residual >= -tolerance), f"row {residual.argmin()} violates D + h G u >= 0 by {-residual.min():.3g} m/s"
+    assert np.all(residual >= -tolerance), \
+        f"row {residual.argmin()} violates D + h G u >= 0 by {-residual.min():.3g} m/s"
     # A row pushing while its gap stays open bounced (an impact).
     bounced = np.flatnonzero(residual > tolerance)
     touches = np.abs(G) > 0

@@ -201,8 +201,9 @@ def test_angular_momentum_is_kept_in_a_frictional_collision_of_spinning_spheres(
 
 def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     """Twenty spinning spheres thrown about in a closed rough box without gravity
-    (mu 0.5 between spheres, 0.3 on the walls, e = 0: every contact goes through the frictional stage): the kinetic energy with the
-    rotational part 1/2 J |omega|^2 never rises from one step to the next beyond what
+    (mu 0.5 between spheres, 0.3 on the walls, e = 0: every contact goes through the
+    frictional stage): the kinetic energy with the rotational part 1/2 J |omega|^2
+    never rises from one step to the next beyond what
     the sweeps' tolerance allows (a contact within ``tau`` m/s of its law does work at
     most ``tau |lambda|``: bound ``FRICTION_SWEEP_TOLERANCE x velocity scale x sum
     |lambda|``), and it falls by more than half: the contacts turn and dissipate."""
@@ -469,7 +470,7 @@ def test_bad_rolling_friction_is_refused_with_a_clear_error():
 # -- scenes and pictures -----------------------------------------------------------------------
 
 def test_struck_balls_end_rolling_at_five_sevenths_of_v0_times_one_plus_b_over_r():
-    """scenes/struck_ball.py: each ball struck at height b keeps m r v + J omega about
+    """granular/scenes/struck_ball.py: each ball struck at height b keeps m r v + J omega about
     its contact point, so it ends rolling at 5/7 v0 (1 + b/r) (to the sweeps'
     round-off) whatever the step, here 2 ms over 0.8 s (the slowest rolls at 0.73 s)."""
     from _scenes import load_scene

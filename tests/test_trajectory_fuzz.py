@@ -3,8 +3,9 @@
 `Trajectory.load` reads run files that may have been cut short (a full disk, an
 interrupted copy) or damaged. Whatever the bytes, it must either return a
 `Trajectory` whose arrays agree in shape (F frames, N bodies) and whose values are
-finite or refused by the commands' check (`granular.runs.check_run_file`), or raise `TrajectoryFileError` with a one-line message naming the file: never
-another exception, never a crash of the interpreter, never a hang.
+finite or refused by the commands' check (`granular.runs.check_run_file`), or raise
+`TrajectoryFileError` with a one-line message naming the file: never another
+exception, never a crash of the interpreter, never a hang.
 
 Each load runs in a forked child process (the parent has no HDF5 file open at the
 fork), so that a crash of the HDF5 library or a hang inside it, which no Python

@@ -17,11 +17,11 @@
 Scenes are Python files in a scenes directory. ``SCENE`` is a file's name without
 ``.py`` or a path to a file. The directories searched, first match wins: those
 listed in ``GRANULAR_SCENES`` (separated by ``os.pathsep``) when it is set;
-otherwise ``./scenes`` in the current directory, then the ``scenes/`` directory of
-the repository that holds the installed ``granular`` package (an editable install:
-``pip install -e .``). A scene module has a docstring whose first line describes
-it, a ``build()`` returning a system, and optionally ``DEFAULTS = dict(duration=...,
-dt=..., record_every=...)``; other keys of ``DEFAULTS`` (``scheme``, ``solver``)
+otherwise ``./scenes`` in the current directory, then the scenes that ship with
+the package (``granular/scenes/``, `granular.scenes.PACKAGED_SCENES`). A scene
+module has a docstring whose first line describes it, a ``build()`` returning a
+system, and optionally ``DEFAULTS = dict(duration=..., dt=..., record_every=...)``;
+other keys of ``DEFAULTS`` (``scheme``, ``solver``)
 are passed to `granular.Simulation`. Files whose name starts with ``_`` are not
 scenes.
 

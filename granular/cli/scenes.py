@@ -7,8 +7,8 @@ from .common import USAGE, CommandError
 
 #: The line of 'granular --help', and the text of 'granular scenes --help'.
 HELP = "list the scenes, or describe one and its parameters"
-DESCRIPTION = """List the scenes found in the scenes directories (GRANULAR_SCENES, ./scenes, the repository's
-scenes/); with a NAME, print that scene's parameters (default, type, help with units) and run
+DESCRIPTION = """List the scenes found in the scenes directories (GRANULAR_SCENES, ./scenes, the scenes
+that ship with granular); with a NAME, print that scene's parameters (default, type, help with units) and run
 settings."""
 
 

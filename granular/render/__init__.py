@@ -13,8 +13,9 @@ What is drawn: spheres with their per-frame radii, coloured by speed, by index, 
 by a user array; walls and boxes translucent; for other systems the `Shapes` of
 their drawing adapter (`granular.drawing.shapes_of`): balls, links as tubes,
 obstacle planes as thin slabs on their inadmissible side (visible edge-on). The
-caption (title, time, contacts or impulses) sits on a translucent white box. ``forces=True`` overlays the force network: a tube from centre to
-centre of every pair in contact and from a centre to its contact point on a wall,
+caption (title, time, contacts or impulses) sits on a translucent white box.
+``forces=True`` overlays the force network: a tube from centre to centre of every
+pair in contact and from a centre to its contact point on a wall,
 with radius and colour proportional to the contact impulse (N s) of the step that
 ended at the frame.
 

@@ -11,20 +11,25 @@ override.
 
 Layers, updated in place from frame to frame: spheres (glyphs scaled by their
 radius, coloured by a scalar), their orientation bands (thin dark tubes along each
-sphere's body equator, turned with it, when the trajectory records orientations), links (tubes), obstacle planes (translucent slabs of
-depth ``OBSTACLE_DEPTH`` on the inadmissible side, outlined), force chains (tubes
-whose radius and colour are proportional to the contact impulse), walls (moved with the frames of moving walls)
-(translucent polygons with opaque edges) and a title with the time on a white box.
+sphere's body equator, turned with it, when the trajectory records orientations),
+links (tubes), obstacle planes (translucent slabs of depth ``OBSTACLE_DEPTH`` on the
+inadmissible side, outlined), force chains (tubes whose radius and colour are
+proportional to the contact impulse), walls (translucent polygons with opaque edges,
+moved with the frames of moving walls) and a title with the time on a white box.
 """
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .geometry import (FrameScene, WallGeometry, clip_walls, polygon_edges, shape_planes, shifted_walls,
                        up_direction, wall_geometry)
+
+if TYPE_CHECKING:                # annotations only: pyvista is imported where a picture is drawn
+    import pyvista
 
 #: Look of the pictures, in one place.
 BACKGROUND = "white"
@@ -76,7 +81,8 @@ def colorbar_layout(size) -> dict:
     the bar's box (VTK's default: 10 px tick labels beside a 30 px caption). The box
     is sized in that text's units (``em``, a point being about a pixel): a colour
     strip 0.8 em wide, a 0.4 em gap, tick labels of up to five characters (``%.2g``)
-    of 0.6 em, a 0.6 em margin (the title, its unit on a second line, fits over it); so bar and caption scale together with the frame and
+    of 0.6 em, a 0.6 em margin (the title, its unit on a second line, fits over it); so
+    bar and caption scale together with the frame and
     keep the same share of it (about a sixth of the width, where a fixed-size bar
     took a quarter of a 320 x 240 GIF). Returns ``font_size`` (points of the bar's
     text), fractions of the frame ``position_x``, ``position_y``, ``width``,
@@ -358,7 +364,8 @@ class Renderer:
     def _bar_args(self, title: str) -> dict:
         layout = self.bar_layout
         # the unit on its own line: "impulse (N s)" in one line is wider than the bar
-        return dict(title=title.replace(" (", "\n(") + "\n", vertical=True, position_x=layout["position_x"], position_y=layout["position_y"],
+        return dict(title=title.replace(" (", "\n(") + "\n", vertical=True, position_x=layout["position_x"],
+                    position_y=layout["position_y"],
                     height=layout["height"], width=layout["width"], title_font_size=layout["font_size"],
                     label_font_size=layout["font_size"], unconstrained_font_size=True, color=TEXT_COLOR,
                     fmt="%.2g", n_labels=4)
@@ -410,7 +417,7 @@ class Renderer:
         self.plotter.close()
 
 
-def _polygons(pv, polygons) -> "pv.PolyData":
+def _polygons(pv, polygons) -> "pyvista.PolyData":
     points = np.concatenate([np.asarray(p, float) for p in polygons])
     faces, start = [], 0
     for polygon in polygons:
@@ -428,7 +435,7 @@ def _slab(square: np.ndarray, normal: np.ndarray, depth: float) -> list[np.ndarr
     return [square, back] + sides
 
 
-def _lines(pv, segments: np.ndarray) -> "pv.PolyData":
+def _lines(pv, segments: np.ndarray) -> "pyvista.PolyData":
     segments = np.asarray(segments, float).reshape(-1, 2, 3)
     points = segments.reshape(-1, 3)
     cells = np.column_stack([np.full(len(segments), 2), np.arange(0, 2 * len(segments), 2),

@@ -38,7 +38,7 @@ class TwoStepState(SchemeState):
     previous: np.ndarray | None = None
 
 
-def initial_state(t, q, u) -> tuple:
+def initial_state(t, q, u) -> tuple[float, np.ndarray, np.ndarray]:
     """``(t, q, u)`` as a float and two float arrays (copies: a state is a value)."""
     return float(t), np.array(q, dtype=float), np.array(u, dtype=float)
 

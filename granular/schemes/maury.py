@@ -287,6 +287,7 @@ class VelocityScheme:
         t_next = t + h
         start = time.perf_counter()
         if self._rotating:  # the generalised velocity (u, omega), module docstring
+            assert state.omega is not None      # a rotating world's state carries omega (init)
             u = np.concatenate([u, state.omega.reshape(-1)])
         metric = system.metric(t_next, self._metric_point(q, u))
         force = system.force(t, q, u)

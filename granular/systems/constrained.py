@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from ..constraints import ConstraintSet
 from ..errors import InvalidInputError, MassMatrixError, NonFiniteError, OverlapError
-from ..metric import DenseMetric, check_spd
+from ..metric import DenseMetric
 from ..validation import finite_array
 
 
@@ -136,9 +136,9 @@ class ConstrainedSystem:
 
     #: ``(i, lower, upper)`` when the constraints are exactly ``lower <= q_i <= upper``
     #: (the Newmark scheme then projects by Lemma 4.1 of Dumont and Paoli, 2006).
-    coordinate_bounds = None
+    coordinate_bounds: tuple[int, float, float] | None = None
     #: Normal compliance replacing the constraints (`granular.systems.beam.TipPenalty`).
-    penalty = None
+    penalty: object | None = None
 
     def __init__(self, q0, u0, mass, force: Callable | None = None, constraints=(),
                  restitution: float = 0.0, potential: Callable | None = None,
@@ -152,7 +152,7 @@ class ConstrainedSystem:
         self.mass = mass
         self.constant_metric = not callable(mass)
         self._constant = DenseMetric(np.asarray(mass, dtype=float), "mass") if self.constant_metric else None
-        if self.constant_metric and self._constant.matrix().shape != (self.d, self.d):
+        if self._constant is not None and self._constant.matrix().shape != (self.d, self.d):
             raise MassMatrixError(f"mass has shape {self._constant.matrix().shape}, "
                                   f"expected ({self.d}, {self.d}) for q0 of size {self.d}")
         if not self.constant_metric:
@@ -190,7 +190,7 @@ class ConstrainedSystem:
 
     def metric(self, t: float, q: np.ndarray) -> DenseMetric:
         """The kinetic metric ``M(q)``."""
-        if self.constant_metric:
+        if self._constant is not None:          # exactly when constant_metric
             return self._constant
         matrix = np.asarray(self.mass(q), dtype=float)
         if matrix.shape != (self.d, self.d):
