@@ -133,7 +133,8 @@ class ConstraintSet:
             if self.feature is not None and np.any(self.feature):
                 # A further row of a sphere on the same surface: keys below every
                 # first row's (which stay those of surfaces with one row per sphere).
-                further = _FURTHER_ROWS + (-wall_key - 1) * _FEATURE_SLOTS + np.minimum(self.feature, _FEATURE_SLOTS - 1)
+                further = (_FURTHER_ROWS + (-wall_key - 1) * _FEATURE_SLOTS
+                           + np.minimum(self.feature, _FEATURE_SLOTS - 1))
                 wall_key = np.where(self.feature > 0, further, wall_key)
             keys = np.where(on_wall, wall_key, pair)
             keys.flags.writeable = False

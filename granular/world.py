@@ -77,14 +77,14 @@ from .constraints import ConstraintSet
 from .errors import IneffectiveWallWarning, InvalidInputError, NonFiniteError, OverlapError, RadiusError
 from .metric import DiagonalMetric
 from .neighbors import candidate_contacts, candidate_pairs, pair_vectors
+from .surfaces import ContactRows, Surface
 from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
 from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
+from .walls import PeriodicBox, Plane
 
 #: A given orientation quaternion may differ from unit length by this much (it is
 #: then normalised); farther is an input error (not a rotation).
 _QUATERNION_TOLERANCE = 1e-6
-from .surfaces import ContactRows, Surface
-from .walls import PeriodicBox, Plane
 
 #: How per-particle coefficients combine into a pair coefficient.
 COMBINATION_RULES = {
@@ -239,7 +239,8 @@ class SphereWorld:
             raise InvalidInputError(f"rotation must be True or False, got {rotation!r}")
         self.rotation = bool(rotation)
         if not self.rotation and self.has_rolling_friction:
-            raise InvalidInputError("rolling_friction needs spheres that turn: rotation=False leaves no rolling to resist")
+            raise InvalidInputError("rolling_friction needs spheres that turn: rotation=False leaves no rolling "
+                                    "to resist")
         self._noted_rotation = None  # (t, h, omega) of the last step a scheme took (kinetic_energy)
 
     # -- sizes and state ---------------------------------------------------------

@@ -492,7 +492,8 @@ class BorderedFactor:
             shape=(n_added, self.size))
         schur = -np.vstack([coupling @ Z, Z[removed]])
         if n_added:
-            schur[:n_added, :n_added] += rows_data.couplings(added, added) + np.diag(self.rho * rows_data.diagonal[added])
+            schur[:n_added, :n_added] += (rows_data.couplings(added, added)
+                                          + np.diag(self.rho * rows_data.diagonal[added]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             lu = scipy.linalg.lu_factor(schur, check_finite=False)

@@ -82,7 +82,8 @@ How it is solved
   impact the 2017 study describes.
 - 3D (s = 2), spheres: when the metric is diagonal and every frictional
   contact's Delassus block is ``diag(w_k, v_k, v_k)`` (spheres and walls:
-  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres), by nonsmooth Gauss-Seidel (`granular.contact.friction_gauss_seidel`): each
+  ``v = w`` without rotation, ``v = w + r_i^2/J_i + r_j^2/J_j`` for turning spheres),
+  by nonsmooth Gauss-Seidel (`granular.contact.friction_gauss_seidel`): each
   contact in turn takes its exact local answer, colour by colour (vectorised),
   with extrapolation along the drift of stalled sweeps and, when they stall for
   good (turning spheres), a hand-over to a semismooth Newton method on the same

@@ -803,7 +803,8 @@ def _newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np
     function, started at ``r`` (m, q), their largest natural residual in units
     of ``tolerance`` and the work of the factorisations made (`_factorisation_cost`):
     the best iterate met (by that residual), stopping below ``target``, or before a
-    factorisation that would take the work over ``budget`` (entries a sweep reads). The variants of `_NEWTON_VARIANTS` are tried in turn from ``r``
+    factorisation that would take the work over ``budget`` (entries a sweep reads).
+    The variants of `_NEWTON_VARIANTS` are tried in turn from ``r``
     until one reaches ``target``, or the tolerance once the first has run (fewer
     calls, each answer within the tolerance; benchmarks/README.md, "Measurements
     behind the constants").
