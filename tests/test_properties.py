@@ -33,7 +33,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
 import granular as gr
@@ -298,6 +298,15 @@ def check_step(system, before, result, tolerances, impacts=False, force_free=Tru
     # A row pushing while its gap stays open bounced (an impact).
     bounced = np.flatnonzero(residual > tolerance)
     touches = np.abs(G) > 0
+    if isinstance(system, gr.SphereWorld) and np.any(contacts.tangential_impulse != 0.0):
+        # A friction impulse acts along the tangents and on the spin, so two contacts
+        # of one sphere are coupled even along orthogonal normals (a sphere in a
+        # corner): the rows touch every coordinate of their spheres.
+        bodies = np.zeros((len(contacts), system.n), dtype=bool)
+        rows = np.arange(len(contacts))
+        bodies[rows, contacts.i] = True
+        bodies[rows[contacts.j >= 0], contacts.j[contacts.j >= 0]] = True
+        touches = bodies
     for k in bounced:
         approach = G[k] @ before
         others = np.flatnonzero((lam > 0.0) & (np.arange(len(lam)) != k))
@@ -337,6 +346,12 @@ def check_balance(system, result, G):
 
 @settings(max_examples=40 * SCALE, **SETTINGS)
 @given(sphere_worlds(restitution=coefficient, friction=coefficient))
+# A sphere driven into a box's corner, e = 1, mu = 0.5: each wall's friction acts along
+# the other's normal, so the two impacts are coupled (and Newton's law would gain energy).
+@example(spec={"cells": [0, 3, 2, 1], "radii": [1.0, 2.75, 1.0, 1.0], "masses": [1.0, 1.0, 1.0, 1.0],
+               "jitter": [(0.0, 0.0, 0.0)] * 4,
+               "velocities": [(0.0, 0.0, 0.0), (0.0, 1.0, 0.75), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)],
+               "restitution": 1.0, "friction": 0.5, "gravity": False, "walls": True})
 def test_spheres_stay_apart_and_push_only(spec):
     """Any e, any mu, with or without gravity: gaps >= -tolerance, lambda >= 0, and
     every friction impulse inside its Coulomb disc ``|lambda_T| <= mu lambda_N``."""
