@@ -266,9 +266,39 @@ def _names_of_normal(normal: np.ndarray) -> str:
     return ", ".join(f"{v + 0.0:.3g}" for v in normal)   # + 0.0: never "-0"
 
 
+class _Translating:
+    """What a wall that may translate shares: its `Translation`, set in ``_translation``
+    by `_set_translation` when it is built."""
+
+    @property
+    def moves(self) -> bool:
+        """Whether the wall moves."""
+        return self._translation.moves
+
+    def displacement(self, t: float) -> np.ndarray:
+        """Shift (3,) (m) of the wall at ``t`` from its position at ``t = 0``."""
+        return self._translation.displacement(t)
+
+
+class _Turning(_Translating):
+    """What a wall that may also turn about its own axis (a plane's normal) shares:
+    ``angular_velocity`` (rad/s)."""
+
+    @property
+    def moves(self) -> bool:
+        """Whether the wall translates or turns."""
+        return self._translation.moves or self.angular_velocity != 0.0
+
+    @property
+    def spins_in_place(self) -> bool:
+        """Whether it turns about its axis: its surface slides over itself, so only
+        friction feels it."""
+        return self.angular_velocity != 0.0
+
+
 @register_wall
 @dataclass(frozen=True)
-class Plane:
+class Plane(_Turning):
     """An infinite plane wall, still or moving.
 
     Parameters
@@ -325,21 +355,6 @@ class Plane:
         return [self]
 
     planes = surfaces
-
-    @property
-    def moves(self) -> bool:
-        """Whether the plane translates or spins."""
-        return self._translation.moves or self.angular_velocity != 0.0
-
-    @property
-    def spins_in_place(self) -> bool:
-        """Whether it turns about its normal (its surface slides over itself: only
-        friction feels it)."""
-        return self.angular_velocity != 0.0
-
-    def displacement(self, t: float) -> np.ndarray:
-        """Shift (3,) (m) of the plane at ``t`` from its position at ``t = 0``."""
-        return self._translation.displacement(t)
 
     def at(self, t: float) -> "Plane":
         """The still plane where this one is at time ``t`` (itself if it never moves)."""
@@ -410,7 +425,7 @@ def _with_motion(description: dict, translation: Translation, angular_velocity: 
 
 @register_wall
 @dataclass(frozen=True)
-class Box:
+class Box(_Translating):
     """An axis-aligned box container: spheres stay inside ``[lower, upper]``.
 
     Parameters
@@ -448,14 +463,6 @@ class Box:
         object.__setattr__(self, "open_top", bool(self.open_top))
         _law(self, "Box")
         _set_translation(self, "Box")
-
-    @property
-    def moves(self) -> bool:
-        return self._translation.moves
-
-    def displacement(self, t: float) -> np.ndarray:
-        """Shift (3,) (m) of the box at ``t`` from its position at ``t = 0``."""
-        return self._translation.displacement(t)
 
     def surfaces(self) -> list[Plane]:
         """The faces, per axis the lower one then the upper one (not the open top);
@@ -519,7 +526,7 @@ class Box:
 
 @register_wall
 @dataclass(frozen=True)
-class Cylinder:
+class Cylinder(_Turning):
     """The inside of a circular cylinder: a drum, a silo, a pipe.
 
     Spheres stay within ``radius`` of the axis: the gap of sphere ``i`` is ``D =
@@ -578,19 +585,6 @@ class Cylinder:
         object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, "Cylinder"))
         _law(self, "Cylinder")
         _set_translation(self, "Cylinder")
-
-    @property
-    def moves(self) -> bool:
-        return self._translation.moves or self.angular_velocity != 0.0
-
-    @property
-    def spins_in_place(self) -> bool:
-        """Whether it turns about its axis (only friction feels it)."""
-        return self.angular_velocity != 0.0
-
-    def displacement(self, t: float) -> np.ndarray:
-        """Shift (3,) (m) of the cylinder at ``t`` from its position at ``t = 0``."""
-        return self._translation.displacement(t)
 
     @property
     def capped(self) -> bool:
@@ -750,7 +744,7 @@ class CylinderSide:
 
 @register_wall
 @dataclass(frozen=True)
-class Panel:
+class Panel(_Translating):
     """A finite rectangle, a thin two-sided sheet: a hopper's flank, a baffle, a chute.
 
     The rectangle is ``corner + s along + w across`` for ``0 <= s, w <= 1``. The gap
@@ -805,13 +799,6 @@ class Panel:
     def normal(self) -> np.ndarray:
         """The unit normal ``along x across`` (the side the panel's drawing faces)."""
         return _unit_vector(np.cross(self.along, self.across), "Panel normal")
-
-    @property
-    def moves(self) -> bool:
-        return self._translation.moves
-
-    def displacement(self, t: float) -> np.ndarray:
-        return self._translation.displacement(t)
 
     def surfaces(self) -> list["Panel"]:
         return [self]
@@ -878,7 +865,7 @@ class Panel:
 
 @register_wall
 @dataclass(frozen=True)
-class Cone:
+class Cone(_Turning):
     """A conical funnel (a frustum), open at both ends, a thin two-sided shell.
 
     The shell joins the circle of radius ``lower_radius`` about ``axis`` through
@@ -945,17 +932,6 @@ class Cone:
         object.__setattr__(self, "angular_velocity", _angular_speed(self.angular_velocity, "Cone"))
         _law(self, "Cone")
         _set_translation(self, "Cone")
-
-    @property
-    def moves(self) -> bool:
-        return self._translation.moves or self.angular_velocity != 0.0
-
-    @property
-    def spins_in_place(self) -> bool:
-        return self.angular_velocity != 0.0
-
-    def displacement(self, t: float) -> np.ndarray:
-        return self._translation.displacement(t)
 
     def surfaces(self) -> list["Cone"]:
         return [self]
