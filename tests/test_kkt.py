@@ -3,6 +3,8 @@ zero on contacts that obey the law (sticking, sliding against the friction impul
 separated), positive on each kind of violation, and met by the answers of every
 frictional method: the sphere sweeps, planar Lemke pivoting and the conic fixed point.
 """
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -145,8 +147,7 @@ def test_a_conic_answer_beyond_its_bound_is_refused_or_kept_as_missed():
     row = G[loaded]
     # A normal velocity error of 10^3 tolerances at the loaded contact, along M^-1 G_k^T.
     direction = metric.solve(row)
-    moved = answer.__class__(**{**answer.__dict__, "velocities": answer.velocities
-                                + 1e3 * tolerance * direction / float(row @ direction)})
+    moved = replace(answer, velocities=answer.velocities + 1e3 * tolerance * direction / float(row @ direction))
     with pytest.raises(ConvergenceError, match="misses the Coulomb law"):
         judge(problem, moved, tolerance)
     kept = judge(problem, moved, tolerance, strict=False)

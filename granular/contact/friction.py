@@ -219,7 +219,7 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     if m == 0 or np.all(c >= 0.0):
         return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start,
                                tangential_impulses=zero_t, rolling_impulses=None if R is None else np.zeros((m, 2)))
-    scale = velocity_scale(problem)
+    scale = velocity_scale(problem, c)
     feasibility = VELOCITY_TOLERANCE * scale
     warm_start = problem.warm_start
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
@@ -254,13 +254,14 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     return judge(problem, solution, FRICTION_TOLERANCE * scale, strict)
 
 
-def velocity_scale(problem: ContactProblem) -> float:
+def velocity_scale(problem: ContactProblem, c: np.ndarray | None = None) -> float:
     """The velocity scale (m/s) the frictional tolerances are relative to: the largest
     of the prediction's approach ``-min(G v - b)`` and of the speeds ``|G| |v|``,
-    ``|T| |v|``, ``|R| |v|`` a row sees, and of a moving wall's tangential speed."""
+    ``|T| |v|``, ``|R| |v|`` a row sees, and of a moving wall's tangential speed.
+    ``c`` (m,): ``G v - b`` when the caller has it."""
     G, T, R, predicted = problem.jacobian, problem.tangents, problem.rolling, problem.predicted
     offset = problem.tangential_offset
-    c = G @ predicted - problem.lower
+    c = G @ predicted - problem.lower if c is None else c
     return max(float(-c.min(initial=0.0)), float((abs(G) @ np.abs(predicted)).max(initial=0.0)),
                float((abs(T) @ np.abs(predicted)).max(initial=0.0)) if T is not None else 0.0,
                float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0,
@@ -283,11 +284,12 @@ def judge(problem: ContactProblem, solution: ContactSolution, tolerance: float,
 
     An answer beyond its bound raises `ConvergenceError` naming the contact, or, with
     ``strict`` False, is kept with that error in ``missed``."""
-    residuals = frictional_residual(problem, solution)
+    weights = coulomb_weights(problem)
+    residuals = frictional_residual(problem, solution, weights)
     bound = np.full(problem.size, tolerance)
     if solution.status == "fixed_point":
         mu = np.zeros(problem.size) if problem.friction is None else np.asarray(problem.friction, dtype=float)
-        allowance = shifted_normal_allowance(mu, *coulomb_weights(problem))
+        allowance = shifted_normal_allowance(mu, *weights)
         bound = tolerance * (allowance + FIXED_POINT_SOLVE_ACCURACY * (1.0 + allowance))
     solution = replace(solution, residual=float(residuals.max(initial=0.0)))
     if residuals.size == 0 or coulomb_holds(residuals, bound):

@@ -349,8 +349,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
     m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
     r = _onto_cones(rows, start)
-    u = np.append(predicted, 0.0)
-    _add_impulses(rows, u, r)
+    u = _velocities(rows, predicted, r)
     kernels = rows.compiled
     scale = kernels.visit_scale(tolerance)
     history, previous, newton_at, newton_wait = [], None, 0, _first_newton_wait(m)
@@ -382,8 +381,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                 # A long stall near the tolerance: plain sweeps from the best iterate (`_Momentum`).
                 accelerated.stop()
                 r = best.copy()
-                u = np.append(predicted, 0.0)
-                _add_impulses(rows, u, r)
+                u = _velocities(rows, predicted, r)
                 estimate = None
         if sweep == max_sweeps:
             break
@@ -412,8 +410,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                 # One sweep from Newton's answer makes every impulse a local answer
                 # (in its cone, a sliding one exactly on its boundary).
                 r = _onto_cones(rows, solved)
-                u = np.append(predicted, 0.0)
-                _add_impulses(rows, u, r)
+                u = _velocities(rows, predicted, r)
                 kernels.sweep(u, r)
                 residual = _residual(rows, u, r)
                 if (residual / tolerance).max(initial=0.0) <= 1.0:
@@ -424,8 +421,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
     # The last sweep allowed is always measured, so `best` is the measured iterate
     # nearest its law, the last one included.
     r = best
-    u = np.append(predicted, 0.0)
-    _add_impulses(rows, u, r)
+    u = _velocities(rows, predicted, r)
     residual = _residual(rows, u, r)
     worst = int(np.argmax(residual / tolerance))
     if residual[worst] <= tolerance[worst]:
@@ -604,9 +600,15 @@ def _extrapolate(rows: SweepRows, u: np.ndarray, r: np.ndarray, delta: np.ndarra
 
 def natural_residual(rows: SweepRows, predicted: np.ndarray, r: np.ndarray) -> np.ndarray:
     """Natural residual (m,) of impulses ``r`` (m, 3) for the prediction ``v`` (d,), m/s."""
+    return _residual(rows, _velocities(rows, predicted, r), r)
+
+
+def _velocities(rows: SweepRows, predicted: np.ndarray, r: np.ndarray) -> np.ndarray:
+    """``u = v + M^{-1} sum_k H_k^T r_k`` (d + 1,), with the dummy coordinate, for
+    the prediction ``v`` (d,) and the impulses ``r`` (m, q)."""
     u = np.append(predicted, 0.0)
     _add_impulses(rows, u, r)
-    return _residual(rows, u, r)
+    return u
 
 
 def _residual(rows: SweepRows, u: np.ndarray, r: np.ndarray) -> np.ndarray:

@@ -77,16 +77,17 @@ def coulomb_holds(residual: np.ndarray, tolerance) -> bool:
     return bool(np.all(np.isfinite(residual)) and np.all(residual <= tolerance))
 
 
-def frictional_residual(problem, solution) -> np.ndarray:
+def frictional_residual(problem, solution, weights=None) -> np.ndarray:
     """`coulomb_residual` (m,) of a frictional `ContactSolution` of a `ContactProblem`
     (m/s), with the diagonal of the Delassus matrix of ``[G; T]`` as weights (the mean
-    of a contact's tangent entries as its ``v_k``). Contacts without friction count
-    their normal law only; rolling rows are not read."""
+    of a contact's tangent entries as its ``v_k``; `coulomb_weights`, or ``weights``
+    when the caller has them). Contacts without friction count their normal law
+    only; rolling rows are not read."""
     G, T, s = problem.jacobian, problem.tangents, problem.tangent_count
     m = problem.size
     u = solution.velocities
     slack = G @ u - problem.lower
-    normal_weight, tangential_weight = coulomb_weights(problem)
+    normal_weight, tangential_weight = coulomb_weights(problem) if weights is None else weights
     mu = np.zeros(m) if problem.friction is None else np.asarray(problem.friction, dtype=float)
     if s == 0 or T is None:
         return coulomb_residual(slack, np.zeros((m, 1)), solution.impulses, np.zeros((m, 1)), np.zeros(m),
