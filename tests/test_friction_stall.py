@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from granular.contact import coulomb_newton, coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
 from _systems import sand_pile_scene
@@ -38,7 +39,7 @@ class _Diagonal:
 def cluster():
     data = dict(np.load(DATA))
     G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
-    rows = gauss_seidel.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = coulomb_rows.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     assert rows is not None and rows.w_tangent is not None   # turning spheres: v = w + r^2/J terms
     return data, G, T, rows
 
@@ -67,7 +68,7 @@ def approached():
     tolerance, and its answer approached open contacts left out of it."""
     data = dict(np.load(Path(__file__).parent / "data" / "stall_of_approached_contacts.npz"))
     G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
-    rows = gauss_seidel.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = coulomb_rows.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     return data, G, T, rows
 
 
@@ -77,7 +78,7 @@ def test_newton_takes_in_the_contacts_its_answer_approaches(approached, monkeypa
     r, sweeps, _ = gauss_seidel.solve(*arguments)
     assert sweeps < 20000
     assert_coulomb_law(data, G, T, r)
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_ROUNDS", 1)   # Newton on its first contacts only
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)   # Newton on its first contacts only
     monkeypatch.setattr(gauss_seidel, "_MOMENTUM", False)    # and plain sweeps
     with pytest.raises(ConvergenceError, match="did not converge in 20000 sweeps"):
         gauss_seidel.solve(*arguments)
@@ -87,7 +88,7 @@ def test_momentum_carries_the_approached_stall_without_newtons_rounds(approached
     """The same stall, Newton on its first contacts only: the plain sweeps fail
     (above), the sweeps with momentum reach the Coulomb law."""
     data, G, T, rows = approached
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_ROUNDS", 1)
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
     r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000)
     assert sweeps < 20000
     assert_coulomb_law(data, G, T, r)
@@ -159,21 +160,22 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
     call) leaves the others at zero impulse, and the ratio it reports is the natural
     residual of the contacts it solved, recomputed on the whole cluster from the
     impulses it returns; it improves on the stalled sweeps."""
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_ROUNDS", 1)
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
     data, _, _, rows = cluster
     predicted, tolerance = data["predicted"], data["tolerance"]
-    r = gauss_seidel._onto_cones(rows, data["start"])
+    r = coulomb_rows.onto_cones(rows, data["start"])
     u = np.append(predicted, 0.0)
-    gauss_seidel._add_impulses(rows, u, r)
+    coulomb_rows.add_impulses(rows, u, r)
     for _ in range(1000):
         rows.compiled.sweep(u, r)
-    residual = gauss_seidel._residual(rows, u, r)
+    residual = coulomb_rows.contact_residuals(rows, u, r)
     assert (residual / tolerance).max() > 1.0   # stalled
     part = (r[:, 0] > 0.0) | (residual > 0.0)
     assert 0 < part.sum() < len(r)   # some contacts are left out
-    solved, ratio, _ = gauss_seidel._newton_on_loaded(rows, predicted, r, residual, tolerance)
+    solved, ratio, _ = coulomb_newton.newton_on_loaded(rows, predicted, r, residual, tolerance,
+                                                       0.25 * gauss_seidel.TARGET)
     assert np.all(solved[~part] == 0.0)
-    recomputed = gauss_seidel.natural_residual(rows, predicted, solved)
+    recomputed = coulomb_rows.natural_residual(rows, predicted, solved)
     assert ratio == pytest.approx((recomputed[part] / tolerance[part]).max(), rel=1e-6, abs=1e-9)
     assert ratio < (residual / tolerance).max()
 

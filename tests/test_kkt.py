@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from granular.contact import friction_gauss_seidel
+from granular.contact import coulomb_rows
 from granular.contact.friction import FIXED_POINT_SOLVE_ACCURACY, judge, project_frictional, velocity_scale
 from granular.contact.kkt import (coulomb_holds, coulomb_residual, coulomb_weights, frictional_residual,
                                   shifted_normal_allowance)
@@ -76,7 +76,7 @@ def test_the_sweeps_answers_pass_and_their_kernels_measure_the_same_residual(see
     residual = frictional_residual(problem, answer)
     scale = float(np.abs(predicted).max())
     assert coulomb_holds(residual, FRICTION_SWEEP_TOLERANCE * scale + np.abs(problem.lower))
-    rows = friction_gauss_seidel.sweep_rows(metric, problem.jacobian, problem.tangents, problem.friction,
+    rows = coulomb_rows.sweep_rows(metric, problem.jacobian, problem.tangents, problem.friction,
                                               problem.lower)
     impulses = np.column_stack([answer.impulses, answer.tangential_impulses])
     compiled = rows.compiled.residual(np.append(answer.velocities, 0.0), impulses)

@@ -1,7 +1,7 @@
 """The compiled Gauss-Seidel sweeps (`granular.contact.sweep_kernels`) against the numpy law.
 
 A sweep takes the contacts one after the other and replaces each impulse by the
-exact local answer of `granular.contact.friction_gauss_seidel.local_answer` at the current
+exact local answer of `granular.contact.coulomb_rows.local_answer` at the current
 velocities. The reference here does exactly that, contact by contact, in numpy,
 on crowds of turning spheres thrown together on a rough floor (with and without
 rolling resistance, and with a moving floor's tangential velocity): the compiled
@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import granular as gr
+from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact import sweep_kernels
 from granular.contact.problem import check_friction, rolling_rows
@@ -36,7 +37,7 @@ def thrown_crowd(seed: int, rolling_friction: float):
     mu, T, _ = check_friction(constraints)
     mu_r, R = rolling_rows(constraints)
     offset = rng.normal(0.0, 0.1, (constraints.size, 2))   # as if the contacts' other bodies moved
-    rows = gauss_seidel.sweep_rows(metric, constraints.jacobian, T, mu, constraints.lower(h), R, mu_r, offset)
+    rows = coulomb_rows.sweep_rows(metric, constraints.jacobian, T, mu, constraints.lower(h), R, mu_r, offset)
     assert rows is not None and rows.w_tangent is not None
     assert (rows.rolling_friction is not None) == (rolling_friction > 0.0)
     return rows, predicted
@@ -52,7 +53,7 @@ def reference_sweep(rows, u, r, order, tolerance=None):
         rolling = None if rows.rolling_friction is None else (
             rows.rolling_friction[[k]], rows.w_rolling[[k]], rows.coupling[[k]])
         v = None if rows.w_tangent is None else rows.w_tangent[[k]]
-        new = gauss_seidel.local_answer(U, r[[k]], rows.w[[k]], rows.mu[[k]], v, rolling)[0]
+        new = coulomb_rows.local_answer(U, r[[k]], rows.w[[k]], rows.mu[[k]], v, rolling)[0]
         met = float(np.linalg.norm(weights(rows)[k] * (new - r[k])))
         largest = max(largest, met if tolerance is None else met / tolerance[k])
         change = new - r[k]
@@ -71,7 +72,7 @@ def weights(rows):
 
 def reference_residual(rows, u, r):
     rolling = None if rows.rolling_friction is None else (rows.rolling_friction, rows.w_rolling, rows.coupling)
-    change = gauss_seidel.local_answer(rows.local_velocities(u), r, rows.w, rows.mu, rows.w_tangent, rolling) - r
+    change = coulomb_rows.local_answer(rows.local_velocities(u), r, rows.w, rows.mu, rows.w_tangent, rolling) - r
     return np.linalg.norm(weights(rows) * change, axis=1)
 
 
@@ -112,7 +113,7 @@ def test_every_contact_is_swept_once_in_colours_that_share_no_coordinate():
     order = rows.compiled.order
     assert np.array_equal(np.sort(order), np.arange(rows.cols.shape[0]))
     dummy = rows.inverse_mass.size - 1
-    for colour in gauss_seidel.colour_classes(rows.cols, dummy):
+    for colour in coulomb_rows.colour_classes(rows.cols, dummy):
         used = rows.cols[colour][rows.cols[colour] != dummy]
         assert used.size == np.unique(used).size
 
@@ -161,7 +162,7 @@ def test_greedy_colours_are_the_colours_of_rounds_of_local_maxima(seed):
     cols = rng.integers(0, dummy, (300, 6))
     cols[rng.random(cols.shape) < 0.3] = dummy
     expected = parallel_colours(cols, dummy)
-    found = gauss_seidel.colour_classes(cols, dummy)
+    found = coulomb_rows.colour_classes(cols, dummy)
     assert len(found) == len(expected) > 3
     for a, b in zip(found, expected):
         assert np.array_equal(a, b)
@@ -187,8 +188,8 @@ def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
                        np.concatenate([[0], G.indptr[1:] + 2])), shape=(m, d))
     mu = np.where(np.arange(m) % 3 == 0, 0.0, 0.5)
     mu_r = np.where(np.arange(m) % 2 == 0, 0.1, 0.0)
-    blocks = (gauss_seidel._csr_block(G, 1), gauss_seidel._csr_block(T, 2), gauss_seidel._csr_block(R, 2))
-    cols, values = gauss_seidel._kernels().gather_rows(m, d, 5, blocks, (np.ones(m, bool), mu > 0.0, mu_r > 0.0),
+    blocks = (coulomb_rows.csr_block(G, 1), coulomb_rows.csr_block(T, 2), coulomb_rows.csr_block(R, 2))
+    cols, values = coulomb_rows.kernels().gather_rows(m, d, 5, blocks, (np.ones(m, bool), mu > 0.0, mu_r > 0.0),
                                                        np.array([0, 1, 3]), 64)
     dense_G, dense_T, dense_R = G.toarray(), T.toarray(), R.toarray()   # toarray sums duplicates
     for k in range(m):

@@ -163,6 +163,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import ConvergenceError, InvalidInputError, SolverError
+from . import coulomb_rows
 from . import friction_gauss_seidel as gauss_seidel
 from . import working_set
 from .conic import conic_fixed_point
@@ -223,7 +224,7 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     feasibility = VELOCITY_TOLERANCE * scale
     warm_start = problem.warm_start
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
-    sweep_rows = gauss_seidel.sweep_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset) \
+    sweep_rows = coulomb_rows.sweep_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset) \
         if s == 2 else None
     if sweep_rows is not None:   # a diagonal metric and sphere blocks: the sweeps apply
         return _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, strict)

@@ -63,7 +63,7 @@ def _onto_disc(a: float, b: float, limit: float):
 @numba.njit(cache=True, inline="always")
 def _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r):
     """The exact local answer ``(l_N, l_T1, l_T2)`` of contact ``k``, stored at
-    position ``i`` of the arrays (`friction_gauss_seidel.local_solution`)."""
+    position ``i`` of the arrays (`coulomb_rows.local_solution`)."""
     normal_velocity, tangent1, tangent2 = -shift[i, 0], -shift[i, 1], -shift[i, 2]
     for j in range(width[i]):
         velocity = u[cols[i, j]]
@@ -96,7 +96,7 @@ def _normal_velocity(i, cols, values, width, shift, u):
 @numba.njit(cache=True, inline="always")
 def _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2):
     """The rolling impulse ``(l_R1, l_R2)`` of contact ``k`` (at position ``i``), exact
-    given its new normal and friction impulses (`friction_gauss_seidel.local_answer`)."""
+    given its new normal and friction impulses (`coulomb_rows.local_answer`)."""
     rolling1 = rolling2 = 0.0
     for j in range(width[i]):
         velocity = u[cols[i, j]]
@@ -189,7 +189,7 @@ def residual_rolling(order, cols, values, width, shift, inverse, mu, rolling, we
 def onto_cones(r, mu, rolling_mu):
     """Impulses ``r`` (m, q) projected onto their cones in place: ``l_N >= 0``, the
     friction impulse onto the disc ``mu l_N`` and, when q = 5, the rolling impulse
-    onto the disc ``rolling_mu l_N`` (`friction_gauss_seidel._onto_cones`)."""
+    onto the disc ``rolling_mu l_N`` (`coulomb_rows.onto_cones`)."""
     for k in range(r.shape[0]):
         normal = max(r[k, 0], 0.0)
         r[k, 0] = normal
@@ -316,7 +316,7 @@ def _support(k, blocks, on, scratch):
 
 @numba.njit(cache=True)
 def gather_rows(m, d, q, blocks, on, first_local, widest):
-    """``(cols (m, p), values (m, q, p))`` of `friction_gauss_seidel.SweepRows` from
+    """``(cols (m, p), values (m, q, p))`` of `coulomb_rows.SweepRows` from
     the CSR blocks of ``H`` (`_support`'s ``blocks``; block ``b`` fills the local rows
     ``first_local[b] ..`` of the contacts ``on[b]``), padded with the dummy
     coordinate ``d``; ``widest`` bounds a contact's entries. A duplicate entry adds
