@@ -81,6 +81,24 @@ class SweepRows:
                            take(self.coupling), take(self.tangent_offset))
 
     @cached_property
+    def incidence(self) -> sp.csr_matrix:
+        """(m, d) the coordinates each contact's rows touch (ones), the padding left out."""
+        m, p = self.cols.shape
+        dummy = self.inverse_mass.size - 1
+        contact = np.repeat(np.arange(m), p)
+        coordinate = self.cols.ravel()
+        touched = coordinate < dummy
+        return sp.csr_matrix((np.ones(int(touched.sum())), (contact[touched], coordinate[touched])), shape=(m, dummy))
+
+    def neighbourhood(self, seeds: np.ndarray, hops: int) -> np.ndarray:
+        """The contacts (bool (m,)) within ``hops`` steps of the contacts ``seeds``
+        (bool (m,)), a step joining two contacts that share a coordinate (a sphere)."""
+        reached = np.asarray(seeds, dtype=bool).copy()
+        for _ in range(hops):
+            reached |= (self.incidence @ (self.incidence.T @ reached.astype(float))) > 0.0
+        return reached
+
+    @cached_property
     def compiled(self) -> "CompiledRows":
         """The arrays of the compiled sweeps and residual, gathered once."""
         return CompiledRows(self)

@@ -1,0 +1,82 @@
+"""Local repairs of a stall of the Coulomb sweeps, on a captured step of a settling box.
+
+`data/stall_of_a_settling_box.npz` is the working set of step 135 of Siconos' box of
+3,375 turning spheres (`benchmarks/peer_scenes.siconos_box`, n = 3,375, mu = 0.5, seed
+0): 7,291 contacts, stored as CSR parts of the normal rows ``G`` and the tangent rows
+``T``, the diagonal of ``M^{-1}``, ``mu``, ``lower = -D/h``, the prediction, the warm
+start and each contact's tolerance (m/s) as `granular.contact.friction.sweep_tolerance`
+gave it. The sweeps stall there at 1.1-4 times the tolerance with a few contacts above
+it, for 14,600 sweeps, until Newton on the 4,924 loaded contacts ends the stall; Newton
+on the stalled contacts and their neighbours (`coulomb_newton.newton_on_cluster`) ends it
+in a fraction of the sweeps. The answer is checked against the law itself.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from granular.contact import coulomb_newton, coulomb_rows
+from granular.contact import friction_gauss_seidel as gauss_seidel
+from granular.errors import ConvergenceError
+from test_friction_stall import _Diagonal, assert_coulomb_law
+
+#: Sweeps allowed in these tests: the repairs end the stall within it; the sweeps with
+#: momentum alone are still 1.1-4 times the tolerance after it.
+SWEEPS = 4000
+
+
+@pytest.fixture(scope="module")
+def settling_box():
+    data = dict(np.load(Path(__file__).parent / "data" / "stall_of_a_settling_box.npz"))
+    G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
+    T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
+    rows = coulomb_rows.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    assert rows is not None and rows.w_tangent is not None   # turning spheres
+    return data, G, T, rows
+
+
+@pytest.fixture
+def without_newton_on_the_loaded_contacts(monkeypatch):
+    """The global hand-over held back, so that the repairs alone are tested."""
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_AFTER", 10 ** 9)
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_CHECKS_PER_CONTACT", 10 ** 6)
+
+
+def test_the_sweeps_alone_stall_on_the_settling_box(settling_box, without_newton_on_the_loaded_contacts, monkeypatch):
+    data, _, _, rows = settling_box
+    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)   # no repairs
+    with pytest.raises(ConvergenceError, match=f"did not converge in {SWEEPS} sweeps"):
+        gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
+
+
+def test_local_repairs_end_the_stall_of_the_settling_box(settling_box, without_newton_on_the_loaded_contacts):
+    data, G, T, rows = settling_box
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
+    assert sweeps < SWEEPS
+    assert_coulomb_law(data, G, T, r)
+
+
+def test_a_repair_holds_the_impulses_outside_its_cluster(settling_box, without_newton_on_the_loaded_contacts,
+                                                        monkeypatch):
+    """`newton_on_cluster` changes only its cluster's impulses, and its answer meets the
+    law of the cluster's contacts in the velocities of the whole set (recomputed from
+    all the impulses): the held impulses were folded into the cluster's prediction."""
+    data, _, _, rows = settling_box
+    tolerance = data["tolerance"]
+    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)
+    with pytest.raises(ConvergenceError) as stalled_sweeps:   # the sweeps' best iterate at the stall
+        gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 1000)
+    r = stalled_sweeps.value.best
+    u = coulomb_rows.velocities(rows, data["predicted"], r)
+    stalled = coulomb_rows.contact_residuals(rows, u, r) > tolerance
+    members = np.flatnonzero(rows.neighbourhood(stalled, 1))
+    assert 0 < members.size < rows.cols.shape[0] // 2
+    repaired, ratio, _ = coulomb_newton.newton_on_cluster(rows, u, r, members, tolerance, 0.25 * gauss_seidel.TARGET)
+    outside = np.setdiff1d(np.arange(r.shape[0]), members)
+    assert np.array_equal(repaired[outside], r[outside])
+    assert ratio <= 1.0
+    whole = coulomb_rows.natural_residual(rows, data["predicted"], repaired)
+    assert np.all(whole[members] <= tolerance[members])
