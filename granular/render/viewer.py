@@ -144,7 +144,7 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
     if trajectory.system.get("kind") != "spheres" or trajectory.radii is None:
         raise ValueError("trajectory: granular view shows runs of spheres")
     k3d = _k3d()
-    frames = kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes)
+    frames = kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes, 3.0 if forces else 0.0)
     step = QUANTUM * float(np.min(trajectory.radii))
     times = [f"{float(trajectory.t[k]):.6g}" for k in frames]
     values = {t: sphere_values(trajectory, k, color).astype(np.float32) for t, k in zip(times, frames)}
@@ -184,7 +184,7 @@ document.body.appendChild(marker);
 def html(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES) -> str:
     """The self-contained HTML page of the run (module docstring)."""
     plot = build_plot(trajectory, color, forces, max_bytes)
-    last = float(trajectory.t[kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes)[-1]])
+    last = float(trajectory.t[-1])          # kept_frames always keeps the last frame
     page = plot.get_snapshot(compression_level=9, additional_js_code=_READY_JS)
     return page.replace("var K3DInstance;", f"var K3DInstance;\n    window.GRANULAR_LAST = {last!r};", 1)
 
