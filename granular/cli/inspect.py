@@ -98,7 +98,8 @@ def _print_loads(trajectory, k: int, impulses: np.ndarray, dt: float) -> None:
             print(f"  floor load {load:.6g} N against a weight of {total:.6g} N ({100 * load / total:.4g} % of it; "
                   "the rest is on other walls or accelerates)")
     if impulses.size:
-        print(f"  contact forces (impulse / dt): mean {impulses.mean() / dt:.6g} N, largest {impulses.max() / dt:.6g} N "
+        print(f"  contact forces (impulse / dt): mean {impulses.mean() / dt:.6g} N, "
+              f"largest {impulses.max() / dt:.6g} N "
               f"(largest impulse {impulses.max():.6g} N s) over {impulses.size} active contacts")
 
 

@@ -10,8 +10,6 @@
 """
 from __future__ import annotations
 
-import numpy as np
-
 KINDS = ("profile", "stress", "coordination", "forces", "wall-torque")
 
 
