@@ -118,7 +118,7 @@ class SlabRegion:
         return float((self.upper - self.lower) * self.area)
 
     def contains(self, points) -> np.ndarray:
-        coordinate = np.asarray(points, float).reshape(-1, 3)[:, self.axis]
+        coordinate = np.asarray(points, float).reshape(-1, 3)[:, axis_index(self.axis)]
         return (coordinate >= self.lower) & (coordinate <= self.upper)
 
 
@@ -138,7 +138,7 @@ def parse_region(text: str) -> Region:
         raise ValueError(f"region: expected box:x0,y0,z0,x1,y1,z1, cylinder:cx,cy,cz,ax,ay,az,R,H or "
                          f"slab:AXIS,lower,upper,area; got {text!r}")
     if kind == "box":
-        return BoxRegion(values[:3], values[3:])
+        return BoxRegion(np.array(values[:3]), np.array(values[3:]))
     if kind == "cylinder":
-        return CylinderRegion(values[:3], values[3:6], values[6], values[7])
+        return CylinderRegion(np.array(values[:3]), np.array(values[3:6]), values[6], values[7])
     return SlabRegion(numbers.split(",")[0], values[0], values[1], values[2])
