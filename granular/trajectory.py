@@ -112,6 +112,15 @@ class Trajectory:
         """Kinetic plus potential energy per frame (J)."""
         return self.kinetic_energy + self.potential_energy
 
+    def show(self, color="speed", forces: bool = True, max_bytes: float = 20e6):
+        """The run's view (`granular.render.viewer`: spheres, walls, force network, time
+        slider) as a K3D plot, displayed inline in Jupyter; returns the plot."""
+        from .render.viewer import build_plot
+
+        plot = build_plot(self, color=color, forces=forces, max_bytes=max_bytes)
+        plot.display()
+        return plot
+
     @property
     def n_contacts(self) -> np.ndarray:
         """Number of active contacts (positive impulse) per frame."""

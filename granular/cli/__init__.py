@@ -9,7 +9,9 @@
     granular render RUN.h5 OUT.mp4|OUT.gif|OUT.png [--forces] [--frame K] [--every K] [--fps F]
                     [--fit scene|bodies]
     granular inspect RUN.h5 [--frame K] [--top N]
-    granular plot RUN.h5 energy|multipliers|contacts|wall-forces OUT.png
+    granular analyse RUN.h5 [--frame K] [--region SPEC] [--series OUT.csv] [--walls OUT.csv] [--profile OUT.csv]
+    granular plot RUN.h5 energy|multipliers|contacts|wall-forces|profile|stress|coordination|forces|wall-torque OUT.png
+    granular view RUN.h5 -o RUN.html [--color speed|force|id] [--max-mb MB]
     granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT.png]
     granular export RUN.h5 DIR --vtk [--every K] [--active-only]
     granular pack box|cylinder --n N --radius R ... --out PACKING.csv
@@ -40,8 +42,8 @@ message) and leaves ``RUN.h5`` as it was. Files get the usual permissions
 One module a job: `granular.cli.dispatch` (the parser, `main`, errors to exit
 statuses), `common` (the statuses, `CommandError`, reading a run file),
 `arguments` (the one-line-error parser, value types, shared options), and one
-module a command (`scenes`, `run`, `sweep`, `render`, `inspect`, `plot`, `export`,
-`pack`), each with ``add_parser(subparsers)`` and its ``command_*`` handler. A new
+module a command (`scenes`, `run`, `sweep`, `render`, `inspect`, `analyse`, `plot`,
+`view`, `export`, `pack`), each with ``add_parser(subparsers)`` and its ``command_*`` handler. A new
 command is a module with those two and an entry in `dispatch.COMMANDS`.
 """
 from __future__ import annotations

@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import sys
 
-from . import export, inspect, pack, plot, render, run, scenes, sweep
+from . import analyse, export, inspect, pack, plot, render, run, scenes, sweep, view
 from .arguments import Parser
 from .common import BROKEN_PIPE, FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError
 
 #: The command modules, in the order ``granular --help`` lists them; each has
 #: ``add_parser(subparsers)``, which sets the handler its parsed arguments go to.
-COMMANDS = (scenes, run, sweep, render, inspect, plot, export, pack)
+COMMANDS = (scenes, run, sweep, render, inspect, analyse, plot, view, export, pack)
 
 
 def build_parser() -> Parser:

@@ -51,8 +51,7 @@ def command_inspect(args) -> int:
     mask = active(trajectory, k)          # solver noise (below the tolerance) is no contact
     print(f"frame {k} at t = {trajectory.t[k]:.6g} s: {len(contacts)} constraints considered, "
           f"{int(mask.sum())} active")
-    print(f"  impulses: total {impulse.sum():.6g} N s, largest {impulse.max(initial=0.0):.6g} N s "
-          f"(mean forces over the step: total {impulse.sum() / dt:.6g} N)")
+    _print_loads(trajectory, k, impulse[mask], dt)
     kinetic, potential = _plain(trajectory.kinetic_energy[k]), _plain(trajectory.potential_energy[k])
     print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
           f"{dissipation_text(trajectory, k, digits=6, since=' since the start')}")
@@ -85,6 +84,23 @@ def command_inspect(args) -> int:
     if top < len(ordered):
         print(f"  ... {len(ordered) - top} more active contacts (--top N shows more)")
     return 0
+
+
+def _print_loads(trajectory, k: int, impulses: np.ndarray, dt: float) -> None:
+    """The frame's forces in words that cannot be misread: the floor's load against the
+    weight, then the mean and the largest contact force (impulse over the step / dt).
+    A sum over all contacts counts each load once per contact it passes through."""
+    from ..analysis.tables import floor_load, weight
+
+    if trajectory.system.get("kind") == "spheres" and trajectory.meta.get("masses"):
+        load, total = floor_load(trajectory, k), weight(trajectory, k)
+        if total > 0.0:
+            print(f"  floor load {load:.6g} N against a weight of {total:.6g} N ({100 * load / total:.4g} % of it; "
+                  "the rest is on other walls or accelerates)")
+    if impulses.size:
+        print(f"  contact forces (impulse / dt): mean {impulses.mean() / dt:.6g} N, "
+              f"largest {impulses.max() / dt:.6g} N "
+              f"(largest impulse {impulses.max():.6g} N s) over {impulses.size} active contacts")
 
 
 def wall_names(system: dict) -> list[str]:

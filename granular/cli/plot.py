@@ -73,6 +73,12 @@ PLOTS = {
     "multipliers": PlotKind(plot_run, "multipliers: histogram and per-frame largest/sum"),
     "contacts": PlotKind(plot_run, "contacts: count per frame"),
     "wall-forces": PlotKind(plot_run, "wall-forces: force on each wall surface and their total against time (N)"),
+    "profile": PlotKind(plot_run, "profile: the last frame's coarse-grained packing fraction and stress "
+                                  "against height"),
+    "stress": PlotKind(plot_run, "stress: Love-Weber pressure and deviatoric stress against time"),
+    "coordination": PlotKind(plot_run, "coordination: Z, Z* without rattlers and the rattler fraction against time"),
+    "forces": PlotKind(plot_run, "forces: the distribution P(f/<f>) of the last frame's contact forces"),
+    "wall-torque": PlotKind(plot_run, "wall-torque: torque about z and power of each wall surface against time"),
     "summary": PlotKind(plot_sweep, "summary (of a sweep directory): --y FIGURE against --x PARAMETER, the mean "
                                     "over seeds with their standard deviation as error bars, a curve per value "
                                     "of the other varying parameters"),

@@ -32,7 +32,8 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..files import atomic_path
 
-KINDS = ("energy", "multipliers", "contacts", "wall-forces")
+KINDS = ("energy", "multipliers", "contacts", "wall-forces", "profile", "stress", "coordination", "forces",
+         "wall-torque")
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
@@ -49,8 +50,13 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
+    from . import analysis_plots
+
     figures = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts, "wall-forces": _wall_forces}
-    figure = figures[kind](plt, trajectory)
+    if kind in analysis_plots.KINDS:       # the measurements of granular.analysis
+        figure = analysis_plots.figure(plt, trajectory, kind)
+    else:
+        figure = figures[kind](plt, trajectory)
     if title:
         figure.suptitle(title)
     figure.tight_layout()

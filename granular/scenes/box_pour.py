@@ -4,7 +4,8 @@ Prints steps, contacts, the largest multiplier, the kinetic energy and the small
 gap seen over the run; saves the trajectory to ``outputs/box_pour.h5``. Run as a
 script (``make demo``), it also renders ``outputs/box_pour.mp4``, a still of the
 settled pile with its force network, ``outputs/box_pour.png``, and the small
-``outputs/box_pour.gif`` shown at the top of the README.
+``outputs/box_pour.gif`` shown at the top of the README, and ``outputs/box_pour.html``,
+the run in a browser (`granular.render.viewer`; opens offline).
 """
 from __future__ import annotations
 
@@ -93,6 +94,10 @@ def render(trajectory: gr.Trajectory) -> None:
     animate(trajectory, RENDERS / "box_pour.gif", fps=12, every=2, size=(320, 240))
     print(f"  pictures                    {RENDERS / 'box_pour.mp4'}, .png, .gif "
           f"in {time.perf_counter() - start:.1f} s")
+    from granular.render.viewer import write_html
+
+    page = write_html(trajectory, RENDERS / "box_pour.html")
+    print(f"  in a browser                {page} ({page.stat().st_size / 1e6:.1f} MB, opens offline)")
 
 
 if __name__ == "__main__":
