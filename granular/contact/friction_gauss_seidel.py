@@ -145,6 +145,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
     accelerated = _Momentum(r, u)
     newton_work = 0.0   # the Newton calls' factorisations so far, in sweeps (`factorisation_cost`)
     cluster, repaired_at = np.zeros(m, dtype=bool), 0   # the local repairs' contacts, and the last one's check
+    repair_every = _REPAIR_EVERY   # checks between repairs, doubled after each repair that misses
     for sweep in range(max_sweeps + 1):
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
@@ -187,7 +188,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
             if jumped is not r:
                 r, estimate = jumped, None
                 accelerated.restart()
-        if check and _repair_due(history, len(history) - repaired_at):
+        if check and _repair_due(history, len(history) - repaired_at, repair_every):
             # A stall near the tolerance: Newton on the contacts that miss their law and
             # their neighbours (`coulomb_newton.newton_on_cluster`), the cluster growing
             # from one repair to the next.
@@ -196,9 +197,11 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
             members = np.flatnonzero(grown)
             if np.any(grown != cluster) and members.size <= _REPAIR_LARGEST * m:
                 cluster = grown
-                r, _, work = newton_on_cluster(rows, u, r, members, tolerance, 0.25 * TARGET,
-                                               budget=sweep - newton_work)
+                r, ratio, work = newton_on_cluster(rows, u, r, members, tolerance, 0.25 * TARGET,
+                                                   budget=sweep - newton_work)
                 newton_work += work
+                if ratio > 1.0:
+                    repair_every *= 2
                 # One sweep from the repair makes every impulse a local answer again;
                 # within the tolerance, it is the answer of the stall (`_accepts`).
                 r = onto_cones(rows, r)
@@ -353,7 +356,8 @@ _JUMP_GROWTH = 1.01
 #: Local repairs (`solve`, `coulomb_newton.newton_on_cluster`). The first comes once
 #: the residual is within `_REPAIR_LEVEL` tolerances and has made no new low over
 #: `_REPAIR_WINDOW` checks, the next ones at least `_REPAIR_EVERY` checks apart while
-#: that lasts, each only if the cluster grew: the contacts above their tolerance and
+#: that lasts (twice as far apart after each repair that misses its cluster's
+#: tolerance), each only if the cluster grew: the contacts above their tolerance and
 #: those within `_REPAIR_HOPS` shared spheres of them, joined to the last cluster,
 #: up to `_REPAIR_LARGEST` of the contacts (beyond, Newton on the loaded contacts is
 #: the way out). Why these: repairs made at the first sign of a stall, or at 10
@@ -370,9 +374,10 @@ _REPAIR_HOPS = 2
 _REPAIR_LARGEST = 0.5
 
 
-def _repair_due(history, since: int) -> bool:
-    """Whether a local repair is due, ``since`` checks after the last one."""
-    return since >= _REPAIR_EVERY and history[-1] <= _REPAIR_LEVEL and _no_new_low(history, _REPAIR_WINDOW)
+def _repair_due(history, since: int, every: int) -> bool:
+    """Whether a local repair is due, ``since`` checks after the last one and at
+    least ``every`` checks apart."""
+    return since >= every and history[-1] <= _REPAIR_LEVEL and _no_new_low(history, _REPAIR_WINDOW)
 
 
 def _first_newton_wait(contacts: int) -> int:
