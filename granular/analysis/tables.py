@@ -90,7 +90,7 @@ def wall_table(trajectory, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), frames=
     for k in frames_of(trajectory, frames):
         forces = frame_forces(trajectory, k, threshold=0.0)
         shifts = None if trajectory.wall_displacements is None else trajectory.wall_displacements[k]
-        loads = walls.wall_loads(forces, trajectory.system, axis, origin, shifts)
+        loads = walls.wall_loads(forces, trajectory.system, axis, origin, shifts, walls.translations(trajectory, k))
         for s in range(len(loads["torque"])):
             rows.append({"frame": k, "t": float(trajectory.t[k]), "surface": s,
                          "name": names[s] if s < len(names) else f"wall {s}",

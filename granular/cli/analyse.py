@@ -109,6 +109,7 @@ def command_analyse(args) -> int:
 
 def _print_frame(trajectory, k, forces, region, origin, direction) -> None:
     from .. import analysis
+    from ..analysis.walls import translations
     from ..walls import surface_names
 
     sigma = analysis.region_stress(forces, region, kinetic=True)
@@ -129,8 +130,9 @@ def _print_frame(trajectory, k, forces, region, origin, direction) -> None:
         print(f"    principal {value:>11.4g} Pa along ({', '.join(f'{v + 0.0:.3f}' for v in vector)})")
     fabric = np.linalg.eigvalsh(analysis.fabric(forces))[::-1]
     print(f"  fabric eigenvalues {', '.join(f'{v:.3f}' for v in fabric)} (isotropic: 0.333 each)")
+    shifts = None if trajectory.wall_displacements is None else trajectory.wall_displacements[k]
     loads = analysis.wall_loads(analysis.frame_forces(trajectory, k, threshold=0.0), trajectory.system,
-                                direction, origin)
+                                direction, origin, shifts, translations(trajectory, k))
     names = surface_names(trajectory.system.get("walls", []))
     for s, force in enumerate(loads["force"]):
         if np.any(force != 0.0):
