@@ -11,6 +11,7 @@ One job per module:
 - `coarse`: coarse-grained density, velocity, stress and temperature fields.
 - `walls`: force, torque and power per wall surface.
 - `flow`: mass flow rate through a plane.
+- `averages`: coarse-grained fields and region stresses averaged over frames.
 - `tables`: the above over a run as pandas tables, saved as CSV or Parquet.
 
     from granular.analysis import frame_forces, region_stress, BoxRegion
@@ -19,6 +20,7 @@ One job per module:
 """
 from __future__ import annotations
 
+from .averages import average_fields, average_profile, average_region_stress, frame_list, parse_frames
 from .coarse import Fields, Kernel, coarse_grain, grid, profile
 from .flow import mass_flow
 from .forces import FrameForces, frame_forces
@@ -30,7 +32,8 @@ from .tables import flow_table, profile_table, save_table, series, wall_table
 from .walls import wall_loads
 
 __all__ = ["BoxRegion", "Coordination", "CylinderRegion", "Fields", "FrameForces", "Kernel", "SlabRegion",
-           "coarse_grain", "coordination", "deviator", "deviatoric_stress", "fabric", "flow_table",
-           "force_distribution", "frame_forces", "grid", "mass_flow", "parse_region", "pressure", "principal",
-           "profile", "profile_table", "rattlers", "region_stress", "save_table", "series", "sphere_stress",
+           "average_fields", "average_profile", "average_region_stress", "coarse_grain", "coordination",
+           "deviator", "deviatoric_stress", "fabric", "flow_table", "force_distribution", "frame_forces",
+           "frame_list", "grid", "mass_flow", "parse_frames", "parse_region", "pressure", "principal", "profile",
+           "profile_table", "rattlers", "region_stress", "save_table", "series", "sphere_stress",
            "virial_balance", "wall_loads", "wall_table"]

@@ -5,7 +5,8 @@ surface, or per position), written as CSV or Parquet.
   coordination numbers, the stress over a region (its components, pressure,
   deviatoric stress), the load on the floor against the weight.
 - `wall_table`: per frame and contact surface, force, torque and power.
-- `profile_table`: the coarse-grained fields of a frame along an axis.
+- `profile_table`: the coarse-grained fields of a frame, or their average over
+  frames, along an axis.
 - `flow_table`: the mass flow rate through a plane between frames.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import coarse, flow, stress, structure, walls
+from . import averages, coarse, flow, stress, structure, walls
 from .forces import frame_forces
 
 TABLE_SUFFIXES = (".csv", ".parquet")
@@ -89,7 +90,7 @@ def wall_table(trajectory, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), frames=
     for k in frames_of(trajectory, frames):
         forces = frame_forces(trajectory, k, threshold=0.0)
         shifts = None if trajectory.wall_displacements is None else trajectory.wall_displacements[k]
-        loads = walls.wall_loads(forces, trajectory.system, axis, origin, shifts)
+        loads = walls.wall_loads(forces, trajectory.system, axis, origin, shifts, walls.translations(trajectory, k))
         for s in range(len(loads["torque"])):
             rows.append({"frame": k, "t": float(trajectory.t[k]), "surface": s,
                          "name": names[s] if s < len(names) else f"wall {s}",
@@ -100,11 +101,13 @@ def wall_table(trajectory, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), frames=
 
 
 def profile_table(trajectory, k: int, axis="z", positions=None, kernel: str = "lucy", width: float | None = None,
-                  area: float | None = None):
+                  area: float | None = None, frames=None):
     """The coarse-grained fields of frame ``k`` along ``axis`` as a DataFrame, one row
     per position: density, packing fraction, velocity, stress components, pressure,
-    temperature. Defaults: ``width`` the mean diameter, 100 positions over the spheres'
-    extent, ``area`` the cross-section of the spheres' bounding box across the axis."""
+    temperature. With ``frames`` (a slice or indices), their average
+    (`granular.analysis.averages`) instead of frame ``k``'s. Defaults, from frame ``k``:
+    ``width`` the mean diameter, 100 positions over the spheres' extent, ``area`` the
+    cross-section of the spheres' bounding box across the axis."""
     forces = frame_forces(trajectory, k, threshold=0.0)
     a = coarse.axis_index(axis)
     width = float(2.0 * forces.radii.mean()) if width is None else float(width)
@@ -117,7 +120,10 @@ def profile_table(trajectory, k: int, axis="z", positions=None, kernel: str = "l
         across = [b for b in range(3) if b != a]
         extent = [np.ptp(forces.centres[:, b]) + 2.0 * forces.radii.max() for b in across]
         area = float(extent[0] * extent[1])
-    fields = coarse.profile(forces, a, positions, kernel_, area)
+    if frames is None:
+        fields = coarse.profile(forces, a, positions, kernel_, area)
+    else:
+        fields = averages.average_profile(trajectory, frames, a, positions, kernel_, area)
     table = {"position": np.asarray(positions, float), "density": fields.density,
              "packing_fraction": fields.packing_fraction,
              "velocity_x": fields.velocity[:, 0], "velocity_y": fields.velocity[:, 1],

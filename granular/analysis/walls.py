@@ -10,12 +10,26 @@ f_c`` (N m), and the power the spheres deliver to it is ``sum_c f_c . w(x_c)`` (
 its prescribed motion supplies the opposite: a drum needs the torque ``-torque``
 about its axis, and the power ``-power``, which in a steady state the contacts
 dissipate (`granular.results.StepResult.wall_work`).
+
+The translation in ``w`` is the one the scheme used over the frame's step: a constant
+velocity as described in the run file; for a velocity given as a function of time,
+which a run file cannot store (it writes "function"), the mean velocity over the step
+``(d(t_k) - d(t_k - h)) / h`` from the walls' recorded displacements ``d``, which a run
+recorded at every step holds (`translations`). Otherwise that wall's power is NaN,
+with a `UnknownWallVelocityWarning`; its force and torque are exact.
 """
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 
 from .forces import FrameForces
+
+
+class UnknownWallVelocityWarning(UserWarning):
+    """A wall's power is NaN: its velocity is a function of time and the run, not
+    recorded at every step, does not hold the displacements that give it."""
 
 
 def surface_walls(system: dict) -> list[dict]:
@@ -37,14 +51,18 @@ def _spin(wall: dict) -> tuple[float, np.ndarray, np.ndarray]:
     return omega, axis / np.linalg.norm(axis), centre
 
 
-def material_velocity(wall: dict, points: np.ndarray, displacement=None) -> np.ndarray:
-    """Velocity (k, 3) (m/s) of the wall's material at ``points`` (k, 3): its constant
-    translation (a velocity given as a function is not in the run file: 0 is used,
-    and the power then counts the spin alone) plus its spin about its axis, moved by
-    ``displacement`` (3,) (m) when given."""
+def material_velocity(wall: dict, points: np.ndarray, displacement=None, translation=None) -> np.ndarray:
+    """Velocity (k, 3) (m/s) of the wall's material at ``points`` (k, 3): its
+    translation (``translation`` (3,) when given, else its constant velocity; NaN for a
+    velocity that is a function of time, which the description does not hold) plus its
+    spin about its axis, moved by ``displacement`` (3,) (m) when given."""
     velocity = wall.get("velocity")
-    translation = np.asarray(velocity, float) if isinstance(velocity, list) else np.zeros(3)
-    result = np.broadcast_to(translation, points.shape).copy()
+    if translation is None:
+        if velocity == "function":
+            translation = np.full(3, np.nan)
+        else:
+            translation = np.asarray(velocity, float) if isinstance(velocity, list) else np.zeros(3)
+    result = np.broadcast_to(np.asarray(translation, float), points.shape).copy()
     omega, axis, centre = _spin(wall)
     if omega != 0.0:
         shift = np.zeros(3) if displacement is None else np.asarray(displacement, float)
@@ -52,11 +70,33 @@ def material_velocity(wall: dict, points: np.ndarray, displacement=None) -> np.n
     return result
 
 
+def translations(trajectory, k: int) -> np.ndarray | None:
+    """The walls' translation velocities (W, 3) (m/s) over frame ``k``'s step: the mean
+    ``(d_k - d_{k-1}) / h`` of their recorded displacements when frame ``k - 1`` is one
+    step ``h`` earlier, else each wall's constant velocity, NaN for a function of time
+    (module docstring); None when no wall moves."""
+    from .forces import time_step
+
+    shifts = trajectory.wall_displacements
+    walls = [w for w in trajectory.system.get("walls", []) if isinstance(w, dict)]
+    if shifts is None or not any(w.get("velocity") == "function" for w in walls):
+        return None
+    h = time_step(trajectory)
+    if k >= 1 and np.isclose(trajectory.t[k] - trajectory.t[k - 1], h, rtol=1e-9, atol=0.0):
+        return (np.asarray(shifts[k], float) - np.asarray(shifts[k - 1], float)) / h
+    return np.array([np.full(3, np.nan) if w.get("velocity") == "function" else
+                     np.asarray(w["velocity"], float) if isinstance(w.get("velocity"), list) else np.zeros(3)
+                     for w in walls])
+
+
 def wall_loads(forces: FrameForces, system: dict, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0),
-               displacements=None) -> dict:
+               displacements=None, velocities=None) -> dict:
     """Per contact surface: ``force`` (S, 3) (N), ``torque`` (S,) (N m) about the axis
     through ``origin`` along ``axis``, and ``power`` (S,) (W) delivered to it (module
-    docstring). ``displacements`` (W, 3): the walls' shifts at this frame, or None."""
+    docstring). ``displacements`` (W, 3): the walls' shifts at this frame, or None;
+    ``velocities`` (W, 3): their translation velocities over its step (`translations`),
+    or None for those the description gives. A wall whose power cannot be known is NaN
+    and warns (`UnknownWallVelocityWarning`)."""
     axis = np.asarray(axis, float)
     if axis.shape != (3,) or not np.linalg.norm(axis) > 0.0:
         raise ValueError(f"axis: expected a non-zero direction (3,), got {axis.tolist()}")
@@ -69,22 +109,29 @@ def wall_loads(forces: FrameForces, system: dict, axis=(0.0, 0.0, 1.0), origin=(
     moment = np.cross(forces.wall_point - np.asarray(origin, float), on_wall) @ axis
     torque = np.bincount(forces.wall_surface, weights=moment, minlength=count)
     power = np.zeros(count)
-    shifts = _shift_of_surface(system, displacements, len(owners))
+    shifts = _per_surface(system, displacements, len(owners))
+    moving = _per_surface(system, velocities, len(owners))
     for s, wall in enumerate(owners):
         rows = forces.wall_surface == s
         if rows.any():
-            w = material_velocity(wall, forces.wall_point[rows], shifts[s])
+            w = material_velocity(wall, forces.wall_point[rows], shifts[s], moving[s])
             power[s] = float(np.sum(on_wall[rows] * w))
+    unknown = [s for s in range(len(owners)) if np.isnan(power[s])]
+    if unknown:
+        warnings.warn(f"the power on wall surfaces {unknown} is NaN: their velocity is a function of time, which "
+                      f"the run file does not store; record the run at every step (record_every=1) to measure it",
+                      UnknownWallVelocityWarning, stacklevel=2)
     return {"force": force, "torque": torque, "power": power}
 
 
-def _shift_of_surface(system: dict, displacements, surfaces: int) -> list:
+def _per_surface(system: dict, per_wall, surfaces: int) -> list:
+    """Each wall's row of ``per_wall`` (W, 3) repeated for its surfaces; Nones without it."""
     from ..walls import surface_count
 
-    if displacements is None:
+    if per_wall is None:
         return [None] * surfaces
-    shifts: list = []
+    rows: list = []
     walls = [w for w in system.get("walls", []) if isinstance(w, dict)]
-    for wall, shift in zip(walls, np.asarray(displacements, float)):
-        shifts += [shift] * surface_count(wall)
-    return shifts
+    for wall, row in zip(walls, np.asarray(per_wall, float)):
+        rows += [row] * surface_count(wall)
+    return rows

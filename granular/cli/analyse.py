@@ -10,7 +10,8 @@ from .common import USAGE, CommandError, frame_index, load_run_file
 HELP = "stress, coordination, force distribution and wall loads of a frame; tables of a run"
 DESCRIPTION = """Measure a packing: the Love-Weber stress over a region (--region), coordination numbers with
 and without rattlers, the fabric, the contact forces and the wall loads of a frame; write the per-frame series
-(--series), the wall loads (--walls) and a coarse-grained profile (--profile) as CSV or Parquet."""
+(--series), the wall loads (--walls) and a coarse-grained profile (--profile) as CSV or Parquet. With --frames A:B,
+the region's stress and the profile are also averaged over those frames."""
 
 
 def add_parser(commands) -> None:
@@ -20,6 +21,8 @@ def add_parser(commands) -> None:
     parser.add_argument("--region", metavar="SPEC",
                         help="box:x0,y0,z0,x1,y1,z1 | cylinder:cx,cy,cz,ax,ay,az,R,H | slab:AXIS,lo,hi,AREA "
                              "(default: the box around the spheres)")
+    parser.add_argument("--frames", metavar="A:B",
+                        help="average the region's stress and the profile over frames A to B-1 (Python's slice)")
     parser.add_argument("--series", metavar="OUT.csv", help="per-frame table (.csv or .parquet)")
     parser.add_argument("--walls", metavar="OUT.csv", help="per-frame, per-surface force, torque and power")
     parser.add_argument("--profile", metavar="OUT.csv", help="coarse-grained fields of the frame along --axis")
@@ -52,6 +55,27 @@ def _torque_axis(text: str) -> tuple[np.ndarray, np.ndarray]:
     return values[:3], values[3:]
 
 
+def _frames(trajectory, text):
+    """The frame indices of ``--frames A:B``, or None without it; a usage error when it selects none."""
+    from ..analysis import frame_list, parse_frames
+
+    if text is None:
+        return None
+    try:
+        return frame_list(trajectory, parse_frames(text))
+    except ValueError as error:
+        raise CommandError(f"--{error}", USAGE) from None
+
+
+def _print_average(trajectory, frames, region) -> None:
+    from .. import analysis
+
+    sigma = analysis.average_region_stress(trajectory, region, frames, kinetic=True)
+    print(f"  averaged over frames {frames[0]} to {frames[-1]} ({len(frames)} frames, t = {trajectory.t[frames[0]]:.6g}"
+          f" to {trajectory.t[frames[-1]]:.6g} s): pressure {analysis.pressure(sigma):.4g} Pa, deviatoric "
+          f"{analysis.deviatoric_stress(sigma):.4g} Pa")
+
+
 def command_analyse(args) -> int:
     from .. import analysis
 
@@ -60,10 +84,13 @@ def command_analyse(args) -> int:
         raise CommandError(f"{args.run} is not a run of spheres: granular analyse measures packings", USAGE)
     k = frame_index(trajectory, args.frame)
     origin, direction = _torque_axis(args.torque_axis)
+    frames = _frames(trajectory, args.frames)
     forces = analysis.frame_forces(trajectory, k)
     region = _region(args, forces)
     _print_frame(trajectory, k, forces, region, origin, direction)
     try:
+        if frames is not None:
+            _print_average(trajectory, frames, region)
         if args.series:
             analysis.save_table(analysis.series(trajectory, region), args.series)
             print(f"wrote {args.series}")
@@ -71,7 +98,8 @@ def command_analyse(args) -> int:
             analysis.save_table(analysis.wall_table(trajectory, direction, origin), args.walls)
             print(f"wrote {args.walls}")
         if args.profile:
-            table = analysis.profile_table(trajectory, k, args.axis, kernel=args.kernel, width=args.width)
+            table = analysis.profile_table(trajectory, k, args.axis, kernel=args.kernel, width=args.width,
+                                           frames=frames)
             analysis.save_table(table, args.profile)
             print(f"wrote {args.profile}")
     except ValueError as error:
@@ -81,6 +109,7 @@ def command_analyse(args) -> int:
 
 def _print_frame(trajectory, k, forces, region, origin, direction) -> None:
     from .. import analysis
+    from ..analysis.walls import translations
     from ..walls import surface_names
 
     sigma = analysis.region_stress(forces, region, kinetic=True)
@@ -101,8 +130,9 @@ def _print_frame(trajectory, k, forces, region, origin, direction) -> None:
         print(f"    principal {value:>11.4g} Pa along ({', '.join(f'{v + 0.0:.3f}' for v in vector)})")
     fabric = np.linalg.eigvalsh(analysis.fabric(forces))[::-1]
     print(f"  fabric eigenvalues {', '.join(f'{v:.3f}' for v in fabric)} (isotropic: 0.333 each)")
+    shifts = None if trajectory.wall_displacements is None else trajectory.wall_displacements[k]
     loads = analysis.wall_loads(analysis.frame_forces(trajectory, k, threshold=0.0), trajectory.system,
-                                direction, origin)
+                                direction, origin, shifts, translations(trajectory, k))
     names = surface_names(trajectory.system.get("walls", []))
     for s, force in enumerate(loads["force"]):
         if np.any(force != 0.0):

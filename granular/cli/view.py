@@ -8,7 +8,7 @@ from .common import USAGE, CommandError, load_run_file
 HELP = "the run in a browser: one self-contained HTML file (spheres, walls, force network, time slider)"
 DESCRIPTION = """Write RUN.html, a page that opens offline: the spheres coloured by speed, force or index, the walls,
 the force network (toggled in the panel), a time slider with play and pause, and the camera by mouse. Frames are
-thinned and positions quantised to keep the file under --max-mb."""
+thinned and positions quantised so that the file written is at most --max-mb."""
 
 
 def add_parser(commands) -> None:
@@ -18,7 +18,7 @@ def add_parser(commands) -> None:
     parser.add_argument("--color", default="speed", choices=("speed", "force", "id"), help="sphere colour (speed)")
     parser.add_argument("--no-forces", action="store_true", help="leave out the force network")
     parser.add_argument("--max-mb", type=positive_float, default=20.0, metavar="MB",
-                        help="size budget of the frames' arrays (20 MB)")
+                        help="largest size of the written page (20 MB): frames are thinned to fit")
 
 
 def command_view(args) -> int:

@@ -5,9 +5,14 @@
 
 The spheres (coloured by speed, contact force, index or a user array), the walls
 (translucent, from their shapes: `granular.render.geometry.wall_polygons`) and the
-force network of each frame (segments between touching centres, toggled in the
-panel's object list). K3D's panel gives the time slider and play/pause; the mouse
-turns, pans and zooms the camera.
+force network of each frame, toggled in the panel's object list. The network draws
+each contact's branch vectors as `granular.analysis` measures them
+(`granular.analysis.forces`: the contact point of a pair in the middle of the gap
+along its normal, a wall's on the sphere's surface facing it): a pair is two
+segments, from each sphere's centre to the contact point, a wall contact one, from
+the centre to the wall; each segment is coloured by the contact force's magnitude
+(N, normal and friction). K3D's panel gives the time slider and play/pause; the
+mouse turns, pans and zooms the camera.
 
 Why K3D: its ``Plot.get_snapshot`` writes one HTML file that embeds its own
 JavaScript bundle (three.js included) and the data, compressed: it opens from disk
@@ -15,11 +20,16 @@ without a network, a server or a kernel, and the same objects display in Jupyter
 viser's embed needs its client served; pyvista's HTML export (trame) writes the
 scene of one time only. Nothing is vendored here: the bundle is K3D's.
 
-Size: the snapshot holds the positions and colours of every frame kept, as
-float32 compressed by zlib. Positions are quantised to a step of ``QUANTUM`` of
-the smallest radius (a 1/200 of a radius cannot be seen and zeroes the low bits
-that zlib would otherwise keep), and frames are thinned evenly until the raw
-arrays fit ``max_bytes`` (20 MB by default). `benchmarks/viewer_size.py` measures it.
+Size: the page holds K3D's bundle (about 1.2 MB) and, for every frame kept, the
+positions, colours (and radii, when they change) of the spheres and the network's
+segments, as float32 compressed by zlib and written in base64. Positions are
+quantised to a step of ``QUANTUM`` of the smallest radius (a 1/200 of a radius cannot
+be seen and zeroes the low bits that zlib would otherwise keep). The frames, spread
+evenly from the first to the last, are first as many as the raw arrays allow within
+``max_bytes`` (20 MB by default); the page is then written and measured, and while it
+exceeds ``max_bytes`` the frames are thinned in proportion to the excess over the
+one-frame page, so the file written is within the budget. A ValueError when even one
+frame exceeds it. `benchmarks/viewer_size.py` measures 10,000 spheres x 100 frames.
 """
 from __future__ import annotations
 
@@ -45,15 +55,25 @@ def _k3d():
     return k3d
 
 
-def kept_frames(frames: int, spheres: int, max_bytes: float, contacts_per_sphere: float = 3.0) -> np.ndarray:
-    """The frames to keep, evenly spread from the first to the last, so that their raw
-    arrays (positions and colour: 16 bytes a sphere; force segments: 28 bytes a
-    contact) fit ``max_bytes``."""
+#: Raw bytes a sphere takes in a frame: position (12), colour (4), radius (4).
+SPHERE_BYTES = 20.0
+#: Raw bytes a segment of the force network takes in a frame: two vertices (24) and their colours (8).
+SEGMENT_BYTES = 32.0
+
+
+def evenly(frames: int, count: int) -> np.ndarray:
+    """``count`` frame indices spread evenly from 0 to ``frames - 1``, both included."""
+    return np.unique(np.round(np.linspace(0, frames - 1, max(1, min(frames, count)))).astype(int))
+
+
+def kept_frames(frames: int, spheres: int, max_bytes: float, segments_per_sphere: float = 3.0) -> np.ndarray:
+    """The frames to keep, evenly spread from the first to the last (`evenly`), so that
+    their raw arrays (``SPHERE_BYTES`` a sphere, ``SEGMENT_BYTES`` a force segment)
+    fit ``max_bytes``: the first guess of `fitted_page`."""
     if not max_bytes > 0:
         raise ValueError(f"max_bytes: expected a positive size, got {max_bytes!r}")
-    per_frame = spheres * (16.0 + 28.0 * contacts_per_sphere)
-    count = int(max(1, min(frames, max_bytes // max(per_frame, 1.0))))
-    return np.unique(np.round(np.linspace(0, frames - 1, count)).astype(int))
+    per_frame = spheres * (SPHERE_BYTES + SEGMENT_BYTES * segments_per_sphere)
+    return evenly(frames, int(max(1, max_bytes // max(per_frame, 1.0))))
 
 
 def quantise(positions: np.ndarray, step: float) -> np.ndarray:
@@ -83,25 +103,42 @@ def sphere_values(trajectory, k: int, color) -> np.ndarray:
 
 
 def _force_on_spheres(trajectory, k: int, n: int) -> np.ndarray:
-    contacts = trajectory.contacts[k]
-    dt = float(trajectory.meta.get("dt", 1.0))
-    impulse = np.asarray(contacts.impulse, float) / dt
-    total = np.bincount(np.asarray(contacts.i), weights=impulse, minlength=n)[:n]
-    pairs = np.asarray(contacts.wall) < 0
-    return total + np.bincount(np.asarray(contacts.j)[pairs], weights=impulse[pairs], minlength=n)[:n]
+    """The summed magnitude (N,) (N) of the contact forces on each sphere (`granular.analysis.forces`)."""
+    from ..analysis import frame_forces
+
+    sphere, force, _ = frame_forces(trajectory, k).sphere_rows()
+    return np.bincount(sphere, weights=np.linalg.norm(force, axis=1), minlength=n)[:n]
 
 
-def _network(trajectory, k: int, step: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(vertices (2m, 3), indices (m, 2), force per vertex (2m,))`` of frame ``k``'s active contacts."""
+def network_segments(trajectory, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(segments (c, 2, 3) (m), force magnitude (c,) (N))`` of frame ``k``'s active
+    contacts, one a side (`granular.analysis.forces.FrameForces.sphere_rows`): from the
+    centre of each sphere a contact touches, as drawn at the frame, along its branch
+    vector to the contact point."""
+    from ..analysis import frame_forces
+
+    sphere, force, branch = frame_forces(trajectory, k).sphere_rows()
+    start = np.asarray(trajectory.positions[k], float)[sphere]
+    return np.stack([start, start + branch], axis=1), np.linalg.norm(force, axis=1)
+
+
+def _network(trajectory, k: int, step: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(vertices (2c, 3), force per vertex (2c,))`` of `network_segments`, quantised, float32."""
+    segments, force = network_segments(trajectory, k)
+    return quantise(segments.reshape(-1, 3), step), np.repeat(force, 2).astype(np.float32)
+
+
+def segments_per_sphere(trajectory) -> float:
+    """The most segments of `network_segments` in a frame (a pair's two, a wall
+    contact's one), per sphere: the network is padded to it in every frame."""
     from ..runs import active
-    from .geometry import contact_segments
 
-    contacts = trajectory.contacts[k]
-    keep = np.flatnonzero(active(trajectory, k))
-    segments = contact_segments(trajectory.system, contacts.take(keep), trajectory.positions[k], trajectory.radii[k])
-    force = np.repeat(np.asarray(contacts.impulse, float)[keep] / float(trajectory.meta.get("dt", 1.0)), 2)
-    vertices = quantise(segments.reshape(-1, 3), step)
-    return vertices, np.arange(vertices.shape[0], dtype=np.uint32).reshape(-1, 2), force.astype(np.float32)
+    most = 0
+    for k in range(len(trajectory)):
+        on = active(trajectory, k)
+        walls = np.count_nonzero(on & (np.asarray(trajectory.contacts[k].wall) >= 0))
+        most = max(most, int(2 * np.count_nonzero(on) - walls))
+    return most / max(1, trajectory.positions.shape[1])
 
 
 def _network_lines(k3d, trajectory, frames, times, step):
@@ -109,9 +146,9 @@ def _network_lines(k3d, trajectory, frames, times, step):
     vertices (and colours) per time but one index array, so each frame's segments are
     padded to the largest count with segments of zero length (not drawn)."""
     networks = [_network(trajectory, k, step) for k in frames]
-    segments = max(1, max(len(n[1]) for n in networks))
+    segments = max(1, max(len(n[0]) // 2 for n in networks))
     vertices, colours = {}, {}
-    for t, (points, _, force) in zip(times, networks):
+    for t, (points, force) in zip(times, networks):
         padded = np.zeros((2 * segments, 3), np.float32)
         padded[:len(points)] = points
         vertices[t] = padded
@@ -137,14 +174,30 @@ def _walls(k3d, trajectory, bounds: np.ndarray):
                     side="double", name="walls")
 
 
-def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES):
-    """The K3D plot of a sphere run (module docstring); a ValueError for other systems."""
-    from .geometry import scene_bounds
-
+def _check(trajectory) -> None:
     if trajectory.system.get("kind") != "spheres" or trajectory.radii is None:
         raise ValueError("trajectory: granular view shows runs of spheres")
+
+
+def _sizes(trajectory, frames, times) -> np.ndarray | dict:
+    """The spheres' diameters (m): one array when they keep their radii, else one per frame kept."""
+    radii = np.asarray(trajectory.radii, float)[frames]
+    if np.all(radii == radii[:1]):
+        return (2.0 * radii[0]).astype(np.float32)
+    return {t: (2.0 * r).astype(np.float32) for t, r in zip(times, radii)}
+
+
+def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES,
+               frames=None):
+    """The K3D plot of a sphere run (module docstring) showing ``frames`` (indices), by
+    default those of `kept_frames` for ``max_bytes``; a ValueError for other systems."""
+    from .geometry import scene_bounds
+
+    _check(trajectory)
     k3d = _k3d()
-    frames = kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes, 3.0 if forces else 0.0)
+    if frames is None:
+        frames = kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes,
+                             segments_per_sphere(trajectory) if forces else 0.0)
     step = QUANTUM * float(np.min(trajectory.radii))
     times = [f"{float(trajectory.t[k]):.6g}" for k in frames]
     values = {t: sphere_values(trajectory, k, color).astype(np.float32) for t, k in zip(times, frames)}
@@ -152,7 +205,7 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
     high = max(float(v.max(initial=0.0)) for v in values.values())
     plot = k3d.plot(grid_visible=False, axes_helper=0, camera_auto_fit=True, name="granular")
     plot += k3d.points({t: quantise(trajectory.positions[k], step) for t, k in zip(times, frames)},
-                       point_sizes={t: (2.0 * trajectory.radii[k]).astype(np.float32) for t, k in zip(times, frames)},
+                       point_sizes=_sizes(trajectory, frames, times),
                        attribute=values, color_map=k3d.colormaps.matplotlib_color_maps.Viridis,
                        color_range=[low, high if high > low else low + 1.0], shader="3d",
                        name=f"spheres ({color if isinstance(color, str) else 'values'})")
@@ -164,9 +217,11 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
     return plot
 
 
-#: Run once K3D has loaded: mark the page ready; ``#last`` in the address moves the
-#: time to the last frame kept and records it (the browser test's check).
+#: Run once K3D has loaded: mark the page ready and give scripts the K3D instance as
+#: ``window.GRANULAR_K3D``; ``#last`` in the address moves the time to the last frame
+#: kept and records it (the browser test's check).
 _READY_JS = f"""
+window.GRANULAR_K3D = K3DInstance;
 var marker = document.createElement('div');
 marker.id = '{READY_ID}';
 try {{
@@ -181,12 +236,40 @@ document.body.appendChild(marker);
 """
 
 
-def html(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES) -> str:
-    """The self-contained HTML page of the run (module docstring)."""
-    plot = build_plot(trajectory, color, forces, max_bytes)
-    last = float(trajectory.t[-1])          # kept_frames always keeps the last frame
+def _page(trajectory, frames, color, forces: bool) -> str:
+    """The page of the run showing ``frames``."""
+    plot = build_plot(trajectory, color, forces, frames=frames)
+    last = float(trajectory.t[frames[-1]])
     page = plot.get_snapshot(compression_level=9, additional_js_code=_READY_JS)
     return page.replace("var K3DInstance;", f"var K3DInstance;\n    window.GRANULAR_LAST = {last!r};", 1)
+
+
+def fitted_page(trajectory, color="speed", forces: bool = True,
+                max_bytes: float = DEFAULT_MAX_BYTES) -> tuple[str, np.ndarray]:
+    """The page (its UTF-8 encoding at most ``max_bytes``) and the frames it shows
+    (module docstring: first `kept_frames`, then thinned until the page fits)."""
+    _check(trajectory)
+    total = len(trajectory)
+    frames = kept_frames(total, trajectory.positions.shape[1], max_bytes,
+                         segments_per_sphere(trajectory) if forces else 0.0)
+    page = _page(trajectory, frames, color, forces)
+    smallest = None
+    while len(page.encode("utf-8")) > max_bytes:
+        if smallest is None:
+            smallest = len(_page(trajectory, evenly(total, 1), color, forces).encode("utf-8"))
+        if len(frames) == 1 or smallest > max_bytes:
+            raise ValueError(f"max_bytes: one frame's page takes {smallest / 1e6:.3g} MB, more than the "
+                             f"{max_bytes / 1e6:.3g} MB allowed")
+        per_frame = (len(page.encode("utf-8")) - smallest) / (len(frames) - 1)
+        count = min(len(frames) - 1, int((max_bytes - smallest) // max(per_frame, 1.0)) + 1)
+        frames = evenly(total, count)
+        page = _page(trajectory, frames, color, forces)
+    return page, frames
+
+
+def html(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES) -> str:
+    """The self-contained HTML page of the run, at most ``max_bytes`` (`fitted_page`)."""
+    return fitted_page(trajectory, color, forces, max_bytes)[0]
 
 
 def write_html(trajectory, path, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES) -> Path:
