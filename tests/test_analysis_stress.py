@@ -8,7 +8,9 @@ inertia that keeps a pile from being exactly at rest is measured, not assumed.
 import numpy as np
 import pytest
 
+import granular as gr
 import granular.analysis as A
+from granular.analysis.stress import sphere_moments
 from _piles import SIDE, pile
 
 EPS = np.finfo(float).eps
@@ -111,3 +113,29 @@ def test_bad_regions_and_kernels_are_refused_naming_the_argument():
     with pytest.raises(ValueError, match="region"):
         A.parse_region("sphere:1,2,3")
     assert A.parse_region("slab:z,0,0.1,0.0064").volume == pytest.approx(0.1 * 0.0064)
+
+
+def test_a_collision_across_a_periodic_face_has_branch_vectors_of_a_radius():
+    """Two spheres (r = 1 cm) meeting across the x face of a periodic cell 0.1 m long:
+    each branch vector reaches from its own centre to the contact point, one radius
+    long and opposite to the other's (a centre-to-centre difference would span the
+    cell), and the pair's Love stress is that of a head-on collision along x."""
+    cell = gr.PeriodicBox([0.0, 0.0, 0.0], [0.1, 0.1, 0.1], axes=(0,))
+    world = gr.SphereWorld([[0.0895, 0.05, 0.05], [0.0105, 0.05, 0.05]], 0.01, density=1000.0,
+                           velocities=[[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]], gravity=(0.0, 0.0, 0.0), periodic=cell)
+    run = gr.Simulation(world, dt=1e-3).run(steps=2, record_every=1, progress=None)
+    hit = next(k for k in range(len(run)) if len(A.frame_forces(run, k).pair_i))
+    forces = A.frame_forces(run, hit)
+    sphere, force, branch = forces.sphere_rows()
+    # The gap D of the row is at most the approach of one step (2 m/s x 1 ms): the
+    # branch vectors are r + D/2 long, to round-off of the cell's coordinates.
+    lengths = np.linalg.norm(branch, axis=1)
+    assert np.all(np.abs(lengths - 0.01) <= 0.5 * 2.0 * 1e-3 + 1e-12)
+    assert np.allclose(branch[0], -branch[1], atol=1e-15 + 1e-3)
+    assert abs(branch[0, 0]) == pytest.approx(lengths[0], rel=1e-9)   # along x, across the face
+    # Love's moments of the pair, summed over both spheres: F (x) (l_j - l_i) = -F (x)
+    # pair_vector, |F| (2 r + D) along xx and nothing else.
+    total = sphere_moments(forces).sum(axis=0)
+    size = np.abs(force[0, 0]) * np.linalg.norm(forces.pair_vector[0])
+    assert abs(total[0, 0]) == pytest.approx(size, rel=1e-9)
+    assert np.abs(total).sum() - abs(total[0, 0]) <= 1e-12 * size

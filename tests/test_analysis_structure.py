@@ -18,7 +18,9 @@ def _network(pairs, walls=(), n=None, directions=None):
     centres = np.zeros((n, 3)) if directions is None else directions
     return FrameForces(frame=1, centres=centres, radii=np.ones(n), masses=np.ones(n), velocities=np.zeros((n, 3)),
                        pair_i=pairs[:, 0], pair_j=pairs[:, 1], pair_force=np.tile([0.0, 0.0, 1.0], (len(pairs), 1)),
-                       pair_point=np.zeros((len(pairs), 3)), wall_sphere=walls, wall_surface=np.zeros_like(walls),
+                       pair_point=np.zeros((len(pairs), 3)),
+                       pair_vector=centres[pairs[:, 1]] - centres[pairs[:, 0]],
+                       wall_sphere=walls, wall_surface=np.zeros_like(walls),
                        wall_force=np.tile([0.0, 0.0, 1.0], (len(walls), 1)), wall_point=np.zeros((len(walls), 3)))
 
 

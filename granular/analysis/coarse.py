@@ -159,7 +159,7 @@ def _weights(points: np.ndarray, sources: np.ndarray, kernel: Kernel):
 def _bonds(forces: FrameForces) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(start (b, 3), vector (b, 3), tensor (b, 3, 3))`` of the contact bonds: pairs
     ``q_i -> q_j`` with ``F_j (x) (q_j - q_i)``, walls ``q_i -> x_c`` with ``-F_i (x) (x_c - q_i)``."""
-    pair_vector = forces.centres[forces.pair_j] - forces.centres[forces.pair_i]
+    pair_vector = forces.pair_vector
     wall_vector = forces.wall_point - forces.centres[forces.wall_sphere]
     start = np.concatenate([forces.centres[forces.pair_i], forces.centres[forces.wall_sphere]])
     vector = np.concatenate([pair_vector, wall_vector])

@@ -48,7 +48,10 @@ class FrameForces:
     pair_force : (p, 3) array
         Force on ``pair_j`` from ``pair_i`` (N); ``pair_i`` receives its opposite.
     pair_point : (p, 3) array
-        Contact point of each pair (m).
+        Contact point of each pair (m), reached from the centre of ``pair_i``.
+    pair_vector : (p, 3) array
+        From the centre of ``pair_i`` to that of ``pair_j``, ``(r_i + r_j + D) n`` (m):
+        in a periodic cell, to the image that touches ``pair_i``.
     wall_sphere, wall_surface : (w,) int arrays
         The sphere and the contact surface (`granular.constraints.Contacts.wall`) of
         each wall contact.
@@ -67,6 +70,7 @@ class FrameForces:
     pair_j: np.ndarray
     pair_force: np.ndarray
     pair_point: np.ndarray
+    pair_vector: np.ndarray
     wall_sphere: np.ndarray
     wall_surface: np.ndarray
     wall_force: np.ndarray
@@ -80,11 +84,14 @@ class FrameForces:
     def sphere_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Every contact seen from each sphere it touches: ``(sphere (c,), force on
         the sphere (c, 3) (N), branch vector from its centre to the contact point
-        (c, 3) (m))``, ``c = 2 p + w`` (a pair counts for both spheres)."""
+        (c, 3) (m))``, ``c = 2 p + w`` (a pair counts for both spheres). The branch
+        vectors of a pair add to ``pair_vector``, so they hold across a periodic cell's
+        faces."""
         sphere = np.concatenate([self.pair_i, self.pair_j, self.wall_sphere])
         force = np.concatenate([-self.pair_force, self.pair_force, self.wall_force])
-        point = np.concatenate([self.pair_point, self.pair_point, self.wall_point])
-        return sphere, force, point - self.centres[sphere]
+        from_i = self.pair_point - self.centres[self.pair_i]
+        branch = np.concatenate([from_i, from_i - self.pair_vector, self.wall_point - self.centres[self.wall_sphere]])
+        return sphere, force, branch
 
     def contact_force_magnitudes(self) -> np.ndarray:
         """``|F|`` (N) of every contact, pairs then walls, ``(p + w,)``."""
@@ -93,9 +100,20 @@ class FrameForces:
 
 def step_start_positions(trajectory, k: int) -> np.ndarray:
     """The centres ``q^n = q^{n+1} - h u^{n+1}`` (N, 3) (m) at which frame ``k``'s
-    contacts were built (module docstring)."""
+    contacts were built (module docstring), wrapped into a periodic cell as the world
+    wraps them."""
     dt = time_step(trajectory)
-    return np.asarray(trajectory.positions[k], float) - dt * np.asarray(trajectory.velocities[k], float)
+    centres = np.asarray(trajectory.positions[k], float) - dt * np.asarray(trajectory.velocities[k], float)
+    cell = periodic_cell(trajectory)
+    return centres if cell is None else cell.wrap(centres)
+
+
+def periodic_cell(trajectory):
+    """The run's `granular.walls.PeriodicBox`, or None for a run without one."""
+    from ..walls import PeriodicBox
+
+    description = trajectory.system.get("periodic") if isinstance(trajectory.system, dict) else None
+    return None if not description else PeriodicBox.from_description(description)
 
 
 def time_step(trajectory) -> float:
@@ -162,10 +180,12 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     i, j, gap = np.asarray(contacts.i), np.asarray(contacts.j), np.asarray(contacts.gap, float)
     pairs, walls = np.flatnonzero(keep & (wall < 0)), np.flatnonzero(keep & (wall >= 0))
     pair_point = centres[i[pairs]] + (radii[i[pairs]] + 0.5 * gap[pairs])[:, None] * normals[pairs]
+    pair_vector = (radii[i[pairs]] + radii[j[pairs]] + gap[pairs])[:, None] * normals[pairs]
     wall_point = centres[i[walls]] - radii[i[walls], None] * normals[walls]
     return FrameForces(frame=k, centres=centres, radii=radii, masses=sphere_masses(trajectory, k),
                        velocities=np.asarray(trajectory.velocities[k], float),
                        pair_i=i[pairs].astype(np.int64), pair_j=j[pairs].astype(np.int64),
                        pair_force=forces[pairs].reshape(-1, 3), pair_point=pair_point.reshape(-1, 3),
+                       pair_vector=pair_vector.reshape(-1, 3),
                        wall_sphere=i[walls].astype(np.int64), wall_surface=wall[walls].astype(np.int64),
                        wall_force=forces[walls].reshape(-1, 3), wall_point=wall_point.reshape(-1, 3))

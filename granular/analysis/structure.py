@@ -83,7 +83,7 @@ def fabric(forces: FrameForces, walls: bool = False) -> np.ndarray:
     """The fabric tensor (3, 3) of the pair contacts (and the wall contacts if
     ``walls``); zeros when there is none."""
     normals = [forces.pair_point[:0]]
-    pair = forces.centres[forces.pair_j] - forces.centres[forces.pair_i]
+    pair = forces.pair_vector
     normals.append(pair / np.linalg.norm(pair, axis=1, keepdims=True))
     if walls:
         arm = forces.centres[forces.wall_sphere] - forces.wall_point
