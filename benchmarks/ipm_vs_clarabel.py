@@ -159,7 +159,7 @@ def compare(name, metric, G, v, b):
     feasibility, complementarity = tolerances(metric, G, v, b)
     diagonal = np.maximum(W.diagonal(), np.finfo(float).tiny)
     momentum = float(np.sum(metric.diagonal * np.abs(v)))
-    rows = active_set.ContactRows(metric, G, c)
+    rows = active_set.DelassusRows(metric, G, c)
     keys = np.arange(c.size, dtype=np.int64)
 
     def accurate(impulses, slack):

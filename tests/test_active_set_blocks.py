@@ -5,7 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from granular.contact import active_set
-from granular.contact.active_set import ContactRows, _cross_block, _principal_block
+from granular.contact.active_set import DelassusRows
+from granular.contact.sparse_blocks import cross_block, principal_block
 
 
 class _Diagonal:
@@ -43,7 +44,7 @@ def test_a_principal_block_cut_in_numpy_is_scipys_slice_plus_the_shift(upper):
     expected = W[rows][:, rows].toarray() + np.diag(shift)
     if upper:
         expected = np.triu(expected)
-    block = _principal_block(W, rows, shift, upper)
+    block = principal_block(W, rows, shift, upper)
     np.testing.assert_array_equal(block.toarray(), expected)
     assert block.has_sorted_indices   # qdldl reads each column in order
 
@@ -56,7 +57,7 @@ def test_a_row_of_h_that_is_zero_still_gets_its_shift_on_the_diagonal():
     W.sort_indices()
     rows = np.arange(0, 60, 2)
     shift = np.full(rows.size, 0.5)
-    np.testing.assert_array_equal(_principal_block(W, rows, shift, False).toarray(),
+    np.testing.assert_array_equal(principal_block(W, rows, shift, False).toarray(),
                                   W[rows][:, rows].toarray() + 0.5 * np.eye(rows.size))
 
 
@@ -68,7 +69,7 @@ def test_a_cross_block_cut_in_numpy_is_scipys_slice():
     W.sort_indices()
     rows = np.sort(rng.choice(300, size=120, replace=False))
     columns = rng.choice(300, size=25, replace=False)
-    np.testing.assert_array_equal(_cross_block(W, rows, columns), W[rows][:, columns].toarray())
+    np.testing.assert_array_equal(cross_block(W, rows, columns), W[rows][:, columns].toarray())
 
 
 def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
@@ -78,7 +79,7 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
     m = 5000
     G = _contact_jacobian(rng, m, 1500)
     masses = rng.uniform(0.5, 2.0, 1500).repeat(3)
-    data = ContactRows(_Diagonal(1.0 / masses), G, rng.normal(size=m))
+    data = DelassusRows(_Diagonal(1.0 / masses), G, rng.normal(size=m))
     rows = np.sort(rng.choice(m, size=100, replace=False))
     columns = np.setdiff1d(np.arange(m), rows)[:30]
     first_block = data.block(rows, 1e-3).toarray()
@@ -99,11 +100,11 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
 @pytest.mark.exact
 @pytest.mark.parametrize("axis_aligned", [False, True])
 def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
-    """`ContactRows.block(upper=True)` (what qdldl factorises) comes from
+    """`DelassusRows.block(upper=True)` (what qdldl factorises) comes from
     `granular.contact.delassus_blocks`; its structure and entries are those of scipy's
     product plus the shift, exact zeros left out (two normals along different axes
     on one body), the diagonal of a zero row kept with its shift alone."""
-    from granular.contact.active_set import _csr_rows, _upper_triangle
+    from granular.contact.sparse_blocks import csr_rows, upper_triangle
     from granular.contact.delassus_blocks import upper_block
 
     rng = np.random.default_rng(7)
@@ -111,13 +112,13 @@ def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
     if axis_aligned:
         G.data = np.sign(G.data) * (np.abs(G.data) > 0.5)
     masses = rng.uniform(0.5, 2.0, 120).repeat(3)
-    data = ContactRows(_Diagonal(1.0 / masses), G, rng.normal(size=500))
+    data = DelassusRows(_Diagonal(1.0 / masses), G, rng.normal(size=500))
     rows = np.sort(np.concatenate([[3, 40], rng.choice(np.setdiff1d(np.arange(500), [3, 40]), 250, replace=False)]))
     shift = 1e-3 * data.diagonal[rows]
-    H = _csr_rows(data.H, rows)
+    H = csr_rows(data.H, rows)
     expected = sp.csc_matrix(H @ H.T.tocsr())
     expected.setdiag(expected.diagonal() + shift)
-    expected = _upper_triangle(expected)
+    expected = upper_triangle(expected)
     for block in (upper_block(data.H, rows, shift), data.block(rows, 1e-3, upper=True)):
         assert block.has_sorted_indices
         np.testing.assert_array_equal(block.indptr, expected.indptr)
@@ -128,4 +129,4 @@ def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
     W = sp.csc_matrix(data.H @ data.HT)
     W.sort_indices()
     np.testing.assert_array_equal(upper_block(data.H, rows, shift).toarray(),
-                                  _principal_block(W, rows, shift, True).toarray())
+                                  principal_block(W, rows, shift, True).toarray())

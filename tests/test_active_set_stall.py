@@ -22,7 +22,7 @@ def stalled_pile():
     spheres' masses are 1 kg, so the Jacobian is ``H = G M^{-1/2}`` itself."""
     data = np.load(Path(__file__).parent / "data" / "stalled_compacting_pile.npz")
     G = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
-    rows = active_set.ContactRows(DiagonalMetric(np.ones(G.shape[1])), G, data["c"])
+    rows = active_set.DelassusRows(DiagonalMetric(np.ones(G.shape[1])), G, data["c"])
     return rows, data["keys"], data["warm"], float(data["feasibility"]), float(data["complementarity"])
 
 

@@ -55,12 +55,14 @@ an infeasible set); the caller then falls back on OSQP.
 from __future__ import annotations
 
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
+
+from .bordered_factor import BorderedFactor
+from .sparse_blocks import cross_block, csr_rows, principal_block, upper_triangle
 
 #: Proximal regularisation, relative to the Delassus diagonal. Each proximal update
 #: shrinks the distance to the plain answer by ``rho / (sigma + rho)`` along an
@@ -106,22 +108,6 @@ UPDATES_BELOW = 1e-6
 #: Conjugate-gradient iterations after which the base is refactorised on the
 #: current matrix (a fresh base converges in one).
 REFRESH_ITERATIONS = 10
-#: The base is factorised by qdldl (the OSQP developers' simplicial LDL^T) up to
-#: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: on the
-#: Delassus blocks of settled piles the simplicial factorisation is the faster up
-#: to thousands of rows and the supernodal one on the largest blocks. Tuned;
-#: benchmarks/README.md, "Measurements behind the constants".
-LARGE_BASE = 8000
-#: Border columns that cost about one refactorisation: the factorisation-to-solve
-#: time ratio of each factoriser on the same blocks (figures in benchmarks/README.md,
-#: "Measurements behind the constants").
-#: Counts, not timings, decide, so that runs are reproducible bit for bit.
-BORDER_PER_FACTORISATION = {"qdldl": 40, "cholmod": 150}
-#: Bases of fewer rows are refactorised at every change of the active set: a
-#: border round's assembly (the Schur complement and its columns) costs more than
-#: qdldl takes to factorise such a base. Tuned; benchmarks/README.md, "Measurements
-#: behind the constants".
-BORDER_MIN_BASE = 600
 #: Blocks of at most this many rows are solved directly by a dense Cholesky
 #: factorisation, which at this size costs a fraction of building a sparse factor
 #: through scipy and qdldl: impact clusters and the first steps of a pour. Tuned;
@@ -159,9 +145,6 @@ PREDICTION_SETTLE = 10
 #: full one and leave the active-set rounds a step unchanged. Tuned (1, 2, 3, 4 and
 #: 6 compared); benchmarks/README.md, "Measurements behind the constants".
 PREDICTION_FULL_EVERY = 3
-#: Border columns kept at most, and the memory they may take (bytes).
-MAX_BORDER = 400
-MAX_BORDER_BYTES = 1 << 30
 
 
 @dataclass
@@ -184,7 +167,7 @@ class Workspace:
     last: ActiveSetStats = field(default_factory=ActiveSetStats)
 
 
-class ContactRows:
+class DelassusRows:
     """The rows of one projection: the linear term ``c`` (m,) and ``W = H H^T`` with
     ``H = G L^{-T}`` (m x d) for the Cholesky factor ``M = L L^T`` of the metric
     (``H = G M^{-1/2}``, sparse, for the diagonal metric of spheres; dense for a
@@ -237,7 +220,7 @@ class ContactRows:
     def _rows_of_H(self, rows: np.ndarray):
         """``(H_A, H_A^T)`` for the rows ``rows`` (the last ones are kept)."""
         if self._rows is None or not np.array_equal(self._rows, rows):
-            H = _csr_rows(self.H, rows) if sp.issparse(self.H) else self.H[rows]
+            H = csr_rows(self.H, rows) if sp.issparse(self.H) else self.H[rows]
             self._rows, self._H_rows = rows, (H, H.T.tocsr() if sp.issparse(H) else H.T)
         return self._H_rows
 
@@ -253,11 +236,11 @@ class ContactRows:
             return upper_block(self.H, rows, rho * self.diagonal[rows])
         W = self._delassus_if_worth(rows.size)
         if W is not None:
-            return _principal_block(W, rows, rho * self.diagonal[rows], upper)
+            return principal_block(W, rows, rho * self.diagonal[rows], upper)
         H, HT = self._rows_of_H(rows)
         block = sp.csc_matrix(H @ HT)
         block.setdiag(block.diagonal() + rho * self.diagonal[rows])
-        return _upper_triangle(block) if upper else block
+        return upper_triangle(block) if upper else block
 
     def _delassus_if_worth(self, rows: int) -> sp.csc_matrix | None:
         """``W`` (CSC, sorted indices) once it is worth forming (`USE_OVERHEAD_ROWS`),
@@ -302,224 +285,17 @@ class ContactRows:
             return self.H[rows] @ self.H[columns].T
         W = self._delassus_if_worth(rows.size + columns.size)
         if W is not None:
-            return _cross_block(W, rows, columns)
-        return (_csr_rows(self.H, rows) @ _csr_rows(self.H, columns).T).toarray()
+            return cross_block(W, rows, columns)
+        return (csr_rows(self.H, rows) @ csr_rows(self.H, columns).T).toarray()
 
 
-def _csr_rows(matrix: sp.csr_matrix, rows: np.ndarray) -> sp.csr_matrix:
-    """The rows ``rows`` of a CSR matrix, gathered in numpy (scipy's fancy indexing
-    costs a quarter of a millisecond per call, a fifth of a small step)."""
-    starts = matrix.indptr[rows]
-    lengths = matrix.indptr[rows + 1] - starts
-    indptr = np.zeros(rows.size + 1, dtype=matrix.indptr.dtype)
-    np.cumsum(lengths, out=indptr[1:])
-    gather = np.repeat(starts - indptr[:-1], lengths) + np.arange(indptr[-1])
-    return sp.csr_matrix((matrix.data[gather], matrix.indices[gather], indptr), shape=(rows.size, matrix.shape[1]))
 
 
-def _upper_triangle(matrix: sp.csc_matrix) -> sp.csc_matrix:
-    """The upper triangle of a CSC matrix (a few numpy operations, where scipy's
-    ``triu`` costs a third of a qdldl factorisation of a 900-row block)."""
-    matrix = sp.csc_matrix(matrix)
-    columns = np.repeat(np.arange(matrix.shape[1]), np.diff(matrix.indptr))
-    keep = matrix.indices <= columns
-    counts = np.bincount(columns[keep], minlength=matrix.shape[1])
-    indptr = np.concatenate([[0], np.cumsum(counts)])
-    return sp.csc_matrix((matrix.data[keep], matrix.indices[keep], indptr), shape=matrix.shape)
-
-
-def _column_entries(W: sp.csc_matrix, columns: np.ndarray, rows: np.ndarray):
-    """The entries of the columns ``columns`` of a CSC matrix whose row is in ``rows``:
-    ``(row position in rows, column position in columns, value)``, gathered in numpy."""
-    position = np.full(W.shape[0], -1, dtype=np.int64)
-    position[rows] = np.arange(rows.size)
-    starts = W.indptr[columns]
-    lengths = W.indptr[columns + 1] - starts
-    offsets = np.zeros(columns.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    gather = np.repeat(starts - offsets[:-1], lengths) + np.arange(offsets[-1])
-    row = position[W.indices[gather]]
-    column = np.repeat(np.arange(columns.size), lengths)
-    keep = row >= 0
-    return row[keep], column[keep], W.data[gather][keep]
-
-
-def _principal_block(W: sp.csc_matrix, rows: np.ndarray, shift: np.ndarray, upper: bool) -> sp.csc_matrix:
-    """``W[rows][:, rows] + diag(shift)`` (or its upper triangle) of a symmetric CSC
-    matrix with sorted indices, cut out in numpy; ``rows`` sorted."""
-    row, column, data = _column_entries(W, rows, rows)
-    if upper:
-        keep = row <= column
-        row, column, data = row[keep], column[keep], data[keep]
-    indptr = np.zeros(rows.size + 1, dtype=np.int64)
-    np.cumsum(np.bincount(column, minlength=rows.size), out=indptr[1:])
-    on_diagonal = row == column
-    if np.count_nonzero(on_diagonal) == rows.size:
-        data[on_diagonal] += shift[column[on_diagonal]]
-        return sp.csc_matrix((data, row, indptr), shape=(rows.size, rows.size))
-    block = sp.csc_matrix((data, row, indptr), shape=(rows.size, rows.size))   # a zero row of H
-    block.setdiag(block.diagonal() + shift)
-    return _upper_triangle(block) if upper else block
-
-
-def _cross_block(W: sp.csc_matrix, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-    """``W[rows][:, columns]`` of a CSC matrix, dense, gathered in numpy."""
-    row, column, data = _column_entries(W, columns, rows)
-    out = np.zeros((rows.size, columns.size))
-    out[row, column] = data
-    return out
-
-
-def _factorise(matrix: sp.csc_matrix, backend: str):
-    """``B -> matrix^{-1} B`` for a sparse symmetric positive definite matrix and a
-    right-hand side B of shape (n,) or (n, k); ``matrix`` is its upper triangle for
-    qdldl, all of it for CHOLMOD."""
-    if backend == "qdldl":
-        import qdldl
-
-        solver = qdldl.Solver(matrix, upper=True)   # the upper triangle (see BorderedFactor)
-
-        def solve(right):
-            if right.ndim == 1:
-                return solver.solve(right)
-            return np.column_stack([solver.solve(column) for column in right.T]) if right.shape[1] else right.copy()
-        return solve
-    import cholespy
-
-    matrix = sp.csc_matrix(matrix)
-    solver = cholespy.CholeskySolverD(matrix.shape[0], matrix.indptr.astype(np.int32),
-                                      matrix.indices.astype(np.int32), matrix.data, cholespy.MatrixType.CSC)
-
-    def solve(right):
-        right = np.ascontiguousarray(right, dtype=float)
-        out = np.empty_like(right)
-        if right.size:
-            solver.solve(right, out)  # several right-hand sides at once run at BLAS-3 speed
-        return out
-    return solve
-
-
-class BorderedFactor:
-    """A factor of ``W_BB + rho D_B`` on a base set of rows, known by keys that
-    persist across steps, with the border columns that adapt it to other sets.
-
-    For a set A = (B minus R) plus N, ``(W_AA + rho D_A) x = r`` is the base system
-    bordered by the couplings ``W_BN`` and by unit columns pinning ``x_R = 0``;
-    eliminating the base leaves a dense Schur complement of size ``|N| + |R|``.
-    Each border column costs one solve with the base factor and is kept, with the
-    couplings it came from, until the base is rebuilt: the bordered matrix stays
-    symmetric when the couplings of later steps drift, and conjugate gradients
-    absorb the drift.
-    """
-
-    def __init__(self, keys: np.ndarray, rows_data: ContactRows, rows: np.ndarray, rho: float):
-        self.rho = rho
-        self.size = keys.size
-        backend = "cholmod" if self.size > LARGE_BASE else "qdldl"
-        self.solve_base = _factorise(rows_data.block(rows, rho, upper=backend == "qdldl"), backend)
-        self.keys = keys
-        self.order = np.argsort(keys, kind="stable")
-        self.sorted_keys = keys[self.order]
-        self.columns: dict[int, tuple] = {}
-        by_memory = MAX_BORDER_BYTES // max(8 * self.size, 1)
-        self.budget = 0 if self.size < BORDER_MIN_BASE else \
-            int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
-
-    def positions(self, keys: np.ndarray) -> np.ndarray:
-        """Base position of each key, -1 when not in the base."""
-        if self.size == 0:
-            return -np.ones(keys.size, dtype=np.int64)
-        where = np.minimum(np.searchsorted(self.sorted_keys, keys), self.size - 1)
-        return np.where(self.sorted_keys[where] == keys, self.order[where], -1)
-
-    def preconditioner(self, rows_data: ContactRows, rows: np.ndarray, keys: np.ndarray, rho: float):
-        """``r -> M^{-1} r`` on ``rows`` (keys ``keys[rows]``), M the bordered base
-        matrix; None when the border would exceed the budget or the base was
-        factorised with another regularisation."""
-        if rho != self.rho:
-            return None
-        positions = self.positions(keys[rows])
-        in_base = positions >= 0
-        added = rows[~in_base]
-        hit = np.zeros(self.size, dtype=bool)
-        hit[positions[in_base]] = True
-        removed = np.flatnonzero(~hit)
-        added_keys = keys[added]
-        removed_keys = self.keys[removed]
-        new_added = np.array([int(k) not in self.columns for k in added_keys], dtype=bool)
-        new_removed = sum(int(k) not in self.columns for k in removed_keys)
-        if len(self.columns) + int(new_added.sum()) + new_removed > self.budget:
-            return None
-        self._add_columns(rows_data, rows, keys, positions, in_base, added[new_added])
-        fresh = [(int(key), position) for key, position in zip(removed_keys, removed) if int(key) not in self.columns]
-        if fresh:
-            units = np.zeros((self.size, len(fresh)))
-            units[[position for _, position in fresh], np.arange(len(fresh))] = 1.0
-            solved = self.solve_base(units)
-            for column, (key, position) in enumerate(fresh):
-                self.columns[key] = (np.array([position]), np.ones(1), solved[:, column])
-        base_rows = positions[in_base]
-        if added.size + removed.size == 0:
-            def apply(residual):
-                right = np.zeros(self.size)
-                right[base_rows] = residual
-                return self.solve_base(right)[base_rows]
-            return apply
-        border = [self.columns[int(k)] for k in added_keys] + [self.columns[int(k)] for k in removed_keys]
-        return self._bordered(rows_data, added, removed, border, in_base, base_rows)
-
-    def _add_columns(self, rows_data, rows, keys, positions, in_base, fresh):
-        """Border columns of the added rows ``fresh`` (couplings with the base rows
-        present in this step, and the base solve of them)."""
-        if fresh.size == 0:
-            return
-        present = rows[in_base]
-        coupling = rows_data.couplings(present, fresh) if present.size else np.zeros((0, fresh.size))
-        right = np.zeros((self.size, fresh.size))
-        right[positions[in_base], :] = coupling
-        solved = self.solve_base(right)
-        for column, row in enumerate(fresh):
-            nonzero = np.flatnonzero(coupling[:, column])
-            self.columns[int(keys[row])] = (positions[in_base][nonzero], coupling[nonzero, column], solved[:, column])
-
-    def _bordered(self, rows_data, added, removed, border, in_base, base_rows):
-        n_added = added.size
-        Z = np.column_stack([column[2] for column in border])
-        coupling = sp.csr_matrix(
-            (np.concatenate([c[1] for c in border[:n_added]] + [np.zeros(0)]),
-             np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)]),
-             np.concatenate([[0], np.cumsum([c[0].size for c in border[:n_added]], dtype=np.int64)])),
-            shape=(n_added, self.size))
-        schur = -np.vstack([coupling @ Z, Z[removed]])
-        if n_added:
-            schur[:n_added, :n_added] += (rows_data.couplings(added, added)
-                                          + np.diag(self.rho * rows_data.diagonal[added]))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            lu = scipy.linalg.lu_factor(schur, check_finite=False)
-        pivots = np.abs(np.diagonal(lu[0]))
-        if not (np.all(np.isfinite(lu[0])) and pivots.min() > 1e-13 * pivots.max()):
-            return None  # the border lost the base's accuracy: refactorise instead
-
-        def apply(residual):
-            right = np.zeros(self.size)
-            right[base_rows] = residual[in_base]
-            y = self.solve_base(right)
-            w = scipy.linalg.lu_solve(lu, np.concatenate([residual[~in_base] - coupling @ y, -y[removed]]),
-                                      check_finite=False)
-            x_base = y - Z @ w
-            out = np.empty(residual.size)
-            out[in_base] = x_base[base_rows]
-            out[~in_base] = w[:n_added]
-            return out
-        return apply
-
-
-def solve(rows_data: ContactRows, keys: np.ndarray, warm: np.ndarray, accurate, feasibility: float,
+def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate, feasibility: float,
           workspace: Workspace | None = None) -> np.ndarray | None:
     """Impulses ``l`` (m,) of the multiplier problem, or None.
 
-    rows_data : the rows of the projection (`ContactRows`);
+    rows_data : the rows of the projection (`DelassusRows`);
     keys : (m,) int64 identifiers of the rows, stable across steps (pair keys);
     warm : (m,) previous impulses of the persisting rows, 0 for new ones;
     accurate : callable ``(l, s) -> bool``, the caller's KKT test at its tolerances;

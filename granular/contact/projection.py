@@ -240,7 +240,7 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
                    complementarity, start) -> ContactSolution | None:
     """The projection by `granular.contact.active_set` (the previous step's impulses and
     factor as a start), or None when it does not certify an answer."""
-    rows = active_set.ContactRows(metric, jacobian, c)
+    rows = active_set.DelassusRows(metric, jacobian, c)
     keys = np.arange(c.size, dtype=np.int64) if keys is None else keys
     workspace = workspace if workspace is not None else active_set.Workspace()
 

@@ -1,0 +1,186 @@
+"""A sparse factor of a base block of the active-set systems, bordered to serve
+other sets of rows (`BorderedFactor`), and the factorisers behind it (qdldl's
+simplicial LDL^T, CHOLMOD's supernodal Cholesky through cholespy).
+
+Why a border: an active set that differs from the factored base by a few rows added
+(N) and removed (R) is solved through the base factor and a dense Schur complement on
+those rows (the block-LU update of active-set QP solvers; Gill, Murray, Saunders and
+Wright, *Sparse matrix methods in optimization*, SIAM J. Sci. Stat. Comput., 1984),
+instead of a new factorisation (`granular.contact.active_set`).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from .active_set import DelassusRows
+
+#: The base is factorised by qdldl (the OSQP developers' simplicial LDL^T) up to
+#: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: on the
+#: Delassus blocks of settled piles the simplicial factorisation is the faster up
+#: to thousands of rows and the supernodal one on the largest blocks. Tuned;
+#: benchmarks/README.md, "Measurements behind the constants".
+LARGE_BASE = 8000
+#: Border columns that cost about one refactorisation: the factorisation-to-solve
+#: time ratio of each factoriser on the same blocks (figures in benchmarks/README.md,
+#: "Measurements behind the constants").
+#: Counts, not timings, decide, so that runs are reproducible bit for bit.
+BORDER_PER_FACTORISATION = {"qdldl": 40, "cholmod": 150}
+#: Bases of fewer rows are refactorised at every change of the active set: a
+#: border round's assembly (the Schur complement and its columns) costs more than
+#: qdldl takes to factorise such a base. Tuned; benchmarks/README.md, "Measurements
+#: behind the constants".
+BORDER_MIN_BASE = 600
+#: Border columns kept at most, and the memory they may take (bytes).
+MAX_BORDER = 400
+MAX_BORDER_BYTES = 1 << 30
+
+
+def factorise(matrix: sp.csc_matrix, backend: str):
+    """``B -> matrix^{-1} B`` for a sparse symmetric positive definite matrix and a
+    right-hand side B of shape (n,) or (n, k); ``matrix`` is its upper triangle for
+    qdldl, all of it for CHOLMOD."""
+    if backend == "qdldl":
+        import qdldl
+
+        solver = qdldl.Solver(matrix, upper=True)   # the upper triangle (see BorderedFactor)
+
+        def solve(right):
+            if right.ndim == 1:
+                return solver.solve(right)
+            return np.column_stack([solver.solve(column) for column in right.T]) if right.shape[1] else right.copy()
+        return solve
+    import cholespy
+
+    matrix = sp.csc_matrix(matrix)
+    solver = cholespy.CholeskySolverD(matrix.shape[0], matrix.indptr.astype(np.int32),
+                                      matrix.indices.astype(np.int32), matrix.data, cholespy.MatrixType.CSC)
+
+    def solve(right):
+        right = np.ascontiguousarray(right, dtype=float)
+        out = np.empty_like(right)
+        if right.size:
+            solver.solve(right, out)  # several right-hand sides at once run at BLAS-3 speed
+        return out
+    return solve
+
+
+class BorderedFactor:
+    """A factor of ``W_BB + rho D_B`` on a base set of rows, known by keys that
+    persist across steps, with the border columns that adapt it to other sets.
+
+    For a set A = (B minus R) plus N, ``(W_AA + rho D_A) x = r`` is the base system
+    bordered by the couplings ``W_BN`` and by unit columns pinning ``x_R = 0``;
+    eliminating the base leaves a dense Schur complement of size ``|N| + |R|``.
+    Each border column costs one solve with the base factor and is kept, with the
+    couplings it came from, until the base is rebuilt: the bordered matrix stays
+    symmetric when the couplings of later steps drift, and conjugate gradients
+    absorb the drift.
+    """
+
+    def __init__(self, keys: np.ndarray, rows_data: DelassusRows, rows: np.ndarray, rho: float):
+        self.rho = rho
+        self.size = keys.size
+        backend = "cholmod" if self.size > LARGE_BASE else "qdldl"
+        self.solve_base = factorise(rows_data.block(rows, rho, upper=backend == "qdldl"), backend)
+        self.keys = keys
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted_keys = keys[self.order]
+        self.columns: dict[int, tuple] = {}
+        by_memory = MAX_BORDER_BYTES // max(8 * self.size, 1)
+        self.budget = 0 if self.size < BORDER_MIN_BASE else \
+            int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
+
+    def positions(self, keys: np.ndarray) -> np.ndarray:
+        """Base position of each key, -1 when not in the base."""
+        if self.size == 0:
+            return -np.ones(keys.size, dtype=np.int64)
+        where = np.minimum(np.searchsorted(self.sorted_keys, keys), self.size - 1)
+        return np.where(self.sorted_keys[where] == keys, self.order[where], -1)
+
+    def preconditioner(self, rows_data: DelassusRows, rows: np.ndarray, keys: np.ndarray, rho: float):
+        """``r -> M^{-1} r`` on ``rows`` (keys ``keys[rows]``), M the bordered base
+        matrix; None when the border would exceed the budget or the base was
+        factorised with another regularisation."""
+        if rho != self.rho:
+            return None
+        positions = self.positions(keys[rows])
+        in_base = positions >= 0
+        added = rows[~in_base]
+        hit = np.zeros(self.size, dtype=bool)
+        hit[positions[in_base]] = True
+        removed = np.flatnonzero(~hit)
+        added_keys = keys[added]
+        removed_keys = self.keys[removed]
+        new_added = np.array([int(k) not in self.columns for k in added_keys], dtype=bool)
+        new_removed = sum(int(k) not in self.columns for k in removed_keys)
+        if len(self.columns) + int(new_added.sum()) + new_removed > self.budget:
+            return None
+        self._add_columns(rows_data, rows, keys, positions, in_base, added[new_added])
+        fresh = [(int(key), position) for key, position in zip(removed_keys, removed) if int(key) not in self.columns]
+        if fresh:
+            units = np.zeros((self.size, len(fresh)))
+            units[[position for _, position in fresh], np.arange(len(fresh))] = 1.0
+            solved = self.solve_base(units)
+            for column, (key, position) in enumerate(fresh):
+                self.columns[key] = (np.array([position]), np.ones(1), solved[:, column])
+        base_rows = positions[in_base]
+        if added.size + removed.size == 0:
+            def apply(residual):
+                right = np.zeros(self.size)
+                right[base_rows] = residual
+                return self.solve_base(right)[base_rows]
+            return apply
+        border = [self.columns[int(k)] for k in added_keys] + [self.columns[int(k)] for k in removed_keys]
+        return self._bordered(rows_data, added, removed, border, in_base, base_rows)
+
+    def _add_columns(self, rows_data, rows, keys, positions, in_base, fresh):
+        """Border columns of the added rows ``fresh`` (couplings with the base rows
+        present in this step, and the base solve of them)."""
+        if fresh.size == 0:
+            return
+        present = rows[in_base]
+        coupling = rows_data.couplings(present, fresh) if present.size else np.zeros((0, fresh.size))
+        right = np.zeros((self.size, fresh.size))
+        right[positions[in_base], :] = coupling
+        solved = self.solve_base(right)
+        for column, row in enumerate(fresh):
+            nonzero = np.flatnonzero(coupling[:, column])
+            self.columns[int(keys[row])] = (positions[in_base][nonzero], coupling[nonzero, column], solved[:, column])
+
+    def _bordered(self, rows_data, added, removed, border, in_base, base_rows):
+        n_added = added.size
+        Z = np.column_stack([column[2] for column in border])
+        coupling = sp.csr_matrix(
+            (np.concatenate([c[1] for c in border[:n_added]] + [np.zeros(0)]),
+             np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)]),
+             np.concatenate([[0], np.cumsum([c[0].size for c in border[:n_added]], dtype=np.int64)])),
+            shape=(n_added, self.size))
+        schur = -np.vstack([coupling @ Z, Z[removed]])
+        if n_added:
+            schur[:n_added, :n_added] += (rows_data.couplings(added, added)
+                                          + np.diag(self.rho * rows_data.diagonal[added]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
+            lu = scipy.linalg.lu_factor(schur, check_finite=False)
+        pivots = np.abs(np.diagonal(lu[0]))
+        if not (np.all(np.isfinite(lu[0])) and pivots.min() > 1e-13 * pivots.max()):
+            return None  # the border lost the base's accuracy: refactorise instead
+
+        def apply(residual):
+            right = np.zeros(self.size)
+            right[base_rows] = residual[in_base]
+            y = self.solve_base(right)
+            w = scipy.linalg.lu_solve(lu, np.concatenate([residual[~in_base] - coupling @ y, -y[removed]]),
+                                      check_finite=False)
+            x_base = y - Z @ w
+            out = np.empty(residual.size)
+            out[in_base] = x_base[base_rows]
+            out[~in_base] = w[:n_added]
+            return out
+        return apply
