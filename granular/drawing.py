@@ -34,7 +34,7 @@ from typing import Callable
 import numpy as np
 
 from . import system_shapes
-from .errors import InvalidInputError, TrajectoryFileError
+from .errors import InvalidInputError, TrajectoryFileError, UnknownAdapterError
 from .shapes import Shapes
 
 __all__ = ["Shapes", "adapter_names", "register_adapter", "resolve_adapter", "shapes_of", "check_description",
@@ -62,10 +62,6 @@ LEGACY_ADAPTERS = {
 _registry: dict[str, Callable] = {}
 
 
-class UnknownAdapterError(TrajectoryFileError, InvalidInputError):
-    """A description (typically read from a run file) names a drawing adapter that is
-    not registered. A `TrajectoryFileError` (the ``granular`` command exits with 3, a
-    bad file) and an `InvalidInputError` (a bad ``drawing`` argument of a system)."""
 
 
 def _builtin_adapters() -> dict[str, Callable]:

@@ -194,3 +194,61 @@ class TimeStepWarning(UserWarning):
     def __init__(self, message: str, dt: float, suggested_dt: float, t: float, sphere: int, travel: float):
         super().__init__(message)
         self.dt, self.suggested_dt, self.t, self.sphere, self.travel = dt, suggested_dt, t, sphere, travel
+
+
+class UnknownOptionError(InvalidInputError, TypeError):
+    """A keyword that neither `Simulation` nor its scheme takes (a misspelling, usually).
+
+    Also a `TypeError`, what Python raises for an unexpected keyword argument."""
+
+
+class SceneError(GranularError):
+    """A scene file cannot be used: it fails to import, has no ``build()``, declares
+    malformed ``PARAMETERS``, or its ``build()`` or ``summary()`` fails."""
+
+
+class UnknownSceneError(InvalidInputError):
+    """No scene of that name in the scenes directories, or no file at that path."""
+
+
+class ParameterError(InvalidInputError):
+    """A ``--set`` names no parameter of the scene, or gives a value of the wrong type."""
+
+
+class UnknownAdapterError(TrajectoryFileError, InvalidInputError):
+    """A description (typically read from a run file) names a drawing adapter that is
+    not registered. A `TrajectoryFileError` (the ``granular`` command exits with 3, a
+    bad file) and an `InvalidInputError` (a bad ``drawing`` argument of a system)."""
+
+
+class NonFiniteStateError(GranularError):
+    """A step returned a non-finite state or energy (a numerical blow-up).
+
+    Attributes: ``t`` the time at the end of that step (s), ``step`` its index
+    counted from 1 within the run.
+    """
+
+    def __init__(self, t: float, step: int):
+        super().__init__(f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
+                         "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)")
+        self.t = t
+        self.step = step
+
+
+class CommandError(Exception):
+    """A user-facing failure of the ``granular`` command: a one-line message and an
+    exit status (2, a usage error, unless told: `granular.cli.common`)."""
+
+    def __init__(self, message: str, status: int = 2):
+        super().__init__(message)
+        self.status = status
+
+
+class SweepError(InvalidInputError):
+    """A sweep that cannot start: bad ``--seeds``, an ``--out`` that is not a directory,
+    a scheduler that cannot be reached."""
+
+
+class UnknownWallVelocityWarning(UserWarning):
+    """A wall's power is NaN: its velocity is a function of time and the run, not
+    recorded at every step, does not hold the displacements that give it."""

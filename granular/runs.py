@@ -11,20 +11,9 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from .errors import NonFiniteStateError
 
 
-class NonFiniteStateError(Exception):
-    """A step returned a non-finite state or energy (a numerical blow-up).
-
-    Attributes: ``t`` the time at the end of that step (s), ``step`` its index
-    counted from 1 within the run.
-    """
-
-    def __init__(self, t: float, step: int):
-        super().__init__(f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
-                         "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)")
-        self.t = t
-        self.step = step
 
 
 def check_finite(result, step: int) -> None:

@@ -26,7 +26,8 @@ from typing import Callable
 import numpy as np
 
 from .constraints import Contacts
-from .errors import GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning
+from .errors import (GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning,
+                     UnknownOptionError)
 from .protocols import CoordinateSystem, searches_neighbours
 from .results import StepResult
 from .schemes import registry
@@ -81,10 +82,6 @@ def _copied(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-class UnknownOptionError(InvalidInputError, TypeError):
-    """A keyword that neither `Simulation` nor its scheme takes (a misspelling, usually).
-
-    Also a `TypeError`, what Python raises for an unexpected keyword argument."""
 
 
 def scheme_keywords(scheme) -> list[str]:

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import scenes
-from .errors import InvalidInputError
+from .errors import SweepError
 
 SUMMARY_CSV = "summary.csv"
 SUMMARY_PARQUET = "summary.parquet"
@@ -64,9 +64,6 @@ STATUS_OK = "ok"
 TRAILING_COLUMNS = ("status", "wall_time", "file")
 
 
-class SweepError(InvalidInputError):
-    """A sweep that cannot start: bad ``--seeds``, an ``--out`` that is not a directory,
-    a scheduler that cannot be reached."""
 
 
 # -- planning ---------------------------------------------------------------------------

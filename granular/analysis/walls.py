@@ -24,12 +24,10 @@ import warnings
 
 import numpy as np
 
+from ..errors import UnknownWallVelocityWarning
 from .forces import FrameForces
 
 
-class UnknownWallVelocityWarning(UserWarning):
-    """A wall's power is NaN: its velocity is a function of time and the run, not
-    recorded at every step, does not hold the displacements that give it."""
 
 
 def surface_walls(system: dict) -> list[dict]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import CommandError
+
 # The exit statuses of the package docstring (granular.cli).
 USAGE, FAILURE, FILE_ERROR, INTERRUPTED = 2, 1, 3, 130
 #: The output's reader closed the pipe: the status of a process killed by SIGPIPE.
@@ -11,12 +13,6 @@ BROKEN_PIPE = 141
 RUN_SUFFIXES = (".h5", ".hdf5")
 
 
-class CommandError(Exception):
-    """A user-facing failure: a one-line message and an exit status."""
-
-    def __init__(self, message: str, status: int = USAGE):
-        super().__init__(message)
-        self.status = status
 
 
 def check_run_suffix(path: Path) -> None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from ..errors import GranularError, InvalidInputError
+from ..errors import GranularError, InvalidInputError, ParameterError, SceneError, UnknownSceneError
 
 #: The scenes that ship with granular: the files of this package (``granular/scenes/``),
 #: installed with it by a wheel as by an editable install.
@@ -53,17 +53,10 @@ PARAMETER_TYPES = (bool, int, float, str)      # bool first: a bool is also an i
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
 
 
-class SceneError(GranularError):
-    """A scene file cannot be used: it fails to import, has no ``build()``, declares
-    malformed ``PARAMETERS``, or its ``build()`` or ``summary()`` fails."""
 
 
-class UnknownSceneError(InvalidInputError):
-    """No scene of that name in the scenes directories, or no file at that path."""
 
 
-class ParameterError(InvalidInputError):
-    """A ``--set`` names no parameter of the scene, or gives a value of the wrong type."""
 
 
 # -- finding and loading scenes ---------------------------------------------------------
