@@ -32,8 +32,9 @@ from .errors import InvalidInputError
 from .mesh_geometry import FACE, Topology, merged
 from .mesh_index import TriangleIndex
 from .surfaces import ContactRows, WallShape, register_wall
-from .walls import (_angular_speed, _check_friction, _check_rolling, _described_velocity, _motion_velocity,
-                    _restitution, _tangential_restitution, _translation, _unit_vector, _vector3)
+from .walls.common import (as_translation, check_friction, check_rolling, checked_angular_speed,
+                           checked_restitution, checked_tangential_restitution, described_velocity,
+                           motion_velocity, unit_vector, vector3)
 
 #: A triangle whose area is below this fraction of the product of its two edges from
 #: its first vertex (the sine of its angle there) is degenerate: it has no normal.
@@ -120,15 +121,15 @@ class TriangleMesh:
                  tangential_restitution=None, velocity=None, angular_velocity: float = 0.0, axis=(0.0, 0.0, 1.0),
                  centre=(0.0, 0.0, 0.0), name: str | None = None):
         self.vertices, self.faces = _mesh_arrays(vertices, faces)
-        self.restitution = _restitution(restitution, "TriangleMesh")
-        self.tangential_restitution = _tangential_restitution(tangential_restitution, "TriangleMesh")
-        _check_friction(friction, "TriangleMesh")
-        _check_rolling(rolling_friction, "TriangleMesh")
+        self.restitution = checked_restitution(restitution, "TriangleMesh")
+        self.tangential_restitution = checked_tangential_restitution(tangential_restitution, "TriangleMesh")
+        check_friction(friction, "TriangleMesh")
+        check_rolling(rolling_friction, "TriangleMesh")
         self.friction, self.rolling_friction = friction, rolling_friction
-        self.angular_velocity = _angular_speed(angular_velocity, "TriangleMesh")
-        self.axis = _unit_vector(axis, "TriangleMesh axis")
-        self.centre = _vector3(centre, "TriangleMesh centre")
-        self._translation = _translation(velocity, "TriangleMesh")
+        self.angular_velocity = checked_angular_speed(angular_velocity, "TriangleMesh")
+        self.axis = unit_vector(axis, "TriangleMesh axis")
+        self.centre = vector3(centre, "TriangleMesh centre")
+        self._translation = as_translation(velocity, "TriangleMesh")
         self.velocity = velocity if self._translation.function is not None or velocity is None \
             else self._translation.constant
         if name is not None and not isinstance(name, str):
@@ -208,7 +209,7 @@ class TriangleMesh:
         velocities = None
         if h is not None:
             points = positions[spheres] - radii[spheres, None] * normals
-            velocities = _motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points,
+            velocities = motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points,
                                           t, h)
         return ContactRows(spheres, gaps, normals, velocities, features)
 
@@ -250,7 +251,7 @@ class TriangleMesh:
 
     @classmethod
     def from_description(cls, description: dict) -> "TriangleMesh":
-        return cls(description["vertices"], description["faces"], velocity=_described_velocity(description),
+        return cls(description["vertices"], description["faces"], velocity=described_velocity(description),
                    angular_velocity=description.get("angular_velocity", 0.0),
                    axis=description.get("axis", (0.0, 0.0, 1.0)), centre=description.get("centre", (0.0, 0.0, 0.0)),
                    name=description.get("name"))
