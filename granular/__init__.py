@@ -23,7 +23,7 @@ from .surfaces import ContactRows, Surface, WallShape, register_wall
 from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
 from .world import SphereWorld
-from .packing import world_from_file
+from .configurations import world_from_file
 
 __version__ = "0.1.0"
 

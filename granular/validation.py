@@ -78,3 +78,13 @@ def positive_scalar(value, name: str) -> float:
     if not np.isfinite(number) or number <= 0.0:
         raise InvalidInputError(f"{name} must be a positive finite number, got {value}")
     return number
+
+
+def positive_radii(values) -> np.ndarray:
+    """Radii (n,) (m), finite and positive; an `InvalidInputError` naming the first
+    sphere whose radius is not."""
+    values = finite_array(values, "radii")
+    bad = np.flatnonzero(values <= 0.0)
+    if bad.size:
+        raise InvalidInputError(f"radii must be positive: sphere {bad[0]} has r = {values[bad[0]]} m")
+    return values

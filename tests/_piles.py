@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.packing import fill_box, read_configuration, write_configuration
+from granular.configurations import read_configuration, write_configuration
+from granular.packing import fill_box
 
 DATA = Path(__file__).parent / "data"
 SIDE = 0.08                 # m, the box's side

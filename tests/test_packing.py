@@ -12,8 +12,8 @@ import pytest
 
 import granular as gr
 from granular.cli import USAGE, main
-from granular.packing import (fill_box, fill_cylinder, packing_fraction, read_configuration, world_from_file,
-                              write_configuration)
+from granular.configurations import read_configuration, world_from_file, write_configuration
+from granular.packing import fill_box, fill_cylinder, packing_fraction
 
 LOWER, UPPER = np.zeros(3), np.full(3, 0.2)
 

@@ -92,7 +92,8 @@ def command_pack(args) -> int:
     from pathlib import Path
 
     from ..errors import InvalidInputError
-    from ..packing import fill_box, fill_cylinder, packing_fraction, write_configuration
+    from ..configurations import write_configuration
+    from ..packing import fill_box, fill_cylinder, packing_fraction
 
     out = Path(args.out)
     if out.suffix.lower() not in _SUFFIXES:
