@@ -202,13 +202,8 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                 newton_work += work
                 if ratio > 1.0:
                     repair_every *= 2
-                # One sweep from the repair makes every impulse a local answer again;
-                # within the tolerance, it is the answer of the stall (`_accepts`).
-                r = onto_cones(rows, r)
-                u = velocities(rows, predicted, r)
-                compiled.sweep(u, r)
-                residual = contact_residuals(rows, u, r)
-                if (residual / tolerance).max(initial=0.0) <= 1.0:
+                r, u, residual = _swept_once(rows, predicted, r)
+                if (residual / tolerance).max(initial=0.0) <= 1.0:   # the answer of the stall (`_accepts`)
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
                 accelerated.restart()
@@ -220,12 +215,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                                                    budget=sweep - newton_work)
             newton_work += work
             if ratio < (residual / tolerance).max(initial=0.0):
-                # One sweep from Newton's answer makes every impulse a local answer
-                # (in its cone, a sliding one exactly on its boundary).
-                r = onto_cones(rows, solved)
-                u = velocities(rows, predicted, r)
-                compiled.sweep(u, r)
-                residual = contact_residuals(rows, u, r)
+                r, u, residual = _swept_once(rows, predicted, solved)
                 if (residual / tolerance).max(initial=0.0) <= 1.0:
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
@@ -245,6 +235,17 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                            f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
                            f"{tolerance[worst]:.3g} m/s)", status="gauss_seidel", best=r,
                            residual=float(residual[worst]), tolerance=float(tolerance[worst]), where=which)
+
+
+def _swept_once(rows: SweepRows, predicted: np.ndarray, r: np.ndarray):
+    """``(r, u, residual)`` after one sweep from the impulses ``r`` (m, q) of a Newton
+    answer: the sweep makes every impulse a local answer again (in its cone, a sliding
+    one exactly on its boundary), so the natural residual (m,) (m/s) judges it as it
+    judges the sweeps' own iterates."""
+    r = onto_cones(rows, r)
+    u = velocities(rows, predicted, r)
+    rows.compiled.sweep(u, r)
+    return r, u, contact_residuals(rows, u, r)
 
 
 class _Momentum:
