@@ -120,8 +120,18 @@ def is_spheres(description: dict) -> bool:
     return description.get("kind") == "spheres"
 
 
+def present_frame(trajectory, k: int):
+    """``(trajectory, k)``, or for a run whose spheres come and go (`granular.flows`)
+    frame ``k`` alone with the spheres present in it and ``0`` (`Trajectory.frame`):
+    what is drawn of a frame is what was there."""
+    if getattr(trajectory, "varying", False):
+        return trajectory.frame(k), 0
+    return trajectory, k
+
+
 def frame_shapes(trajectory, k: int) -> Shapes:
     """The `Shapes` of frame ``k`` (per-frame radii for spheres; the system's adapter otherwise)."""
+    trajectory, k = present_frame(trajectory, k)
     description = trajectory.system
     radii = None if trajectory.radii is None else trajectory.radii[k]
     try:
@@ -141,6 +151,8 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
     forces : compute the force chains of the frame.
     min_impulse : chains with a smaller impulse (N s) are left out.
     """
+    note = skipped_steps_note(trajectory, k) if forces else ""
+    trajectory, k = present_frame(trajectory, k)
     shapes = frame_shapes(trajectory, k)
     contacts = trajectory.contacts[k] if k < len(trajectory.contacts) else None
     impulses = np.zeros(0) if contacts is None else np.asarray(contacts.impulse, dtype=float)
@@ -154,7 +166,7 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
         bands = orientation_bands(np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
                                   np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
     active_contacts = _active_contacts(trajectory, k)
-    note = skipped_steps_note(trajectory, k) if forces and active_contacts == 0 else ""
+    note = note if active_contacts == 0 else ""
     displacements = getattr(trajectory, "wall_displacements", None)
     moved = None if displacements is None or not np.any(displacements) else np.asarray(displacements[k], float)
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
@@ -218,7 +230,11 @@ def orientation_bands(centres: np.ndarray, radii: np.ndarray, quaternions: np.nd
 
 
 def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | None:
-    """One colour value per sphere of ``shapes`` (see `frame_scene`), or None."""
+    """One colour value per sphere of ``shapes`` (see `frame_scene`), or None; ``"id"``
+    colours by permanent id."""
+    if getattr(trajectory, "varying", False) and not isinstance(color_by, str):
+        raise InvalidInputError("color_by as an array needs a run whose spheres stay; here they come and go")
+    trajectory, k = present_frame(trajectory, k)
     n = len(shapes.sphere_radii)
     if isinstance(color_by, str):
         if color_by not in COLORINGS:
@@ -228,7 +244,8 @@ def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | 
         if not is_spheres(trajectory.system):
             return None if shapes.scalars is None else np.asarray(shapes.scalars, dtype=float)
         if color_by == "id":
-            return np.arange(n, dtype=float)
+            ids = getattr(trajectory, "ids", None)
+            return np.arange(n, dtype=float) if ids is None else np.asarray(ids[k], float)
         return np.linalg.norm(np.asarray(trajectory.velocities[k]).reshape(n, 3), axis=1)
     values = np.asarray(color_by, dtype=float)
     if values.ndim == 2 and values.shape[0] == len(trajectory):
