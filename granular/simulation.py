@@ -515,8 +515,10 @@ class Simulation:
         each frame (a run file cannot call the walls' velocity functions later)."""
         moving = self._spheres and self.system.has_moving_walls
         displacements = np.stack([self.system.wall_displacements(f.t) for f in frames]) if moving else None
+        turning = self._spheres and self.system.has_turning_meshes
+        rotations = np.stack([self.system.wall_rotations(f.t) for f in frames]) if turning else None
         return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every),
-                                      wall_displacements=displacements)
+                                      wall_displacements=displacements, wall_rotations=rotations)
 
     def _has_fast_path(self) -> bool:
         from .schemes.newmark import NewmarkScheme
@@ -654,7 +656,9 @@ class _Recorder:
             return
         simulation = self.simulation
         moving = simulation._spheres and simulation.system.has_moving_walls
-        self.writer.append(frame, simulation.system.wall_displacements(frame.t) if moving else None)
+        turning = simulation._spheres and simulation.system.has_turning_meshes
+        self.writer.append(frame, simulation.system.wall_displacements(frame.t) if moving else None,
+                           simulation.system.wall_rotations(frame.t) if turning else None)
         every = self.checkpoint_every
         # the warm state is the simulation's, so a checkpoint goes with a frame of its current time
         if every is not None and frame.t == simulation.t and frame.t - self.checkpoint_t >= every * (1 - 1e-9):

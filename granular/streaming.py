@@ -95,14 +95,14 @@ class FrameWriter:
         self._h5.flush()
 
     # -- frames -----------------------------------------------------------------------
-    def append(self, frame, wall_displacement=None) -> None:
+    def append(self, frame, wall_displacement=None, wall_rotation=None) -> None:
         """Write one frame and flush; a frame at the time of the last one written (the
         first frame of a run continuing the previous one) is skipped."""
         if self.last_t is not None and float(frame.t) == self.last_t:
             return
         h5, k = self._h5, self.frames
         if k == 0:
-            self._create(frame, wall_displacement)
+            self._create(frame, wall_displacement, wall_rotation)
         self._grow("t", k, float(frame.t))
         flow = getattr(frame, "flow", None)
         for name in _PER_FRAME:
@@ -119,6 +119,8 @@ class FrameWriter:
             self._grow("flow", k, np.asarray(flow, float))
         if "walls/displacements" in h5:
             self._grow("walls/displacements", k, np.asarray(wall_displacement, float))
+        if "walls/rotations" in h5:
+            self._grow("walls/rotations", k, np.asarray(wall_rotation, float))
         self._append_contacts(frame.contacts)
         self.frames, self.last_t = k + 1, float(frame.t)
         h5.attrs["frames"] = self.frames
@@ -128,7 +130,7 @@ class FrameWriter:
         """Write the frames of a `Trajectory` (the earlier part of a continued run)."""
         from .simulation import _Frame
 
-        displacements = trajectory.wall_displacements
+        displacements, rotations = trajectory.wall_displacements, trajectory.wall_rotations
         for k in range(len(trajectory)):
             ids = trajectory.present(k) if trajectory.varying else None
 
@@ -142,9 +144,10 @@ class FrameWriter:
                            trajectory.contacts[k], at("angular_velocities"), at("orientations"),
                            ids=ids, flow=None if trajectory.flow is None else trajectory.flow[k],
                            wall_work=None if trajectory.wall_work is None else float(trajectory.wall_work[k]))
-            self.append(frame, None if displacements is None else displacements[k])
+            self.append(frame, None if displacements is None else displacements[k],
+                        None if rotations is None else rotations[k])
 
-    def _create(self, frame, wall_displacement) -> None:
+    def _create(self, frame, wall_displacement, wall_rotation=None) -> None:
         h5 = self._h5
         h5.create_dataset("t", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
         flow = getattr(frame, "flow", None)
@@ -171,6 +174,10 @@ class FrameWriter:
         if wall_displacement is not None:
             shape = np.shape(wall_displacement)
             h5.create_dataset("walls/displacements", shape=(0,) + shape, maxshape=(None,) + shape,
+                              chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape, dtype=float)
+        if wall_rotation is not None:
+            shape = np.shape(wall_rotation)
+            h5.create_dataset("walls/rotations", shape=(0,) + shape, maxshape=(None,) + shape,
                               chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape, dtype=float)
         offsets = h5.create_dataset("contacts/offsets", shape=(1,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
                                     dtype=np.int64)

@@ -37,6 +37,8 @@ which has no step, holds zeros. ``/walls/displacements`` (F, W, 3) (m), the shif
 each wall of ``system["walls"]`` from its described position, when some wall moves.
 A file written before walls were recorded loads with the forces computed from its
 stored contacts (the same numbers) and no displacements (its walls did not move).
+``/walls/rotations`` (F, W, 3, 3), each wall's rotation about its centre, when a
+mesh turns (the renders and the ParaView export draw it turned).
 ``/energy/wall_work`` (F,) (J), when some wall moves: the work the moving walls did
 on the spheres from the start of the run to each frame (a restart continues it).
 
@@ -96,6 +98,9 @@ class Trajectory:
         docstring); None for systems without walls.
     wall_displacements : (F, W, 3) (m) or None
         Shift of each wall from its described position; None when no wall moves.
+    wall_rotations : (F, W, 3, 3) or None
+        Rotation of each wall about its centre (a turning mesh's; the identity for the
+        others); None when no mesh turns.
     wall_work : (F,) (J) or None
         Work the moving walls did on the spheres since the start; None when no wall moves.
     flow : (F, C) or None
@@ -121,6 +126,7 @@ class Trajectory:
     wall_displacements: np.ndarray | None = None
     wall_work: np.ndarray | None = None
     flow: np.ndarray | None = None
+    wall_rotations: np.ndarray | None = None
     ids: np.ndarray | None = None
 
     def __post_init__(self):
@@ -171,7 +177,8 @@ class Trajectory:
                           system=self.system, meta=self.meta, angular_velocities=pick(self.angular_velocities),
                           orientations=pick(self.orientations), wall_forces=pick(self.wall_forces, False),
                           wall_displacements=pick(self.wall_displacements, False),
-                          wall_work=pick(self.wall_work, False), flow=None, ids=ids[None, :])
+                          wall_work=pick(self.wall_work, False), flow=None, ids=ids[None, :],
+                          wall_rotations=pick(self.wall_rotations, False))
 
     def removed_mass(self) -> np.ndarray:
         """Mass (kg) the outlets removed from the start to each frame (F,), all outlets
@@ -192,7 +199,8 @@ class Trajectory:
         return np.array([int(np.count_nonzero(c.impulse > 0.0)) for c in self.contacts])
 
     @staticmethod
-    def from_frames(frames: list, system: dict, meta: dict, wall_displacements=None) -> "Trajectory":
+    def from_frames(frames: list, system: dict, meta: dict, wall_displacements=None,
+                    wall_rotations=None) -> "Trajectory":
         """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``).
 
         ``angular_velocities`` and ``orientations`` are kept when every frame has them
@@ -229,7 +237,8 @@ class Trajectory:
             angular_velocities=optional("angular_velocities"), orientations=optional("orientations"),
             wall_displacements=None if wall_displacements is None else np.asarray(wall_displacements, float),
             wall_work=None if any(w is None for w in work) else np.array(work, dtype=float),
-            flow=None if width is None else np.stack(flows))
+            flow=None if width is None else np.stack(flows),
+            wall_rotations=None if wall_rotations is None else np.asarray(wall_rotations, float))
 
     @classmethod
     def concatenate(cls, parts: list) -> "Trajectory":
@@ -275,7 +284,7 @@ class Trajectory:
                    system=parts[-1].system, meta=parts[-1].meta,
                    angular_velocities=join("angular_velocities"), orientations=join("orientations"),
                    wall_forces=join("wall_forces"), wall_displacements=join("wall_displacements"),
-                   wall_work=join("wall_work"), flow=join("flow"))
+                   wall_work=join("wall_work"), flow=join("flow"), wall_rotations=join("wall_rotations"))
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
@@ -328,7 +337,8 @@ class Trajectory:
             if widths is not None:
                 group.create_dataset(f"widths/{name}", data=widths)
         # Written last, so the objects before them keep the offsets earlier versions gave them.
-        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements}
+        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements,
+                 "rotations": self.wall_rotations}
         for name, value in walls.items():
             if value is not None:
                 h5.create_dataset(f"walls/{name}", data=value, **options)
@@ -426,7 +436,8 @@ class Trajectory:
             angular_velocities=omega, orientations=orientations,
             wall_forces=per_frame("walls/forces", required=False),
             wall_displacements=per_frame("walls/displacements", required=False),
-            wall_work=per_frame("energy/wall_work", required=False), flow=per_frame("flow", required=False))
+            wall_work=per_frame("energy/wall_work", required=False), flow=per_frame("flow", required=False),
+            wall_rotations=per_frame("walls/rotations", required=False))
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -479,6 +490,10 @@ def _check_structure(trajectory: "Trajectory") -> None:
                  f"{'S' if count is None else count}, 3)")
     if len(trajectory.contacts) != frames:
         fail(f"{len(trajectory.contacts)} frames of contacts for {frames} frames")
+    rotations = trajectory.wall_rotations
+    if rotations is not None and (np.ndim(rotations) != 4 or np.shape(rotations)[0] != frames
+                                  or np.shape(rotations)[2:] != (3, 3)):
+        fail(f"wall_rotations have shape {np.shape(rotations)}, expected ({frames}, W, 3, 3)")
     for name, shape in (("wall_work", (frames,)), ("flow", None)):
         value = getattr(trajectory, name)
         if value is not None and (np.shape(value)[:1] != (frames,) or (shape is not None and np.shape(value) != shape)

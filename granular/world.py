@@ -695,6 +695,18 @@ class SphereWorld:
         return np.array([wall.displacement(t) for wall in self.walls]).reshape(-1, 3)
 
     @property
+    def has_turning_meshes(self) -> bool:
+        """Whether some wall turns in a way its drawing shows (a mesh: `wall_rotations`)."""
+        return any(hasattr(wall, "rotation") and wall.angular_velocity != 0.0 for wall in self.walls)
+
+    def wall_rotations(self, t: float) -> np.ndarray:
+        """Rotation (W, 3, 3) at ``t`` of each wall about its centre from its described
+        orientation: a turning mesh's (`granular.meshes.TriangleMesh.rotation`), the
+        identity for the others (a turning cylinder or plane looks the same)."""
+        return np.array([wall.rotation(t) if hasattr(wall, "rotation") else np.eye(3)
+                         for wall in self.walls]).reshape(-1, 3, 3)
+
+    @property
     def has_friction(self) -> bool:
         """Whether any contact of this world can carry friction."""
         return self.friction > 0.0 or any((p.friction or 0.0) > 0.0 for p in self.planes)

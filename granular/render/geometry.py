@@ -71,6 +71,7 @@ class FrameScene:
     bands: np.ndarray | None = None
     note: str = ""
     wall_displacements: np.ndarray | None = None   # (W, 3) m: where moving walls are, or None
+    wall_rotations: np.ndarray | None = None       # (W, 3, 3): how turning meshes are turned, or None
 
 
 @dataclass
@@ -168,10 +169,13 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
     active_contacts = _active_contacts(trajectory, k)
     note = note if active_contacts == 0 else ""
     displacements = getattr(trajectory, "wall_displacements", None)
-    moved = None if displacements is None or not np.any(displacements) else np.asarray(displacements[k], float)
+    rotations = getattr(trajectory, "wall_rotations", None)
+    turned = None if rotations is None else np.asarray(rotations[k], float)
+    moved = None if displacements is None or (not np.any(displacements) and turned is None) \
+        else np.asarray(displacements[k], float)
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
                       chains=chains, active_contacts=active_contacts, multipliers=impulses, bands=bands, note=note,
-                      wall_displacements=moved)
+                      wall_displacements=moved, wall_rotations=turned)
 
 
 def skipped_steps_note(trajectory, k: int) -> str:
@@ -461,14 +465,20 @@ def _clip_segment(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.nda
     return np.array([a + start * change, a + end * change])
 
 
-def shifted_walls(description: dict, displacements) -> dict:
+def shifted_walls(description: dict, displacements, rotations=None) -> dict:
     """``description`` with each wall moved by its row of ``displacements`` (W, 3) (m,
-    a frame of `Trajectory.wall_displacements`): each wall's ``translated``; a wall of
-    an unknown type stays where it is."""
+    a frame of `Trajectory.wall_displacements`): each wall's ``translated``; with
+    ``rotations`` (W, 3, 3) (a frame of `Trajectory.wall_rotations`) a wall that can
+    be drawn turned (a mesh's ``placed``) is turned too; a wall of an unknown type
+    stays where it is."""
     walls, displacements = [], np.asarray(displacements, float)
     for w, description_of_wall in enumerate(description.get("walls", []) or []):
         wall = wall_from_description(description_of_wall)
-        walls.append(description_of_wall if wall is None else wall.translated(displacements[w]).describe())
+        if wall is not None and rotations is not None and hasattr(wall, "placed"):
+            wall = wall.placed(displacements[w], rotations[w])
+        elif wall is not None:
+            wall = wall.translated(displacements[w])
+        walls.append(description_of_wall if wall is None else wall.describe())
     return {**description, "walls": walls}
 
 
@@ -507,15 +517,17 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
     return WallGeometry(polygons, np.concatenate(edges) if edges else np.zeros((0, 2, 3)))
 
 
-def wall_polygons(description: dict, bounds: np.ndarray, displacements=None) -> list[tuple[np.ndarray, int, int]]:
+def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
+                  rotations=None) -> list[tuple[np.ndarray, int, int]]:
     """Every wall of a sphere system as polygons ``(corners (k, 3), wall, surface)``:
     ``wall`` the index in ``description["walls"]``, ``surface`` the contact surface
     (``Contacts.wall``), from each wall's shape (`granular.surfaces.Surface.shape`:
     planes are rectangles covering ``bounds``, boxes their faces, cylinders their
     side's quads and caps, meshes their triangles). ``displacements`` (W, 3) (m) shifts
-    each wall (a frame of `Trajectory.wall_displacements`); periodic cells have none."""
+    each wall (a frame of `Trajectory.wall_displacements`), ``rotations`` (W, 3, 3)
+    turns the meshes (`shifted_walls`); periodic cells have none."""
     if displacements is not None:
-        description = shifted_walls(description, displacements)
+        description = shifted_walls(description, displacements, rotations)
     shapes = {w: (wall, shape) for w, wall, shape in wall_shapes(description, bounds)}
     polygons, surface = [], 0
     for w, _ in enumerate(description.get("walls", []) or []):

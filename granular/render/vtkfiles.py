@@ -187,7 +187,9 @@ def _polygons_xml(polygons: list, cell_data: dict) -> str:
 def _wall_part(trajectory, k: int, bounds: np.ndarray) -> str | None:
     """The walls of a sphere system at frame ``k`` (module docstring), or None without walls."""
     displacements = getattr(trajectory, "wall_displacements", None)
-    polygons = wall_polygons(trajectory.system, bounds, None if displacements is None else displacements[k])
+    rotations = getattr(trajectory, "wall_rotations", None)
+    polygons = wall_polygons(trajectory.system, bounds, None if displacements is None else displacements[k],
+                             None if rotations is None else rotations[k])
     if not polygons:
         return None
     surfaces = np.array([surface for _, _, surface in polygons], np.int64)
