@@ -20,7 +20,8 @@ one sphere, unless the region is full: a sphere that finds no free place in
 rate, `FlowCounters.inserted` shows by how much).
 
 Determinism. The radius and the trial positions of inlet ``k``'s ``n``-th sphere
-come from a generator seeded with ``(seed, n)`` (NumPy's ``SeedSequence``), not from
+come from generators seeded with ``(seed, n, 0)`` and ``(seed, n, 1)`` (NumPy's
+``SeedSequence``), not from
 a generator carried along: the inlet's whole state is its counters, a run file
 stores them per frame, and a restart from any frame inserts the same spheres.
 

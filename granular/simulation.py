@@ -204,7 +204,10 @@ class Simulation:
         kick decides which contacts bounce: a pour's velocities then differed by
         3.6e-3 m/s (0.2 %) at the first step after the restart, not by round-off.
         The velocity scheme's active-set factor is not stored; it is rebuilt, which
-        changed no bit in that test.
+        changed no bit in that test. For a world with inlets or outlets the spheres
+        present in the frame (their ids, radii and masses) and the counters
+        (`granular.flows.FlowCounters`) are set first; the cumulative work of the
+        moving walls is set from the frame when the run stored it.
         """
         from .render.geometry import check_frame
         from .scenes import rebuild_simulation

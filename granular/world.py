@@ -176,6 +176,12 @@ class SphereWorld:
         friction). ``0`` (default): it leaves rolling without slip. It acts in
         impacts only, i.e. on rows with ``restitution > 0``, and only where friction
         acts (``mu > 0``).
+    inlets, outlets : sequences of `granular.flows.Inlet`, `granular.flows.Outlet`
+        Spheres inserted and removed during a run (`granular.flows`): the world may
+        then start empty (``positions`` of shape (0, 3)); each sphere has a permanent
+        id (`ids`), and `flow` counts what came and went. They need radii and
+        masses given as values, solid spheres (``inertia=None``), one restitution
+        coefficient and no periodic boundaries.
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
