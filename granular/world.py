@@ -301,9 +301,18 @@ class SphereWorld:
         says how, for the scheme to carry its state over. An inserted sphere is
         admissible against every sphere kept or inserted and against every wall where
         the step's constraints place it, at ``t + h``."""
-        from .flows import Exchange, place
+        from .flows import Exchange
 
         positions = np.asarray(positions, dtype=float).reshape(self.n, 3)
+        keep = ~self._leaving(t, positions)
+        added, velocities, ids, radii, masses = self._inserted(t + h, positions[keep], self.radii_at(t)[keep])
+        self.masses_by_id = np.concatenate([self.masses_by_id, masses])
+        self._resize(keep, ids, radii, masses)
+        return Exchange(keep, added, velocities)
+
+    def _leaving(self, t: float, positions: np.ndarray) -> np.ndarray:
+        """Which spheres (N,) the outlets remove, each counted by the first outlet that
+        holds it (`flow`)."""
         leaving = np.zeros(self.n, dtype=bool)
         masses = self.masses_at(t)
         for k, outlet in enumerate(self.outlets):
@@ -311,33 +320,39 @@ class SphereWorld:
             self.flow.removed[k] += int(np.count_nonzero(now))
             self.flow.removed_mass[k] += float(np.sum(masses[now]))
             leaving |= now
-        keep = ~leaving
-        present, radii = positions[keep], self.radii_at(t)[keep]
-        added, added_radii, velocities, added_ids, added_masses = [], [], [], [], []
+        return leaving
+
+    def _inserted(self, t_next: float, present: np.ndarray, radii: np.ndarray) -> tuple:
+        """The spheres the inlets insert next to the spheres ``present`` (k, 3) of ``radii``
+        (k,) for the step ending at ``t_next`` (s): ``(centres (a, 3), velocities (a, 3),
+        ids (a,), radii (a,), masses (a,))``, counted in `flow`. Each inlet inserts the
+        spheres due (`granular.flows.Inlet.due`) until one finds no place."""
+        from .flows import place
+
+        rows: list[tuple] = []          # (centre, velocity, id, radius, mass) of each sphere inserted
         for k, inlet in enumerate(self.inlets):
-            while inlet.due(t + h, int(self.flow.inserted[k]), float(self.flow.inserted_mass[k]), self.density):
+            while inlet.due(t_next, int(self.flow.inserted[k]), float(self.flow.inserted_mass[k]), self.density):
                 number = int(self.flow.inserted[k])
                 radius = inlet.radius_of(number)
                 centre = place(inlet, number, radius, present, radii,
-                               lambda c, r, clearance=inlet.clearance: self._fits_walls(c, r, t + h, clearance))
+                               lambda c, r, clearance=inlet.clearance: self._fits_walls(c, r, t_next, clearance))
                 if centre is None:
                     break            # the region is full: this sphere waits for the next step
                 present, radii = np.vstack([present, centre]), np.append(radii, radius)
-                added.append(centre)
-                added_radii.append(radius)
-                velocities.append(inlet.velocity)
-                added_ids.append(self.flow.issued)
-                added_masses.append(inlet.mass(radius, self.density))
+                rows.append((centre, inlet.velocity, self.flow.issued, radius, inlet.mass(radius, self.density)))
                 self.flow.issued += 1
                 self.flow.inserted[k] += 1
-                self.flow.inserted_mass[k] += added_masses[-1]
-        self.masses_by_id = np.concatenate([self.masses_by_id, added_masses])
-        self._resize(keep, np.array(added_ids, dtype=np.int64), np.array(added_radii), np.array(added_masses))
-        return Exchange(keep, np.array(added, dtype=float).reshape(-1, 3), np.array(velocities).reshape(-1, 3))
+                self.flow.inserted_mass[k] += rows[-1][4]
+        if not rows:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        centres, velocities, ids, added_radii, masses = zip(*rows)
+        return (np.array(centres), np.array(velocities), np.array(ids, dtype=np.int64), np.array(added_radii),
+                np.array(masses))
 
     def _fits_walls(self, centre: np.ndarray, radius: float, t: float, clearance: float) -> bool:
         """Whether a sphere of ``radius`` (m) at ``centre`` (3,) lies at least ``clearance``
-        (m) from every wall at ``t`` (s), on the admissible side."""
+        (m) from every wall at ``t`` (s), on the admissible side. A mesh is a two-sided
+        shell: an inlet's region must lie on the side of it the spheres belong to."""
         point, radii = centre.reshape(1, 3), np.array([radius])
         for surface in self.surfaces:
             rows = surface.rows(point, radii, clearance, t)
