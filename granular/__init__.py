@@ -19,6 +19,7 @@ from .simulation import Simulation
 from .trajectory import Trajectory
 from .walls import Box, Cone, Cylinder, Panel, PeriodicBox, Plane
 from .meshes import TriangleMesh
+from .flows import BoxRegion, CylinderRegion, Inlet, Outlet
 from .surfaces import ContactRows, Surface, WallShape, register_wall
 from .overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
@@ -34,6 +35,6 @@ __all__ = [
     "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
     "RunInterrupted", "TimeStepWarning",
     "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
-    "TriangleMesh",
+    "TriangleMesh", "Inlet", "Outlet", "BoxRegion", "CylinderRegion",
     "TrajectoryFileError", "remove_overlaps", "world_from_file",
 ]

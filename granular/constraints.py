@@ -23,6 +23,35 @@ _FURTHER_ROWS = -(2 ** 62)
 _FEATURE_SLOTS = 2 ** 20
 
 
+
+def remap_keys(keys: np.ndarray, n_before: int, new_index: np.ndarray, n_after: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row keys (`ConstraintSet.keys` with ``n_before`` bodies) of a step, carried over
+    to the bodies renumbered by ``new_index`` (n_before,) (each body's new index, -1 for
+    a body removed) among ``n_after``: ``(kept (k,) positions into keys, their new
+    keys (k,))``, the rows of removed bodies left out. A pair key ``i (n + 1) + j``
+    becomes ``i' (n' + 1) + j'``, a wall key ``-(w (n + 1) + i) - 1`` becomes ``-(w
+    (n' + 1) + i') - 1``, and a further row of a sphere on a surface keeps its
+    feature slot. Bodies keep their order (a removal compacts, an insertion
+    appends), so a pair keeps ``i' < j'``."""
+    keys = np.asarray(keys, dtype=np.int64)
+    new_index = np.asarray(new_index, dtype=np.int64)
+    further = keys < _FURTHER_ROWS // 2          # further rows lie below -2^61, first rows above
+    pair = keys >= 0
+    base_before, base_after = np.int64(n_before + 1), np.int64(n_after + 1)
+    # the (wall, sphere) code w (n + 1) + i of a wall row, and the feature slot of a further one
+    code = np.where(further, (keys - _FURTHER_ROWS) // _FEATURE_SLOTS, -keys - 1)
+    slot = np.where(further, (keys - _FURTHER_ROWS) % _FEATURE_SLOTS, 0)
+    first = np.where(pair, keys // base_before, code % base_before)
+    second = np.where(pair, keys % base_before, code // base_before)   # j of a pair, the wall of a wall row
+    mapped_first = new_index[np.clip(first, 0, n_before - 1)] if n_before else first
+    mapped_second = np.where(pair, new_index[np.clip(second, 0, n_before - 1)] if n_before else second, second)
+    alive = (mapped_first >= 0) & (mapped_second >= 0)
+    wall_code = second * base_after + mapped_first
+    new_keys = np.where(pair, mapped_first * base_after + mapped_second,
+                        np.where(further, _FURTHER_ROWS + wall_code * _FEATURE_SLOTS + slot, -wall_code - 1))
+    kept = np.flatnonzero(alive)
+    return kept, new_keys[kept]
+
 @dataclass(frozen=True)
 class ConstraintSet:
     """The constraints of one step.

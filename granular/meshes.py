@@ -268,6 +268,15 @@ class TriangleMesh:
     def bounding_box(self) -> np.ndarray:
         return np.array([self.vertices.min(axis=0), self.vertices.max(axis=0)])
 
+    def placed(self, shift, rotation) -> "TriangleMesh":
+        """This mesh turned by ``rotation`` (3, 3) about its centre and moved by ``shift``
+        (3,) (m): where a turning mesh is at a frame (``Trajectory.wall_rotations``),
+        for drawing."""
+        rotation = np.asarray(rotation, float).reshape(3, 3)
+        moved = self.translated(shift)
+        moved.vertices = (self.vertices - self.centre) @ rotation.T + self.centre + np.asarray(shift, float)
+        return moved
+
     def translated(self, shift) -> "TriangleMesh":
         shift = np.asarray(shift, float)
         moved = TriangleMesh.__new__(TriangleMesh)

@@ -197,12 +197,22 @@ def first_non_finite_frame(trajectory):
                  ("angular velocity", trajectory.angular_velocities),
                  ("orientation", trajectory.orientations)]
     first = None
+    # a run whose spheres come and go holds NaN in the columns of absent ids (granular.trajectory):
+    # an absent sphere is NaN in its whole row, a present one finite
+    present = None
+    if getattr(trajectory, "varying", False):
+        present = np.isfinite(np.asarray(trajectory.positions, float)[:, :, 0])
+    per_sphere = {"position", "velocity", "radius", "angular velocity", "orientation"}
     for name, values in per_frame:
         if values is None:
             continue
         values = np.asarray(values, float)
-        finite = np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1) if values.size else \
-            np.ones(values.shape[0], bool)
+        if present is not None and name in per_sphere:
+            rows = values.reshape(values.shape[0], values.shape[1], -1)
+            finite = np.where(present, np.isfinite(rows).all(axis=2), np.isnan(rows).all(axis=2)).all(axis=1)
+        else:
+            finite = np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1) if values.size else \
+                np.ones(values.shape[0], bool)
         bad = np.flatnonzero(~finite)
         if bad.size and (first is None or bad[0] < first[0]):
             first = (int(bad[0]), name)

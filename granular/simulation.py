@@ -123,6 +123,9 @@ class _Frame:
     contacts: Contacts
     angular_velocities: np.ndarray | None = None
     orientations: np.ndarray | None = None
+    ids: np.ndarray | None = None            # the spheres' ids (N,) in a world with inlets or outlets
+    flow: np.ndarray | None = None           # their counters (granular.flows.FlowCounters.as_row)
+    wall_work: float | None = None           # cumulative work of the moving walls (J), when some move
 
 
 class Simulation:
@@ -154,8 +157,9 @@ class Simulation:
         self.steps_taken = 0
         self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
-        #: Work (J) the moving walls did on the spheres over the steps this object took
-        #: (`granular.results.StepResult.wall_work`; a restart starts it at 0).
+        #: Work (J) the moving walls did on the spheres since the start of the run
+        #: (`granular.results.StepResult.wall_work`; a restart from a run file goes on
+        #: from the work stored with the frame).
         self.wall_work = 0.0
         self._travel_warned = False     # TimeStepWarning given (reset by each run)
         #: ``(t, residual, missed)`` of each step that kept a contact solver's best
@@ -163,6 +167,11 @@ class Simulation:
         #: residual / tolerance; summarised in a run file's meta (`_meta`).
         self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
+        self._flows = self._spheres and bool(getattr(system, "has_flows", False))
+        self._stepped = (np.zeros(0, dtype=np.int64), np.zeros(0))   # ids and counters of the last step
+        if self._flows and not hasattr(self.scheme, "exchanged"):
+            raise InvalidInputError(f"scheme {self.scheme.name!r} cannot carry its state over spheres that come "
+                                    "and go: inlets and outlets need scheme='velocity'")
 
     @classmethod
     def from_trajectory(cls, trajectory, frame: int = -1, scene_file=None, world=None) -> "Simulation":
@@ -192,7 +201,10 @@ class Simulation:
         kick decides which contacts bounce: a pour's velocities then differed by
         3.6e-3 m/s (0.2 %) at the first step after the restart, not by round-off.
         The velocity scheme's active-set factor is not stored; it is rebuilt, which
-        changed no bit in that test.
+        changed no bit in that test. For a world with inlets or outlets the spheres
+        present in the frame (their ids, radii and masses) and the counters
+        (`granular.flows.FlowCounters`) are set first; the cumulative work of the
+        moving walls is set from the frame when the run stored it.
         """
         from .render.geometry import check_frame
         from .scenes import rebuild_simulation
@@ -232,8 +244,13 @@ class Simulation:
         if not (steps >= 0 and abs(steps - round(steps)) <= 1e-6 * max(1.0, steps)):
             raise InvalidInputError(f"frame {k} is at t = {trajectory.t[k]:.9g} s, not a whole number of steps "
                                     f"of {self.dt:g} s after the scene's start t = {self.t0:g} s")
+        if self._flows:
+            self._set_spheres(trajectory, k)
+        elif getattr(trajectory, "flow", None) is not None:
+            raise InvalidInputError("this run had inlets or outlets; the rebuilt world has none")
         shape = self.system.state_shape
-        positions, velocities = np.asarray(trajectory.positions[k], float), np.asarray(trajectory.velocities[k], float)
+        positions, velocities = self._frame_arrays(trajectory, k, "positions"), self._frame_arrays(trajectory, k,
+                                                                                                   "velocities")
         if positions.shape != tuple(shape) or velocities.shape != tuple(shape):
             raise InvalidInputError(f"frame {k} holds a state of shape {positions.shape}; the rebuilt scene's "
                                     f"is {tuple(shape)} (the scene changed since the run)")
@@ -241,6 +258,8 @@ class Simulation:
         # a fresh start of the scheme at the frame (nothing carried), then what it carried there
         self.scheme.state = self.scheme.init(self.t, positions.reshape(-1), velocities.reshape(-1))
         self.dissipated_energy = float(trajectory.dissipated_energy[k])
+        work = getattr(trajectory, "wall_work", None)
+        self.wall_work = 0.0 if work is None else float(work[k])
         state = getattr(trajectory, "warm_state", None)     # only the last frame's state is stored
         if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
             self._set_warm_state(state)
@@ -250,6 +269,27 @@ class Simulation:
         if omega is not None and self.system.rotates:
             # the world reports the kinetic energy of rotation at the time a scheme noted
             self.system.note_rotation(self.t, self.dt, omega)
+
+    def _set_spheres(self, trajectory, k: int) -> None:
+        """Make the world's spheres those of frame ``k`` of a run with inlets or outlets:
+        their ids, radii and masses, and the inlets' and outlets' counters."""
+        from .flows import FlowCounters
+
+        if getattr(trajectory, "flow", None) is None:
+            raise InvalidInputError("this world has inlets or outlets but the run stores no flow counters")
+        system = self.system
+        ids = trajectory.present(k)
+        counters = FlowCounters.from_row(trajectory.flow[k], len(system.inlets), len(system.outlets))
+        masses = trajectory.meta.get("masses")
+        if masses is not None and len(masses) >= counters.issued:
+            system.masses_by_id = np.asarray(masses, dtype=float)[:counters.issued].copy()
+        system.set_spheres(ids, np.asarray(trajectory.radii[k], float)[ids], counters)
+
+    @staticmethod
+    def _frame_arrays(trajectory, k: int, name: str) -> np.ndarray:
+        """``name`` of frame ``k``, of the spheres present in it (in the order of their ids)."""
+        value = np.asarray(getattr(trajectory, name)[k], float)
+        return value[trajectory.present(k)] if getattr(trajectory, "flow", None) is not None else value
 
     def _angular_velocities(self):
         """The spheres' angular velocities the scheme carries (N, 3), or None."""
@@ -262,7 +302,8 @@ class Simulation:
             return
         omega, orientations = trajectory.angular_velocities, trajectory.orientations
         if omega is not None and orientations is not None:
-            scheme.set_rotation(omega[k], orientations[k])
+            scheme.set_rotation(self._frame_arrays(trajectory, k, "angular_velocities"),
+                                self._frame_arrays(trajectory, k, "orientations"))
             return
         # a run without them: fine only if nothing turns (the scheme's initial rotation stays exact)
         if self.system.rotates or np.any(self._angular_velocities() != 0):
@@ -295,6 +336,8 @@ class Simulation:
 
         Raises `NonFiniteError` (a `SolverError`) naming the time when the step
         produces a state that is not finite (a numerical blow-up)."""
+        if self._flows:
+            self._exchange()
         with np.errstate(over="ignore", invalid="ignore"):
             state, result = self.scheme.advance(self.scheme.state, self.t)
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))):
@@ -302,6 +345,8 @@ class Simulation:
             raise NonFiniteError(f"the state is not finite at t = {t:.6g} s: a numerical blow-up "
                                  f"(reduce the time step dt = {self.dt:.6g} s)", t=t, status="non_finite")
         self.scheme.state = state
+        if self._flows:      # who took part in this step, for its frame (`_frame_extras`)
+            self._stepped = (self.system.ids.copy(), self.system.flow.as_row())
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
         self.wall_work += result.wall_work
@@ -311,6 +356,15 @@ class Simulation:
         if not self._travel_warned:
             self.check_travel(result)
         return result
+
+    def _exchange(self) -> None:
+        """Apply the world's outlets and inlets at the current time (`granular.flows`) and
+        carry the scheme's state over to the spheres then present."""
+        system = self.system
+        n_before = system.n
+        exchange = system.exchange(self.t, self.dt, self._q)
+        if exchange.changes:
+            self.scheme.state = self.scheme.exchanged(self.scheme.state, exchange, n_before)
 
     def check_travel(self, result: StepResult) -> float | None:
         """Warn (`TimeStepWarning`, once per run) when a sphere of ``result`` travelled
@@ -461,8 +515,10 @@ class Simulation:
         each frame (a run file cannot call the walls' velocity functions later)."""
         moving = self._spheres and self.system.has_moving_walls
         displacements = np.stack([self.system.wall_displacements(f.t) for f in frames]) if moving else None
+        turning = self._spheres and self.system.has_turning_meshes
+        rotations = np.stack([self.system.wall_rotations(f.t) for f in frames]) if turning else None
         return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every),
-                                      wall_displacements=displacements)
+                                      wall_displacements=displacements, wall_rotations=rotations)
 
     def _has_fast_path(self) -> bool:
         from .schemes.newmark import NewmarkScheme
@@ -505,7 +561,23 @@ class Simulation:
                       system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
                       self.dissipated_energy, Contacts.empty(self._normal_dimension()),
                       self.scheme.angular_velocities if turning else None,
-                      self.scheme.orientations if turning else None)
+                      self.scheme.orientations if turning else None, **self._frame_extras())
+
+    def _frame_extras(self, contacts: Contacts | None = None) -> dict:
+        """The ids, flow counters and wall work of a frame (`_Frame`), and its contacts
+        with sphere ids in place of indices, for a world with inlets or outlets: those
+        of the last step taken when ``contacts`` (its contacts) are given, else the
+        world's now."""
+        extras: dict = {}
+        if self._spheres and self.system.has_moving_walls:
+            extras["wall_work"] = self.wall_work
+        if self._flows:
+            ids, flow = (self.system.ids.copy(), self.system.flow.as_row()) if contacts is None else self._stepped
+            extras.update(ids=ids, flow=flow)
+            if contacts is not None and len(contacts):
+                i, j = np.asarray(contacts.i, np.int64), np.asarray(contacts.j, np.int64)
+                extras["contacts"] = replace(contacts, i=ids[i], j=np.where(j >= 0, ids[np.maximum(j, 0)], j))
+        return extras
 
     def _normal_dimension(self) -> int:
         """Columns of a contact normal: the coordinates of a `ConstrainedSystem`, 3 for spheres."""
@@ -513,10 +585,12 @@ class Simulation:
 
     def _frame(self, result: StepResult) -> _Frame:
         turning = self._record_rotation
+        extras = self._frame_extras(result.contacts)
+        contacts = extras.pop("contacts", result.contacts)
         return _Frame(result.t, result.positions, result.velocities, result.radii,
                       result.kinetic_energy, result.potential_energy, self.dissipated_energy,
-                      result.contacts, result.angular_velocities if turning else None,
-                      result.orientations if turning else None)
+                      contacts, result.angular_velocities if turning else None,
+                      result.orientations if turning else None, **extras)
 
     def _meta(self, record_every: int) -> dict:
         meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver,
@@ -526,7 +600,9 @@ class Simulation:
             meta["simulation_options"] = dict(self.options)
         except (TypeError, ValueError):
             pass
-        if self._spheres:
+        if self._flows:
+            meta["masses"] = np.asarray(self.system.masses_by_id).tolist()     # by id
+        elif self._spheres:
             meta["masses"] = np.asarray(self.system.masses_at(self.t)).tolist()
         if self.missed_steps:
             meta["missed_steps"] = missed_summary(self.missed_steps)
@@ -580,7 +656,9 @@ class _Recorder:
             return
         simulation = self.simulation
         moving = simulation._spheres and simulation.system.has_moving_walls
-        self.writer.append(frame, simulation.system.wall_displacements(frame.t) if moving else None)
+        turning = simulation._spheres and simulation.system.has_turning_meshes
+        self.writer.append(frame, simulation.system.wall_displacements(frame.t) if moving else None,
+                           simulation.system.wall_rotations(frame.t) if turning else None)
         every = self.checkpoint_every
         # the warm state is the simulation's, so a checkpoint goes with a frame of its current time
         if every is not None and frame.t == simulation.t and frame.t - self.checkpoint_t >= every * (1 - 1e-9):

@@ -38,11 +38,15 @@ from pathlib import Path
 
 import numpy as np
 
+from .trajectory import by_id
+
 #: Rows per chunk of the contact datasets (1-D fields; 2-D fields hold about as many values).
 CONTACT_CHUNK_ROWS = 1024
 #: Entries per chunk of the per-frame scalars (t, energies, offsets, widths).
 SCALAR_CHUNK = 256
 _CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse", "rolling_impulse")
+#: Ids per chunk of a per-sphere dataset of a run whose spheres come and go.
+ID_CHUNK = 256
 _PER_FRAME = ("positions", "velocities", "radii", "angular_velocities", "orientations")
 _ENERGIES = (("kinetic", "kinetic_energy"), ("potential", "potential_energy"),
              ("dissipated", "cumulative_dissipation"))
@@ -91,22 +95,32 @@ class FrameWriter:
         self._h5.flush()
 
     # -- frames -----------------------------------------------------------------------
-    def append(self, frame, wall_displacement=None) -> None:
+    def append(self, frame, wall_displacement=None, wall_rotation=None) -> None:
         """Write one frame and flush; a frame at the time of the last one written (the
         first frame of a run continuing the previous one) is skipped."""
         if self.last_t is not None and float(frame.t) == self.last_t:
             return
         h5, k = self._h5, self.frames
         if k == 0:
-            self._create(frame, wall_displacement)
+            self._create(frame, wall_displacement, wall_rotation)
         self._grow("t", k, float(frame.t))
+        flow = getattr(frame, "flow", None)
         for name in _PER_FRAME:
             if name in h5:
-                self._grow(name, k, np.asarray(getattr(frame, name), float))
+                value = np.asarray(getattr(frame, name), float)
+                if flow is not None:     # spheres in the columns of their ids (granular.trajectory)
+                    value = by_id(value, frame.ids, int(flow[0]))
+                self._grow(name, k, value)
         for group_name, attribute in _ENERGIES:
             self._grow(f"energy/{group_name}", k, float(getattr(frame, attribute)))
+        if "energy/wall_work" in h5:
+            self._grow("energy/wall_work", k, float(frame.wall_work))
+        if "flow" in h5:
+            self._grow("flow", k, np.asarray(flow, float))
         if "walls/displacements" in h5:
             self._grow("walls/displacements", k, np.asarray(wall_displacement, float))
+        if "walls/rotations" in h5:
+            self._grow("walls/rotations", k, np.asarray(wall_rotation, float))
         self._append_contacts(frame.contacts)
         self.frames, self.last_t = k + 1, float(frame.t)
         h5.attrs["frames"] = self.frames
@@ -116,32 +130,54 @@ class FrameWriter:
         """Write the frames of a `Trajectory` (the earlier part of a continued run)."""
         from .simulation import _Frame
 
-        displacements = trajectory.wall_displacements
+        displacements, rotations = trajectory.wall_displacements, trajectory.wall_rotations
         for k in range(len(trajectory)):
-            optional = {name: None if getattr(trajectory, name) is None else getattr(trajectory, name)[k]
-                        for name in ("radii", "angular_velocities", "orientations")}
-            frame = _Frame(float(trajectory.t[k]), trajectory.positions[k], trajectory.velocities[k],
-                           optional["radii"], float(trajectory.kinetic_energy[k]),
-                           float(trajectory.potential_energy[k]), float(trajectory.dissipated_energy[k]),
-                           trajectory.contacts[k], optional["angular_velocities"], optional["orientations"])
-            self.append(frame, None if displacements is None else displacements[k])
+            ids = trajectory.present(k) if trajectory.varying else None
 
-    def _create(self, frame, wall_displacement) -> None:
+            def at(name, k=k, ids=ids):
+                value = getattr(trajectory, name)
+                return None if value is None else value[k] if ids is None else value[k][ids]
+
+            frame = _Frame(float(trajectory.t[k]), at("positions"), at("velocities"),
+                           at("radii"), float(trajectory.kinetic_energy[k]),
+                           float(trajectory.potential_energy[k]), float(trajectory.dissipated_energy[k]),
+                           trajectory.contacts[k], at("angular_velocities"), at("orientations"),
+                           ids=ids, flow=None if trajectory.flow is None else trajectory.flow[k],
+                           wall_work=None if trajectory.wall_work is None else float(trajectory.wall_work[k]))
+            self.append(frame, None if displacements is None else displacements[k],
+                        None if rotations is None else rotations[k])
+
+    def _create(self, frame, wall_displacement, wall_rotation=None) -> None:
         h5 = self._h5
         h5.create_dataset("t", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
+        flow = getattr(frame, "flow", None)
         for name in _PER_FRAME:
             value = getattr(frame, name, None)
             if value is None:
                 continue
             shape = np.shape(value)
-            h5.create_dataset(name, shape=(0,) + shape, maxshape=(None,) + shape, chunks=(1,) + shape,
-                              dtype=float, compression="gzip", compression_opts=4, shuffle=True)
+            if flow is None:
+                h5.create_dataset(name, shape=(0,) + shape, maxshape=(None,) + shape, chunks=(1,) + shape,
+                                  dtype=float, compression="gzip", compression_opts=4, shuffle=True)
+            else:        # a column per id, more as spheres are inserted; NaN where a sphere is absent
+                h5.create_dataset(name, shape=(0, 0) + shape[1:], maxshape=(None, None) + shape[1:],
+                                  chunks=(1, ID_CHUNK) + shape[1:], dtype=float, fillvalue=np.nan,
+                                  compression="gzip", compression_opts=4, shuffle=True)
         for group_name, _ in _ENERGIES:
             h5.create_dataset(f"energy/{group_name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
                               dtype=float)
+        if getattr(frame, "wall_work", None) is not None:
+            h5.create_dataset("energy/wall_work", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
+        if flow is not None:
+            h5.create_dataset("flow", shape=(0, len(flow)), maxshape=(None, len(flow)),
+                              chunks=(SCALAR_CHUNK, len(flow)), dtype=float)
         if wall_displacement is not None:
             shape = np.shape(wall_displacement)
             h5.create_dataset("walls/displacements", shape=(0,) + shape, maxshape=(None,) + shape,
+                              chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape, dtype=float)
+        if wall_rotation is not None:
+            shape = np.shape(wall_rotation)
+            h5.create_dataset("walls/rotations", shape=(0,) + shape, maxshape=(None,) + shape,
                               chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape, dtype=float)
         offsets = h5.create_dataset("contacts/offsets", shape=(1,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
                                     dtype=np.int64)
@@ -166,6 +202,9 @@ class FrameWriter:
     def _grow(self, name: str, k: int, value) -> None:
         dataset = self._dataset(name)
         dataset.resize(k + 1, axis=0)
+        value = np.asarray(value)
+        if dataset.ndim >= 2 and value.ndim >= 1 and value.shape[0] > dataset.shape[1]:
+            dataset.resize(value.shape[0], axis=1)     # more ids (granular.flows)
         _write_block(dataset, k, np.asarray(value)[None])
 
     def _append_contacts(self, contacts) -> None:

@@ -37,9 +37,24 @@ which has no step, holds zeros. ``/walls/displacements`` (F, W, 3) (m), the shif
 each wall of ``system["walls"]`` from its described position, when some wall moves.
 A file written before walls were recorded loads with the forces computed from its
 stored contacts (the same numbers) and no displacements (its walls did not move).
+``/walls/rotations`` (F, W, 3, 3), each wall's rotation about its centre, when a
+mesh turns (the renders and the ParaView export draw it turned).
+``/energy/wall_work`` (F,) (J), when some wall moves: the work the moving walls did
+on the spheres from the start of the run to each frame (a restart continues it).
+
+Spheres that come and go (`granular.flows`): a run whose world has inlets or
+outlets stores each sphere in the column of its permanent id, so positions,
+velocities (F, I, 3), radii (F, I), angular velocities and orientations have one
+column per id issued during the run (``I``) and hold NaN where that sphere is
+absent (not yet inserted, or removed); ``Contacts.i`` and ``Contacts.j`` are ids.
+``/flow`` (F, 1 + 2 n_inlets + 2 n_outlets) holds the counters of each frame
+(`granular.flows.FlowCounters.as_row`), ``meta["masses"]`` the mass of each id.
+`Trajectory.present` gives a frame's ids, `Trajectory.frame` a frame with only the
+spheres present (what the renderers draw).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +98,16 @@ class Trajectory:
         docstring); None for systems without walls.
     wall_displacements : (F, W, 3) (m) or None
         Shift of each wall from its described position; None when no wall moves.
+    wall_rotations : (F, W, 3, 3) or None
+        Rotation of each wall about its centre (a turning mesh's; the identity for the
+        others); None when no mesh turns.
+    wall_work : (F,) (J) or None
+        Work the moving walls did on the spheres since the start; None when no wall moves.
+    flow : (F, C) or None
+        The inlets' and outlets' counters per frame (module docstring), None for a
+        world without them; then the sphere arrays have a column per id.
+    ids : (F, N) int or None
+        The ids of the columns, for a frame made by `frame` (None: column k is id k).
     """
 
     t: np.ndarray
@@ -99,6 +124,10 @@ class Trajectory:
     orientations: np.ndarray | None = None
     wall_forces: np.ndarray | None = None
     wall_displacements: np.ndarray | None = None
+    wall_work: np.ndarray | None = None
+    flow: np.ndarray | None = None
+    wall_rotations: np.ndarray | None = None
+    ids: np.ndarray | None = None
 
     def __post_init__(self):
         if self.wall_forces is None:
@@ -106,6 +135,58 @@ class Trajectory:
 
     def __len__(self) -> int:
         return int(self.t.size)
+
+    @property
+    def varying(self) -> bool:
+        """Whether the spheres present change over the run (inlets or outlets)."""
+        return self.flow is not None
+
+    def present(self, k: int) -> np.ndarray:
+        """The ids of the spheres present in frame ``k`` (sorted, int)."""
+        if not self.varying:
+            count = self.positions.shape[1] if self.positions.ndim == 3 else 0
+            return np.arange(count) if self.ids is None else np.asarray(self.ids[k])
+        return np.flatnonzero(np.isfinite(np.asarray(self.positions[k], float)[:, 0]))
+
+    def sphere_counts(self) -> np.ndarray:
+        """The number of spheres present in each frame (F,)."""
+        return np.array([self.present(k).size for k in range(len(self))])
+
+    def frame(self, k: int) -> "Trajectory":
+        """Frame ``k`` alone as a one-frame trajectory of the spheres present in it (its
+        contacts numbered by their rows, ``ids`` (1, n) giving each row's id); for a
+        run without inlets or outlets, frame ``k`` as stored."""
+        ids = self.present(k)
+        rows = np.full(self.positions.shape[1], -1, dtype=np.int64)
+        rows[ids] = np.arange(ids.size)
+        contacts = self.contacts[k]
+        if self.varying and len(contacts):
+            i, j = np.asarray(contacts.i, np.int64), np.asarray(contacts.j, np.int64)
+            contacts = dataclasses.replace(contacts, i=rows[i], j=np.where(j >= 0, rows[np.maximum(j, 0)], j))
+
+        def pick(value, per_sphere=True):
+            if value is None:
+                return None
+            value = np.asarray(value)[k:k + 1]
+            return value[:, ids] if per_sphere and self.varying else value
+
+        return Trajectory(t=self.t[k:k + 1], positions=pick(self.positions), velocities=pick(self.velocities),
+                          radii=pick(self.radii), kinetic_energy=self.kinetic_energy[k:k + 1],
+                          potential_energy=self.potential_energy[k:k + 1],
+                          dissipated_energy=self.dissipated_energy[k:k + 1], contacts=[contacts],
+                          system=self.system, meta=self.meta, angular_velocities=pick(self.angular_velocities),
+                          orientations=pick(self.orientations), wall_forces=pick(self.wall_forces, False),
+                          wall_displacements=pick(self.wall_displacements, False),
+                          wall_work=pick(self.wall_work, False), flow=None, ids=ids[None, :],
+                          wall_rotations=pick(self.wall_rotations, False))
+
+    def removed_mass(self) -> np.ndarray:
+        """Mass (kg) the outlets removed from the start to each frame (F,), all outlets
+        together; zeros for a run without outlets."""
+        if self.flow is None:
+            return np.zeros(len(self))
+        inlets, outlets = _flow_sizes(self.system, self.flow.shape[1])
+        return np.sum(self.flow[:, 1 + 2 * inlets + outlets:], axis=1)
 
     @property
     def total_energy(self) -> np.ndarray:
@@ -127,23 +208,35 @@ class Trajectory:
         return np.array([int(np.count_nonzero(c.impulse > 0.0)) for c in self.contacts])
 
     @staticmethod
-    def from_frames(frames: list, system: dict, meta: dict, wall_displacements=None) -> "Trajectory":
+    def from_frames(frames: list, system: dict, meta: dict, wall_displacements=None,
+                    wall_rotations=None) -> "Trajectory":
         """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``).
 
         ``angular_velocities`` and ``orientations`` are kept when every frame has them
         (`StepResult` of spheres), else left None (not recorded). ``wall_displacements``
         (F, W, 3) (m) or None: where the moving walls were at each frame. The wall
         forces are computed from the frames' contacts and ``meta["dt"]``."""
-        radii = None if frames[0].radii is None else np.stack([f.radii for f in frames])
+        flows = [getattr(f, "flow", None) for f in frames]
+        width = None
+        if flows[0] is not None:          # spheres in the columns of their ids (module docstring)
+            width = int(max(row[0] for row in flows))
+
+        def stack(values):
+            if width is None:
+                return np.stack(values)
+            return np.stack([by_id(value, frame.ids, width) for value, frame in zip(values, frames)])
+
+        radii = None if frames[0].radii is None else stack([f.radii for f in frames])
 
         def optional(name):
             values = [getattr(f, name, None) for f in frames]
-            return None if any(v is None for v in values) else np.stack(values)
+            return None if any(v is None for v in values) else stack(values)
 
+        work = [getattr(f, "wall_work", None) for f in frames]
         return Trajectory(
             t=np.array([f.t for f in frames]),
-            positions=np.stack([f.positions for f in frames]),
-            velocities=np.stack([f.velocities for f in frames]),
+            positions=stack([f.positions for f in frames]),
+            velocities=stack([f.velocities for f in frames]),
             radii=radii,
             kinetic_energy=np.array([f.kinetic_energy for f in frames]),
             potential_energy=np.array([f.potential_energy for f in frames]),
@@ -151,7 +244,10 @@ class Trajectory:
             contacts=[f.contacts for f in frames],
             system=system, meta=meta,
             angular_velocities=optional("angular_velocities"), orientations=optional("orientations"),
-            wall_displacements=None if wall_displacements is None else np.asarray(wall_displacements, float))
+            wall_displacements=None if wall_displacements is None else np.asarray(wall_displacements, float),
+            wall_work=None if any(w is None for w in work) else np.array(work, dtype=float),
+            flow=None if width is None else np.stack(flows),
+            wall_rotations=None if wall_rotations is None else np.asarray(wall_rotations, float))
 
     @classmethod
     def concatenate(cls, parts: list) -> "Trajectory":
@@ -173,10 +269,18 @@ class Trajectory:
         if len(parts) == 1:
             return parts[0]
 
+        width = None
+        if any(p.flow is not None for p in parts):
+            if any(p.flow is None for p in parts):
+                raise ValueError("Trajectory.concatenate: parts with and without inlets or outlets")
+            width = max(p.positions.shape[1] for p in parts)
+
         def join(name):
             values = [getattr(p, name) for p in parts]
             if any(v is None for v in values):
                 return None
+            if width is not None and name in _PER_SPHERE:     # columns of ids: pad to the widest
+                values = [_widen(v, width) for v in values]
             return np.concatenate([values[0]] + [v[1:] for v in values[1:]])
 
         contacts = list(parts[0].contacts)
@@ -188,7 +292,8 @@ class Trajectory:
                    dissipated_energy=join("dissipated_energy"), contacts=contacts,
                    system=parts[-1].system, meta=parts[-1].meta,
                    angular_velocities=join("angular_velocities"), orientations=join("orientations"),
-                   wall_forces=join("wall_forces"), wall_displacements=join("wall_displacements"))
+                   wall_forces=join("wall_forces"), wall_displacements=join("wall_displacements"),
+                   wall_work=join("wall_work"), flow=join("flow"), wall_rotations=join("wall_rotations"))
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
@@ -227,6 +332,10 @@ class Trajectory:
         energy.create_dataset("kinetic", data=self.kinetic_energy)
         energy.create_dataset("potential", data=self.potential_energy)
         energy.create_dataset("dissipated", data=self.dissipated_energy)
+        if self.wall_work is not None:
+            energy.create_dataset("wall_work", data=self.wall_work)
+        if self.flow is not None:
+            h5.create_dataset("flow", data=self.flow)
         group = h5.create_group("contacts")
         counts = [len(c) for c in self.contacts]
         group.create_dataset("offsets", data=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
@@ -237,7 +346,8 @@ class Trajectory:
             if widths is not None:
                 group.create_dataset(f"widths/{name}", data=widths)
         # Written last, so the objects before them keep the offsets earlier versions gave them.
-        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements}
+        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements,
+                 "rotations": self.wall_rotations}
         for name, value in walls.items():
             if value is not None:
                 h5.create_dataset(f"walls/{name}", data=value, **options)
@@ -334,7 +444,9 @@ class Trajectory:
             system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
             angular_velocities=omega, orientations=orientations,
             wall_forces=per_frame("walls/forces", required=False),
-            wall_displacements=per_frame("walls/displacements", required=False))
+            wall_displacements=per_frame("walls/displacements", required=False),
+            wall_work=per_frame("energy/wall_work", required=False), flow=per_frame("flow", required=False),
+            wall_rotations=per_frame("walls/rotations", required=False))
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -387,13 +499,54 @@ def _check_structure(trajectory: "Trajectory") -> None:
                  f"{'S' if count is None else count}, 3)")
     if len(trajectory.contacts) != frames:
         fail(f"{len(trajectory.contacts)} frames of contacts for {frames} frames")
+    rotations = trajectory.wall_rotations
+    if rotations is not None and (np.ndim(rotations) != 4 or np.shape(rotations)[0] != frames
+                                  or np.shape(rotations)[2:] != (3, 3)):
+        fail(f"wall_rotations have shape {np.shape(rotations)}, expected ({frames}, W, 3, 3)")
+    for name, shape in (("wall_work", (frames,)), ("flow", None)):
+        value = getattr(trajectory, name)
+        if value is not None and (np.shape(value)[:1] != (frames,) or (shape is not None and np.shape(value) != shape)
+                                  or (shape is None and np.ndim(value) != 2)):
+            fail(f"{name} have shape {np.shape(value)} for {frames} frames")
     for name in ("t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy",
-                 "dissipated_energy", "angular_velocities", "orientations", "wall_forces", "wall_displacements"):
+                 "dissipated_energy", "angular_velocities", "orientations", "wall_forces", "wall_displacements",
+                 "wall_work", "flow"):
         value = getattr(trajectory, name)
         if value is not None and not np.issubdtype(np.asarray(value).dtype, np.number):
             fail(f"{name} are not numbers (dtype {np.asarray(value).dtype})")
     if not isinstance(trajectory.meta, dict):
         fail(f"meta must be a JSON object, got {type(trajectory.meta).__name__}")
+
+
+#: The per-sphere arrays of a trajectory (a column per sphere, or per id).
+_PER_SPHERE = ("positions", "velocities", "radii", "angular_velocities", "orientations")
+
+
+def by_id(values, ids, width: int) -> np.ndarray:
+    """Per-sphere ``values`` (n, ...) of the spheres ``ids`` (n,) placed in the columns of
+    their ids among ``width``, NaN elsewhere: (width, ...)."""
+    values = np.asarray(values, dtype=float)
+    out = np.full((width,) + values.shape[1:], np.nan)
+    out[np.asarray(ids, dtype=np.int64)] = values
+    return out
+
+
+def _widen(values: np.ndarray, width: int) -> np.ndarray:
+    """Per-id arrays (F, w, ...) padded with NaN columns to (F, width, ...)."""
+    values = np.asarray(values, dtype=float)
+    if values.shape[1] >= width:
+        return values
+    pad = np.full((values.shape[0], width - values.shape[1]) + values.shape[2:], np.nan)
+    return np.concatenate([values, pad], axis=1)
+
+
+def _flow_sizes(system: dict, columns: int) -> tuple[int, int]:
+    """``(inlets, outlets)`` of a run's flow counters: from the system's description,
+    else (one inlet per counter pair) from the columns."""
+    flows = system.get("flows") if isinstance(system, dict) else None
+    if isinstance(flows, dict):
+        return len(flows.get("inlets", [])), len(flows.get("outlets", []))
+    raise TrajectoryFileError(f"flow counters with {columns} columns but no inlets or outlets described")
 
 
 def _walls_of(system) -> list:

@@ -68,7 +68,7 @@ import functools
 import time
 from dataclasses import dataclass
 import warnings
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -81,6 +81,9 @@ from .surfaces import ContactRows, Surface
 from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
 from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
 from .walls import PeriodicBox, Plane
+
+if TYPE_CHECKING:
+    from .flows import Exchange
 
 #: A given orientation quaternion may differ from unit length by this much (it is
 #: then normalised); farther is an input error (not a rotation).
@@ -173,6 +176,12 @@ class SphereWorld:
         friction). ``0`` (default): it leaves rolling without slip. It acts in
         impacts only, i.e. on rows with ``restitution > 0``, and only where friction
         acts (``mu > 0``).
+    inlets, outlets : sequences of `granular.flows.Inlet`, `granular.flows.Outlet`
+        Spheres inserted and removed during a run (`granular.flows`): the world may
+        then start empty (``positions`` of shape (0, 3)); each sphere has a permanent
+        id (`ids`), and `flow` counts what came and went. They need radii and
+        masses given as values, solid spheres (``inertia=None``), one restitution
+        coefficient and no periodic boundaries.
     """
 
     def __init__(self, positions, radii, masses=None, velocities=None,
@@ -181,10 +190,13 @@ class SphereWorld:
                  periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0,
                  initial_overlaps: str = "error", separation_speed: float | None = None,
                  angular_velocities=None, inertia=None, orientations=None, rotation: bool = True,
-                 rolling_friction: float = 0.0, tangential_restitution: float = 0.0):
+                 rolling_friction: float = 0.0, tangential_restitution: float = 0.0, inlets=(), outlets=()):
         positions = finite_array(positions, "positions")
-        if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < 1:
-            raise InvalidInputError(f"positions must have shape (N, 3) with N >= 1, got {positions.shape}")
+        if positions.ndim == 1 and positions.size == 0 and inlets:
+            positions = positions.reshape(0, 3)
+        smallest = 0 if inlets else 1       # a world fed by an inlet may start empty
+        if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < smallest:
+            raise InvalidInputError(f"positions must have shape (N, 3) with N >= {smallest}, got {positions.shape}")
         self.n = positions.shape[0]
         self.t0 = float(t0)
         self.gravity = finite_array(gravity, "gravity", (3,))
@@ -242,6 +254,149 @@ class SphereWorld:
             raise InvalidInputError("rolling_friction needs spheres that turn: rotation=False leaves no rolling "
                                     "to resist")
         self._noted_rotation = None  # (t, h, omega) of the last step a scheme took (kinetic_energy)
+        self._setup_flows(inlets, outlets, restitution)
+
+    # -- grains that come and go (granular.flows) ----------------------------------------
+    def _setup_flows(self, inlets, outlets, restitution) -> None:
+        """Check and keep the inlets and outlets; number the spheres ``0 .. N-1``."""
+        from .flows import FlowCounters, Inlet, Outlet
+
+        self.inlets, self.outlets = tuple(inlets), tuple(outlets)
+        for name, items, kind in (("inlets", self.inlets, Inlet), ("outlets", self.outlets, Outlet)):
+            for k, item in enumerate(items):
+                if not isinstance(item, kind):
+                    raise InvalidInputError(f"{name}[{k}] must be a granular.{kind.__name__}, "
+                                            f"got {type(item).__name__}")
+        #: Permanent id of each sphere (N,) (`granular.flows`).
+        self.ids = np.arange(self.n, dtype=np.int64)
+        #: What the inlets and outlets have done (`granular.flows.FlowCounters`).
+        self.flow = FlowCounters.start(self.n, len(self.inlets), len(self.outlets))
+        #: Mass (kg) of every sphere ever present, by id (the run file's ``meta["masses"]``).
+        self.masses_by_id = None if callable(self._masses) else np.array(self._masses, dtype=float)
+        if not self.has_flows:
+            return
+        fixed = {"radii": self._radii, "masses": self._masses, "inertia": self._inertia}
+        for name, value in fixed.items():
+            if callable(value):
+                raise InvalidInputError(f"{name} cannot be a callable in a world with inlets or outlets: the "
+                                        "spheres present change, give one value per sphere")
+        if self._inertia is not None:
+            raise InvalidInputError("inertia must be None (solid spheres) in a world with inlets or outlets")
+        if self.periodic is not None:
+            raise InvalidInputError("inlets and outlets need a world without periodic boundaries")
+        if np.ndim(restitution) != 0:
+            raise InvalidInputError("restitution must be one value in a world with inlets or outlets (the "
+                                    "inserted spheres take it)")
+        self._restitution_value = float(restitution)
+
+    @property
+    def has_flows(self) -> bool:
+        """Whether inlets or outlets change the spheres present during a run."""
+        return bool(self.inlets or self.outlets)
+
+    def exchange(self, t: float, h: float, positions: np.ndarray) -> "Exchange":
+        """Apply the outlets, then the inlets, at the start of the step from ``t`` (s)
+        to ``t + h`` with the spheres at ``positions`` (N, 3) (m): the world's spheres
+        change (ids, radii, masses, counters) and the returned `granular.flows.Exchange`
+        says how, for the scheme to carry its state over. An inserted sphere is
+        admissible against every sphere kept or inserted and against every wall where
+        the step's constraints place it, at ``t + h``."""
+        from .flows import Exchange
+
+        positions = np.asarray(positions, dtype=float).reshape(self.n, 3)
+        keep = ~self._leaving(t, positions)
+        added, velocities, ids, radii, masses = self._inserted(t + h, positions[keep], self.radii_at(t)[keep])
+        self.masses_by_id = np.concatenate([self.masses_by_id, masses])
+        self._resize(keep, ids, radii, masses)
+        return Exchange(keep, added, velocities)
+
+    def _leaving(self, t: float, positions: np.ndarray) -> np.ndarray:
+        """Which spheres (N,) the outlets remove, each counted by the first outlet that
+        holds it (`flow`)."""
+        leaving = np.zeros(self.n, dtype=bool)
+        masses = self.masses_at(t)
+        for k, outlet in enumerate(self.outlets):
+            now = outlet.leaving(positions) & ~leaving
+            self.flow.removed[k] += int(np.count_nonzero(now))
+            self.flow.removed_mass[k] += float(np.sum(masses[now]))
+            leaving |= now
+        return leaving
+
+    def _inserted(self, t_next: float, present: np.ndarray, radii: np.ndarray) -> tuple:
+        """The spheres the inlets insert next to the spheres ``present`` (k, 3) of ``radii``
+        (k,) for the step ending at ``t_next`` (s): ``(centres (a, 3), velocities (a, 3),
+        ids (a,), radii (a,), masses (a,))``, counted in `flow`. Each inlet inserts the
+        spheres due (`granular.flows.Inlet.due`) until one finds no place."""
+        from .flows import place
+
+        rows: list[tuple] = []          # (centre, velocity, id, radius, mass) of each sphere inserted
+        for k, inlet in enumerate(self.inlets):
+            while inlet.due(t_next, int(self.flow.inserted[k]), float(self.flow.inserted_mass[k]), self.density):
+                number = int(self.flow.inserted[k])
+                radius = inlet.radius_of(number)
+                centre = place(inlet, number, radius, present, radii,
+                               lambda c, r, clearance=inlet.clearance: self._fits_walls(c, r, t_next, clearance))
+                if centre is None:
+                    break            # the region is full: this sphere waits for the next step
+                present, radii = np.vstack([present, centre]), np.append(radii, radius)
+                rows.append((centre, inlet.velocity, self.flow.issued, radius, inlet.mass(radius, self.density)))
+                self.flow.issued += 1
+                self.flow.inserted[k] += 1
+                self.flow.inserted_mass[k] += rows[-1][4]
+        if not rows:
+            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        centres, velocities, ids, added_radii, masses = zip(*rows)
+        return (np.array(centres), np.array(velocities), np.array(ids, dtype=np.int64), np.array(added_radii),
+                np.array(masses))
+
+    def _fits_walls(self, centre: np.ndarray, radius: float, t: float, clearance: float) -> bool:
+        """Whether a sphere of ``radius`` (m) at ``centre`` (3,) lies at least ``clearance``
+        (m) from every wall at ``t`` (s), on the admissible side. A mesh is a two-sided
+        shell: an inlet's region must lie on the side of it the spheres belong to."""
+        point, radii = centre.reshape(1, 3), np.array([radius])
+        for surface in self.surfaces:
+            rows = surface.rows(point, radii, clearance, t)
+            if rows.size and np.any(rows.gaps < clearance):
+                return False
+        return True
+
+    def _resize(self, keep: np.ndarray, ids: np.ndarray, radii: np.ndarray, masses: np.ndarray) -> None:
+        """Keep the spheres ``keep`` (N,) bool and append spheres of ``ids``, ``radii`` (m)
+        and ``masses`` (kg), at rest in rotation with identity orientations."""
+        k = ids.size
+        self.ids = np.concatenate([self.ids[keep], ids])
+        self._radii = np.concatenate([np.asarray(self._radii)[keep], radii])
+        self._masses = np.concatenate([np.asarray(self._masses)[keep], masses])
+        self.particle_restitution = np.concatenate([self.particle_restitution[keep],
+                                                    np.full(k, self._restitution_value)])
+        identity = np.zeros((k, 4))
+        identity[:, 0] = 1.0
+        self.omega0 = np.concatenate([self.omega0[keep], np.zeros((k, 3))])
+        self.orientations0 = np.concatenate([self.orientations0[keep], identity])
+        self.n = int(self.ids.size)
+        self._noted_rotation = None
+
+    def set_spheres(self, ids, radii, flow=None) -> None:
+        """Make the spheres present those of ``ids`` (N,) with ``radii`` (N,) (m), their
+        masses those recorded by id (`masses_by_id`, extended to the ids given, whose
+        masses then follow from the radii), and the counters ``flow`` (a restart
+        from a frame of a run with inlets or outlets, `granular.Simulation.from_trajectory`)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        radii = positive_per_item(radii, "radii", ids.size, " m")
+        if flow is not None:
+            self.flow = flow.copy()
+        known = self.masses_by_id
+        needed = int(max(self.flow.issued, ids.max(initial=-1) + 1))
+        if needed > known.size:
+            known = np.concatenate([known, np.full(needed - known.size, np.nan)])
+        unknown = np.isnan(known[ids])
+        known[ids[unknown]] = self.density * 4.0 / 3.0 * np.pi * radii[unknown] ** 3
+        self.masses_by_id = known
+        self.n = 0
+        self.ids = np.zeros(0, dtype=np.int64)
+        self._radii, self._masses = np.zeros(0), np.zeros(0)
+        self.particle_restitution, self.omega0, self.orientations0 = np.zeros(0), np.zeros((0, 3)), np.zeros((0, 4))
+        self._resize(np.zeros(0, dtype=bool), ids, radii, known[ids])
 
     # -- sizes and state ---------------------------------------------------------
     @property
@@ -405,7 +560,7 @@ class SphereWorld:
 
     def speed_slack(self, t_next: float, h: float) -> float:
         """Speed (m/s) above the search bound ``s`` that the search skin still covers."""
-        return SEARCH_SKIN * float(self.radii_at(t_next).min()) / (2.0 * h)
+        return SEARCH_SKIN * float(self.radii_at(t_next).min(initial=np.inf) if self.n else 0.0) / (2.0 * h)
 
     def body_speeds(self, u: np.ndarray) -> np.ndarray:
         """Speed of each sphere's centre (N,) (m/s); ``u`` (3N,) or the generalised (6N,)."""
@@ -432,7 +587,7 @@ class SphereWorld:
         clock = time.perf_counter()
         positions = q.reshape(self.n, 3)
         radii = self.radii_at(t_next)
-        skin = SEARCH_SKIN * float(radii.min())
+        skin = SEARCH_SKIN * float(radii.min(initial=np.inf) if radii.size else 0.0)
         self.check_periodic_cell(radii, margin=2.0 * h * max_speed + skin)
         i, j, vectors, distances = candidate_contacts(positions, radii, 2.0 * h * max_speed + skin, self.periodic)
         searched = time.perf_counter()
@@ -489,7 +644,7 @@ class SphereWorld:
             return None
         if self.separation_speed is not None:
             return self.separation_speed
-        return 0.1 * float(radii.min()) / h
+        return 0.1 * float(radii.min(initial=np.inf) if radii.size else 0.0) / h
 
     def _all_wall_rows(self, t_next, h, positions, radii, margin) -> "WallRows":
         """The rows of every contact surface at the end of the step (each surface's
@@ -559,6 +714,18 @@ class SphereWorld:
         """Shift (W, 3) (m) at ``t`` of each wall of ``walls`` (in the order given) from
         its described position at ``t = 0``."""
         return np.array([wall.displacement(t) for wall in self.walls]).reshape(-1, 3)
+
+    @property
+    def has_turning_meshes(self) -> bool:
+        """Whether some wall turns in a way its drawing shows (a mesh: `wall_rotations`)."""
+        return any(hasattr(wall, "rotation") and wall.angular_velocity != 0.0 for wall in self.walls)
+
+    def wall_rotations(self, t: float) -> np.ndarray:
+        """Rotation (W, 3, 3) at ``t`` of each wall about its centre from its described
+        orientation: a turning mesh's (`granular.meshes.TriangleMesh.rotation`), the
+        identity for the others (a turning cylinder or plane looks the same)."""
+        return np.array([wall.rotation(t) if hasattr(wall, "rotation") else np.eye(3)
+                         for wall in self.walls]).reshape(-1, 3, 3)
 
     @property
     def has_friction(self) -> bool:
@@ -698,6 +865,8 @@ class SphereWorld:
             "walls": [wall.describe() for wall in self.walls],
             "periodic": None if self.periodic is None else self.periodic.describe(),
             "gravity": self.gravity.tolist(),
+            **({"flows": {"inlets": [inlet.describe() for inlet in self.inlets],
+                          "outlets": [outlet.describe() for outlet in self.outlets]}} if self.has_flows else {}),
         }
 
 

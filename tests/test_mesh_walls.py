@@ -290,3 +290,33 @@ def test_a_mesh_carries_its_own_contact_law():
     assert np.all(rows.friction[on_mesh] == 0.7) and np.all(rows.friction[on_plane] == 0.2)
     assert np.all(rows.rolling_friction[on_mesh] == 0.05) and np.all(rows.rolling_friction[on_plane] == 0.01)
     assert np.all(rows.restitution[on_mesh] == 0.4) and np.all(rows.restitution[on_plane] == 0.9)
+
+
+def test_a_turning_mesh_is_drawn_turned_in_each_frame(tmp_path):
+    """A quadrilateral of two triangles turning at 2 rad/s about the vertical through its centre: the run
+    file keeps each frame's rotation, and the polygons of the ParaView export (and of
+    the renders' `shifted_walls`) are the vertices turned by the analytic angle 2 t
+    (scipy's rotation vector, an independent formula), to round-off (1e-12 m)."""
+    from scipy.spatial.transform import Rotation
+
+    from granular.render.geometry import frame_scene, shifted_walls, wall_polygons
+    from granular.runs import load_run, save_run
+
+    vertices = np.array([[0.1, 0.0, 0.0], [0.0, 0.08, 0.0], [-0.05, 0.0, 0.0], [0.0, -0.03, 0.0]])
+    mesh = gr.TriangleMesh(vertices, [[0, 1, 2], [0, 2, 3]], angular_velocity=2.0, axis=(0, 0, 1), centre=(0, 0, 0))
+    world = gr.SphereWorld([[0.5, 0.5, 0.5]], 0.01, walls=[mesh], gravity=(0, 0, 0))
+    save_run(gr.Simulation(world, dt=1e-3).run(steps=300, record_every=100), tmp_path / "turn.h5")
+    trajectory = load_run(tmp_path / "turn.h5")
+    bounds = np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]])
+    for k, t in enumerate(trajectory.t):
+        expected = Rotation.from_rotvec([0.0, 0.0, 2.0 * t]).apply(vertices)
+        polygons = wall_polygons(trajectory.system, bounds, trajectory.wall_displacements[k],
+                                 trajectory.wall_rotations[k])
+        corners = np.concatenate([polygon for polygon, _, _ in polygons])
+        distance = np.linalg.norm(corners[:, None, :] - expected[None, :, :], axis=2)
+        assert distance.min(axis=0).max() < 1e-12 and distance.min(axis=1).max() < 1e-12
+        scene = frame_scene(trajectory, k)
+        drawn = shifted_walls(trajectory.system, scene.wall_displacements, scene.wall_rotations)
+        distance = np.linalg.norm(np.asarray(drawn["walls"][0]["vertices"])[:, None, :] - expected[None], axis=2)
+        assert distance.min(axis=0).max() < 1e-12 and distance.min(axis=1).max() < 1e-12
+    assert trajectory.t[-1] > 0.2      # turned by more than 0.4 rad: an unturned drawing would fail

@@ -63,3 +63,28 @@ def test_a_still_walls_step_does_no_work():
     results = [simulation.step() for _ in range(200)]
     assert all(result.wall_work == 0.0 for result in results) and simulation.wall_work == 0.0
     assert any(result.contacts.impulse.sum() > 0 for result in results)
+
+
+@pytest.mark.exact
+def test_chained_restarts_keep_the_walls_work(tmp_path):
+    """A piston run of 3 x 40 steps, each part continued from the previous part's run
+    file, against the same 120 steps at once: the cumulative wall work and dissipated
+    energy of every frame are the same numbers (the run files store the work, so a
+    restart does not start it at 0), the piston has done work by the end, and the
+    dissipation never falls."""
+    from granular.runs import load_run, save_run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gr.TimeStepWarning)
+        whole = gr.Simulation(piston_world(), dt=1e-3).run(steps=120, record_every=20)
+        parts = [gr.Simulation(piston_world(), dt=1e-3).run(steps=40, record_every=20)]
+        for k in range(2):
+            path = tmp_path / f"part{k}.h5"
+            save_run(parts[-1], path)
+            simulation = gr.Simulation.from_trajectory(load_run(path), world=piston_world())
+            parts.append(simulation.run(steps=40, record_every=20))
+    joined = gr.Trajectory.concatenate(parts)
+    assert whole.wall_work is not None and whole.wall_work[-1] > 0.0
+    assert np.array_equal(joined.wall_work, whole.wall_work)
+    assert np.array_equal(joined.dissipated_energy, whole.dissipated_energy)
+    assert np.all(np.diff(joined.dissipated_energy) >= 0.0)

@@ -35,6 +35,18 @@ def _print_missed_steps(summary) -> None:
           f"solver's best answer)")
 
 
+def _print_flow(trajectory, k: int) -> None:
+    """The inlets' and outlets' counts up to frame ``k`` (`granular.flows.FlowCounters`)."""
+    from ..flows import FlowCounters
+
+    flows = trajectory.system.get("flows", {})
+    inlets, outlets = len(flows.get("inlets", [])), len(flows.get("outlets", []))
+    counters = FlowCounters.from_row(trajectory.flow[k], inlets, outlets)
+    print(f"inlets inserted {int(counters.inserted.sum())} spheres ({float(counters.inserted_mass.sum()):.6g} kg), "
+          f"outlets removed {int(counters.removed.sum())} ({float(counters.removed_mass.sum()):.6g} kg) "
+          f"by t = {trajectory.t[k]:.6g} s")
+
+
 def command_inspect(args) -> int:
     trajectory = load_run_file(args.run)
     k = frame_index(trajectory, args.frame)
@@ -42,10 +54,14 @@ def command_inspect(args) -> int:
     dt = float(meta.get("dt", float("nan")))
     n = trajectory.positions.shape[1] if trajectory.positions.ndim == 3 else trajectory.positions.shape[-1]
     bodies = f"{n} spheres" if system.get("kind") == "spheres" else f"{system.get('kind', 'system')}, {n} coordinates"
+    if trajectory.varying:      # spheres that come and go: the count of the frame, and the ids issued
+        bodies = f"{trajectory.present(k).size} spheres in frame {k} ({n} ids over the run)"
     print(f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "
           f"to {trajectory.t[-1]:.6g} s (dt = {dt:g} s, recorded every {meta.get('record_every', '?')} steps, "
           f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})")
     _print_missed_steps(meta.get("missed_steps"))
+    if trajectory.varying:
+        _print_flow(trajectory, k)
     contacts = trajectory.contacts[k]
     impulse = np.asarray(contacts.impulse, float)
     mask = active(trajectory, k)          # solver noise (below the tolerance) is no contact

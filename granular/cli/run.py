@@ -209,7 +209,9 @@ def _first_frames(trajectory, count: int):
                    kinetic_energy=cut(trajectory.kinetic_energy), potential_energy=cut(trajectory.potential_energy),
                    dissipated_energy=cut(trajectory.dissipated_energy), contacts=trajectory.contacts[:count],
                    angular_velocities=cut(trajectory.angular_velocities), orientations=cut(trajectory.orientations),
-                   wall_forces=cut(trajectory.wall_forces), wall_displacements=cut(trajectory.wall_displacements))
+                   wall_forces=cut(trajectory.wall_forces), wall_displacements=cut(trajectory.wall_displacements),
+                   wall_rotations=cut(trajectory.wall_rotations), wall_work=cut(trajectory.wall_work),
+                   flow=cut(trajectory.flow))
 
 
 def _finish_and_report(args, job, trajectory, error, expected, seconds, writing, warned) -> None:

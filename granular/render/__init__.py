@@ -78,7 +78,7 @@ def _renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, 
     else:
         label = "value"
     radii = trajectory.radii
-    mean_radius = float(np.median(radii[indices])) if radii is not None and radii.size else None
+    mean_radius = float(np.nanmedian(radii[indices])) if radii is not None and radii.size else None
     return Renderer(trajectory.system, bounds, walls, size=(width, height), camera=camera,
                     n_frames=len(indices), view=view, up=up, color_label=label,
                     color_range=color_range(trajectory, indices, color_by), cmap=cmap, forces=forces,

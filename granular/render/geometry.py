@@ -71,6 +71,7 @@ class FrameScene:
     bands: np.ndarray | None = None
     note: str = ""
     wall_displacements: np.ndarray | None = None   # (W, 3) m: where moving walls are, or None
+    wall_rotations: np.ndarray | None = None       # (W, 3, 3): how turning meshes are turned, or None
 
 
 @dataclass
@@ -120,8 +121,18 @@ def is_spheres(description: dict) -> bool:
     return description.get("kind") == "spheres"
 
 
+def present_frame(trajectory, k: int):
+    """``(trajectory, k)``, or for a run whose spheres come and go (`granular.flows`)
+    frame ``k`` alone with the spheres present in it and ``0`` (`Trajectory.frame`):
+    what is drawn of a frame is what was there."""
+    if getattr(trajectory, "varying", False):
+        return trajectory.frame(k), 0
+    return trajectory, k
+
+
 def frame_shapes(trajectory, k: int) -> Shapes:
     """The `Shapes` of frame ``k`` (per-frame radii for spheres; the system's adapter otherwise)."""
+    trajectory, k = present_frame(trajectory, k)
     description = trajectory.system
     radii = None if trajectory.radii is None else trajectory.radii[k]
     try:
@@ -141,6 +152,8 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
     forces : compute the force chains of the frame.
     min_impulse : chains with a smaller impulse (N s) are left out.
     """
+    note = skipped_steps_note(trajectory, k) if forces else ""
+    trajectory, k = present_frame(trajectory, k)
     shapes = frame_shapes(trajectory, k)
     contacts = trajectory.contacts[k] if k < len(trajectory.contacts) else None
     impulses = np.zeros(0) if contacts is None else np.asarray(contacts.impulse, dtype=float)
@@ -154,12 +167,15 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
         bands = orientation_bands(np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
                                   np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
     active_contacts = _active_contacts(trajectory, k)
-    note = skipped_steps_note(trajectory, k) if forces and active_contacts == 0 else ""
+    note = note if active_contacts == 0 else ""
     displacements = getattr(trajectory, "wall_displacements", None)
-    moved = None if displacements is None or not np.any(displacements) else np.asarray(displacements[k], float)
+    rotations = getattr(trajectory, "wall_rotations", None)
+    turned = None if rotations is None else np.asarray(rotations[k], float)
+    moved = None if displacements is None or (not np.any(displacements) and turned is None) \
+        else np.asarray(displacements[k], float)
     return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
                       chains=chains, active_contacts=active_contacts, multipliers=impulses, bands=bands, note=note,
-                      wall_displacements=moved)
+                      wall_displacements=moved, wall_rotations=turned)
 
 
 def skipped_steps_note(trajectory, k: int) -> str:
@@ -218,7 +234,11 @@ def orientation_bands(centres: np.ndarray, radii: np.ndarray, quaternions: np.nd
 
 
 def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | None:
-    """One colour value per sphere of ``shapes`` (see `frame_scene`), or None."""
+    """One colour value per sphere of ``shapes`` (see `frame_scene`), or None; ``"id"``
+    colours by permanent id."""
+    if getattr(trajectory, "varying", False) and not isinstance(color_by, str):
+        raise InvalidInputError("color_by as an array needs a run whose spheres stay; here they come and go")
+    trajectory, k = present_frame(trajectory, k)
     n = len(shapes.sphere_radii)
     if isinstance(color_by, str):
         if color_by not in COLORINGS:
@@ -228,7 +248,8 @@ def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | 
         if not is_spheres(trajectory.system):
             return None if shapes.scalars is None else np.asarray(shapes.scalars, dtype=float)
         if color_by == "id":
-            return np.arange(n, dtype=float)
+            ids = getattr(trajectory, "ids", None)
+            return np.arange(n, dtype=float) if ids is None else np.asarray(ids[k], float)
         return np.linalg.norm(np.asarray(trajectory.velocities[k]).reshape(n, 3), axis=1)
     values = np.asarray(color_by, dtype=float)
     if values.ndim == 2 and values.shape[0] == len(trajectory):
@@ -444,14 +465,20 @@ def _clip_segment(a: np.ndarray, b: np.ndarray, lower: np.ndarray, upper: np.nda
     return np.array([a + start * change, a + end * change])
 
 
-def shifted_walls(description: dict, displacements) -> dict:
+def shifted_walls(description: dict, displacements, rotations=None) -> dict:
     """``description`` with each wall moved by its row of ``displacements`` (W, 3) (m,
-    a frame of `Trajectory.wall_displacements`): each wall's ``translated``; a wall of
-    an unknown type stays where it is."""
+    a frame of `Trajectory.wall_displacements`): each wall's ``translated``; with
+    ``rotations`` (W, 3, 3) (a frame of `Trajectory.wall_rotations`) a wall that can
+    be drawn turned (a mesh's ``placed``) is turned too; a wall of an unknown type
+    stays where it is."""
     walls, displacements = [], np.asarray(displacements, float)
     for w, description_of_wall in enumerate(description.get("walls", []) or []):
         wall = wall_from_description(description_of_wall)
-        walls.append(description_of_wall if wall is None else wall.translated(displacements[w]).describe())
+        if wall is not None and rotations is not None and hasattr(wall, "placed"):
+            wall = wall.placed(displacements[w], rotations[w])
+        elif wall is not None:
+            wall = wall.translated(displacements[w])
+        walls.append(description_of_wall if wall is None else wall.describe())
     return {**description, "walls": walls}
 
 
@@ -490,15 +517,17 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
     return WallGeometry(polygons, np.concatenate(edges) if edges else np.zeros((0, 2, 3)))
 
 
-def wall_polygons(description: dict, bounds: np.ndarray, displacements=None) -> list[tuple[np.ndarray, int, int]]:
+def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
+                  rotations=None) -> list[tuple[np.ndarray, int, int]]:
     """Every wall of a sphere system as polygons ``(corners (k, 3), wall, surface)``:
     ``wall`` the index in ``description["walls"]``, ``surface`` the contact surface
     (``Contacts.wall``), from each wall's shape (`granular.surfaces.Surface.shape`:
     planes are rectangles covering ``bounds``, boxes their faces, cylinders their
     side's quads and caps, meshes their triangles). ``displacements`` (W, 3) (m) shifts
-    each wall (a frame of `Trajectory.wall_displacements`); periodic cells have none."""
+    each wall (a frame of `Trajectory.wall_displacements`), ``rotations`` (W, 3, 3)
+    turns the meshes (`shifted_walls`); periodic cells have none."""
     if displacements is not None:
-        description = shifted_walls(description, displacements)
+        description = shifted_walls(description, displacements, rotations)
     shapes = {w: (wall, shape) for w, wall, shape in wall_shapes(description, bounds)}
     polygons, surface = [], 0
     for w, _ in enumerate(description.get("walls", []) or []):

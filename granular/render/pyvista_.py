@@ -267,11 +267,12 @@ class Renderer:
 
     def _moving_walls(self, scene: FrameScene) -> None:
         """Redraw the walls where a frame's moving walls are (a piston, a shaker)."""
-        shift = scene.wall_displacements
-        if shift is None or (self._wall_shift is not None and np.array_equal(shift, self._wall_shift)):
+        shift, turn = scene.wall_displacements, scene.wall_rotations
+        if shift is None or (self._wall_shift is not None and np.array_equal(shift, self._wall_shift)
+                             and turn is None):
             return
         self._wall_shift = np.array(shift)
-        walls = wall_geometry(shifted_walls(self.description, shift), self.bounds, self.up)
+        walls = wall_geometry(shifted_walls(self.description, shift, turn), self.bounds, self.up)
         if self.wall_clip is not None:
             walls = clip_walls(walls, self.wall_clip)
         for name, mesh in (("walls", _polygons(self.pv, walls.polygons) if walls.polygons else None),

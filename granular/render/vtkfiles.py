@@ -141,12 +141,16 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> tuple[str, str]:
+    from .geometry import present_frame
+
+    trajectory, k = present_frame(trajectory, k)      # the spheres present, with their ids
     positions = np.asarray(trajectory.positions[k], float).reshape(-1, 3)
     velocities = np.asarray(trajectory.velocities[k], float).reshape(-1, 3)
     radii = np.asarray(trajectory.radii[k], float)
     n = len(positions)
     point_data = {"radius": radii, "velocity": velocities, "speed": np.linalg.norm(velocities, axis=1),
-                  "id": np.arange(n, dtype=np.int64)}
+                  "id": np.arange(n, dtype=np.int64) if getattr(trajectory, "ids", None) is None
+                  else np.asarray(trajectory.ids[k], np.int64)}
     omega = getattr(trajectory, "angular_velocities", None)
     if omega is not None:
         omega = np.asarray(omega[k], float).reshape(-1, 3)
@@ -183,7 +187,9 @@ def _polygons_xml(polygons: list, cell_data: dict) -> str:
 def _wall_part(trajectory, k: int, bounds: np.ndarray) -> str | None:
     """The walls of a sphere system at frame ``k`` (module docstring), or None without walls."""
     displacements = getattr(trajectory, "wall_displacements", None)
-    polygons = wall_polygons(trajectory.system, bounds, None if displacements is None else displacements[k])
+    rotations = getattr(trajectory, "wall_rotations", None)
+    polygons = wall_polygons(trajectory.system, bounds, None if displacements is None else displacements[k],
+                             None if rotations is None else rotations[k])
     if not polygons:
         return None
     surfaces = np.array([surface for _, _, surface in polygons], np.int64)

@@ -213,11 +213,15 @@ class VelocityScheme:
         self._spheres = searches_neighbours(system)
         self._rotating = self._spheres and bool(system.rotates)
         self._moving_metric = isinstance(system, CoordinateSystem) and not system.constant_metric
-        self._n = system.n if self._spheres else 0   # the contact keys' body count
         # The contact solver's factor: a cache kept across steps, not state (rebuilding
         # it changes no result, so a restart need not store it).
         self._workspace = active_set.Workspace()
         self.state = self.init(*system.initial_state())
+
+    @property
+    def _n(self) -> int:
+        """The contact keys' body count: the spheres present (it changes with inlets)."""
+        return self.system.n if self._spheres else 0
 
     # -- the state -------------------------------------------------------------------
     def init(self, t: float, q: np.ndarray, u: np.ndarray) -> MauryState:
@@ -230,6 +234,42 @@ class VelocityScheme:
     def resume(self, t: float, q: np.ndarray, u: np.ndarray) -> MauryState:
         """The current state moved to ``(t, q, u)``: what is carried stays (`step`)."""
         return replace(self.state, t=float(t), q=np.asarray(q, dtype=float), u=np.asarray(u, dtype=float))
+
+    def exchanged(self, state: MauryState, exchange, n_before: int) -> MauryState:
+        """``state`` carried over to the spheres after ``exchange`` (a
+        `granular.flows.Exchange` of the world's ``n_before`` spheres): positions,
+        velocities, rotation and sustained-contact kick of the kept spheres, then the
+        inserted ones (at rest in rotation, identity orientations, no kick); the warm
+        starts of the rows between kept spheres and walls, under their new keys
+        (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
+        from ..constraints import remap_keys
+
+        keep, k = exchange.keep, exchange.positions.shape[0]
+        q = np.concatenate([state.q.reshape(n_before, 3)[keep], exchange.positions]).reshape(-1)
+        u = np.concatenate([state.u.reshape(n_before, 3)[keep], exchange.velocities]).reshape(-1)
+        kept, keys = remap_keys(state.previous_keys, n_before, exchange.new_index(), self._n)
+        order = np.argsort(keys, kind="stable")
+        tangential = state.previous_tangential
+        if tangential is not None and tangential.shape[0] == state.previous_keys.size:
+            tangential = tangential[kept][order]
+        omega, orientations, kick = state.omega, state.orientations, state.previous_kick
+        if omega is not None and orientations is not None:
+            identity = np.zeros((k, 4))
+            identity[:, 0] = 1.0
+            omega = np.concatenate([omega[keep], np.zeros((k, 3))])
+            orientations = np.concatenate([orientations[keep], identity])
+        if kick is not None:
+            blocks = kick.size // (3 * n_before) if n_before else 0     # (u) or (u, omega) blocks
+            if blocks:
+                parts = kick.reshape(blocks, n_before, 3)
+                kick = np.concatenate([parts[:, keep], np.zeros((blocks, k, 3))], axis=1).reshape(-1)
+            else:
+                kick = None
+        # the solver's factor belongs to the former rows and columns: rebuilt at the next step
+        self._workspace = active_set.Workspace()
+        return replace(state, q=q, u=u, previous_keys=keys[order],
+                       previous_impulses=state.previous_impulses[kept][order], previous_tangential=tangential,
+                       previous_kick=kick, omega=omega, orientations=orientations)
 
     def warm_values(self, state: MauryState) -> dict:
         """What ``state`` carries beyond ``(t, q, u)``, by run-file name (`MauryState`)."""
@@ -307,7 +347,7 @@ class VelocityScheme:
     def _speed_limit(self, t_next):
         """Speed (m/s) of a sphere that crosses its own radius in one step: Maury's
         linearised gaps stop describing a step that needs faster ones."""
-        return float(self.system.radii_at(t_next).min()) / self.dt if self._spheres else None
+        return float(self.system.radii_at(t_next).min(initial=np.inf)) / self.dt if self._spheres else None
 
     def _metric_point(self, q, u):
         """Where the metric is evaluated: ``q^n + h u^n`` (the ``q_{n+1}`` of Dzonou,
