@@ -308,7 +308,7 @@ class Trajectory:
 
         if Path(path).suffix.lower() not in SUFFIXES:
             raise InvalidInputError(f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
-                                    "(for a .csv or .xyz of one frame use granular.packing.write_configuration)")
+                                    "(for a .csv or .xyz of one frame use granular.configurations.write_configuration)")
         with atomic_path(path) as temporary:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
