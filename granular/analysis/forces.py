@@ -59,6 +59,10 @@ class FrameForces:
         Force on the sphere from the wall (N); the wall receives its opposite.
     wall_point : (w, 3) array
         Contact point on the sphere (m).
+    ids : (N,) int array or None
+        For a run with inlets or outlets, the permanent id of each sphere (the
+        spheres are those present in the frame, in the order of their ids); None
+        otherwise (sphere ``i`` is the run's sphere ``i``).
     """
 
     frame: int
@@ -75,6 +79,7 @@ class FrameForces:
     wall_surface: np.ndarray
     wall_force: np.ndarray
     wall_point: np.ndarray
+    ids: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -124,6 +129,13 @@ def time_step(trajectory) -> float:
     return float(dt)
 
 
+def _masses_by_id(trajectory) -> np.ndarray:
+    """Masses (kg) of a run with inlets or outlets, by permanent id (``meta["masses"]``)."""
+    masses = np.asarray(trajectory.meta.get("masses", []), float).reshape(-1)
+    count = trajectory.positions.shape[1]
+    return np.full(count, float(masses[0])) if masses.size == 1 else masses[:count]
+
+
 def sphere_masses(trajectory, k: int) -> np.ndarray:
     """Masses (N,) (kg) of frame ``k``'s spheres: ``meta["masses"]``."""
     masses = np.asarray(trajectory.meta.get("masses", []), float).reshape(-1)
@@ -162,12 +174,22 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     from ..world import tangent_basis
 
     check_spheres(trajectory)
-    k = frame_index(trajectory, k)
+    k = frame = frame_index(trajectory, k)
+    ids = None
+    if getattr(trajectory, "varying", False):
+        # A run with inlets or outlets: the spheres present in the frame, their
+        # contacts renumbered by row (`granular.Trajectory.frame`), masses by id.
+        ids = trajectory.present(k)
+        masses = _masses_by_id(trajectory)[ids]
+        limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
+        trajectory, k = trajectory.frame(k), 0
+    else:
+        masses = sphere_masses(trajectory, k)
+        limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
     dt = time_step(trajectory)
     contacts = trajectory.contacts[k]
     centres = step_start_positions(trajectory, k)
     radii = np.asarray(trajectory.radii[k], float)
-    limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
     impulse = np.asarray(contacts.impulse, float)
     keep = impulse > limit
     normals = np.asarray(contacts.normal, float).reshape(-1, 3)
@@ -182,7 +204,7 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     pair_point = centres[i[pairs]] + (radii[i[pairs]] + 0.5 * gap[pairs])[:, None] * normals[pairs]
     pair_vector = (radii[i[pairs]] + radii[j[pairs]] + gap[pairs])[:, None] * normals[pairs]
     wall_point = centres[i[walls]] - radii[i[walls], None] * normals[walls]
-    return FrameForces(frame=k, centres=centres, radii=radii, masses=sphere_masses(trajectory, k),
+    return FrameForces(frame=frame, centres=centres, radii=radii, masses=masses, ids=ids,
                        velocities=np.asarray(trajectory.velocities[k], float),
                        pair_i=i[pairs].astype(np.int64), pair_j=j[pairs].astype(np.int64),
                        pair_force=forces[pairs].reshape(-1, 3), pair_point=pair_point.reshape(-1, 3),
