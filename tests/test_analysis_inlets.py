@@ -51,3 +51,11 @@ def test_the_density_of_a_fed_frame_integrates_to_the_mass_present():
     z = np.arange(-0.05, 0.35, 5e-5)
     density = A.profile(forces, "z", z, kernel, SIDE ** 2).density
     assert np.trapezoid(density * SIDE ** 2, z) == pytest.approx(masses.sum(), rel=1e-6)
+
+
+def test_the_weight_of_a_fed_frame_is_that_of_the_spheres_present():
+    run = fed_run()
+    for k in (1, len(run) - 1):
+        present = run.present(k)
+        masses = np.asarray(run.meta["masses"], float)[present]
+        assert A.tables.weight(run, k) == pytest.approx(9.81 * masses.sum(), rel=1e-12)

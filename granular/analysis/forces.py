@@ -129,22 +129,17 @@ def time_step(trajectory) -> float:
     return float(dt)
 
 
-def _masses_by_id(trajectory) -> np.ndarray:
-    """Masses (kg) of a run with inlets or outlets, by permanent id (``meta["masses"]``)."""
-    masses = np.asarray(trajectory.meta.get("masses", []), float).reshape(-1)
-    count = trajectory.positions.shape[1]
-    return np.full(count, float(masses[0])) if masses.size == 1 else masses[:count]
-
-
 def sphere_masses(trajectory, k: int) -> np.ndarray:
-    """Masses (N,) (kg) of frame ``k``'s spheres: ``meta["masses"]``."""
+    """Masses (N,) (kg) of frame ``k``'s spheres: ``meta["masses"]``; for a run with
+    inlets or outlets, those of the spheres present in the frame, in the order of
+    their ids (`granular.Trajectory.present`)."""
     masses = np.asarray(trajectory.meta.get("masses", []), float).reshape(-1)
     n = trajectory.positions.shape[1]
     if masses.size == 1:
-        return np.full(n, float(masses[0]))
+        masses = np.full(n, float(masses[0]))
     if masses.size != n:
         raise ValueError(f"trajectory: meta masses has {masses.size} values for {n} spheres")
-    return masses
+    return masses[trajectory.present(k)] if getattr(trajectory, "varying", False) else masses
 
 
 def check_spheres(trajectory) -> None:
@@ -180,7 +175,7 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
         # A run with inlets or outlets: the spheres present in the frame, their
         # contacts renumbered by row (`granular.Trajectory.frame`), masses by id.
         ids = trajectory.present(k)
-        masses = _masses_by_id(trajectory)[ids]
+        masses = sphere_masses(trajectory, k)
         limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
         trajectory, k = trajectory.frame(k), 0
     else:
