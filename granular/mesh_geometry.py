@@ -152,9 +152,12 @@ class Topology:
         """(e, 2) vertex pairs of the edges to draw: on the boundary (one triangle),
         shared by more than two, or between triangles whose normals differ by more than
         20 degrees."""
-        count = np.sum(self.edge_faces >= 0, axis=1)
+        faces = self.edge_faces
+        if faces.shape[1] < 2:   # no edge shared (a lone triangle): pad the second column
+            faces = np.pad(faces, ((0, 0), (0, 2 - faces.shape[1])), constant_values=-1)
+        count = np.sum(faces >= 0, axis=1)
         pair = count == 2
-        first, second = self.normals[self.edge_faces[:, 0]], self.normals[np.maximum(self.edge_faces[:, 1], 0)]
+        first, second = self.normals[faces[:, 0]], self.normals[np.maximum(faces[:, 1], 0)]
         bent = pair & (np.abs(_dot(first, second)) < np.cos(np.radians(20.0)))
         return self.edges[(count != 2) | bent]
 

@@ -320,3 +320,13 @@ def test_a_turning_mesh_is_drawn_turned_in_each_frame(tmp_path):
         distance = np.linalg.norm(np.asarray(drawn["walls"][0]["vertices"])[:, None, :] - expected[None], axis=2)
         assert distance.min(axis=0).max() < 1e-12 and distance.min(axis=1).max() < 1e-12
     assert trajectory.t[-1] > 0.2      # turned by more than 0.4 rad: an unturned drawing would fail
+
+
+def test_a_lone_triangle_draws_its_three_edges():
+    """Every edge of a lone triangle is a boundary edge, so all three are drawn (the
+    test of sharp edges used to index a second triangle that no edge has)."""
+    triangle = gr.TriangleMesh([[0, 0, 0], [1, 0, 0], [0, 1, 0]], [[0, 1, 2]])
+    shape = triangle.shape(np.array([[-1.0, -1.0, -1.0], [1.0, 1.0, 1.0]]))
+    drawn = {frozenset(map(tuple, segment)) for segment in np.asarray(shape.edges).reshape(-1, 2, 3).tolist()}
+    corners = [(0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)]
+    assert drawn == {frozenset({a, b}) for a in corners for b in corners if a < b}
