@@ -566,14 +566,14 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     For each wall row ``k`` of a frame (``Contacts.wall[k] >= 0``) the wall gives the
     sphere the impulse ``lambda_k n_k + sum_a l_T,k,a t_a(n_k)`` over the step (normal
     into the sphere's side, friction along the row's tangent basis,
-    `granular.world.tangent_basis`); by Newton's third law the wall receives its
+    `granular.sphere_rows.tangent_basis`); by Newton's third law the wall receives its
     opposite. Summed per surface and divided by ``dt``: the mean force over the step
     (N). ``S`` counts the surfaces of ``system["walls"]`` (`granular.walls.surface_count`),
     or more if the contacts name more. None for a system that is not spheres or has
     no wall, or without ``meta["dt"]``.
     """
     from .walls import surface_count
-    from .world import tangent_basis
+    from .sphere_rows import tangent_basis
 
     if not isinstance(system, dict) or system.get("kind") != "spheres" or not isinstance(meta, dict):
         return None

@@ -81,7 +81,7 @@ rotational part, and the tangential rows of the frictional impact law (stage 3)
 and of the frictional projection (stage 4) turn the spheres. Otherwise ``omega``
 is constant.
 Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
-h`` about ``omega^{n+1}`` (`granular.world.rotate_quaternions`), as ``q^{n+1} = q^n +
+h`` about ``omega^{n+1}`` (`granular.rotation.rotate_quaternions`), as ``q^{n+1} = q^n +
 h u^{n+1}``. The rotational state advances only with a step whose results are
 finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
 """
@@ -95,7 +95,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
-from ..constraints import Contacts
+from ..constraints import Contacts, remap_keys
 from ..errors import (ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning, at_time,
                       solver_errors_at)
 from ..contact.friction import project_frictional
@@ -105,7 +105,9 @@ from ..contact import active_set
 from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..results import SolverStats, StepResult
+from ..rotation import rotate_quaternions, unit_quaternions
 from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
+from ..validation import finite_array
 from .common import initial_state, make_result
 from .registry import refuse_unless_supported
 
@@ -242,8 +244,6 @@ class VelocityScheme:
         inserted ones (at rest in rotation, identity orientations, no kick); the warm
         starts of the rows between kept spheres and walls, under their new keys
         (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
-        from ..constraints import remap_keys
-
         keep, k = exchange.keep, exchange.positions.shape[0]
         q = np.concatenate([state.q.reshape(n_before, 3)[keep], exchange.positions]).reshape(-1)
         u = np.concatenate([state.u.reshape(n_before, 3)[keep], exchange.velocities]).reshape(-1)
@@ -295,14 +295,11 @@ class VelocityScheme:
         ``orientations`` (N, 4) unit quaternions (kept when None). With ``t`` (s), the
         time of that state, a rotating world also reports them in its kinetic energy
         at ``t`` (`granular.world.SphereWorld.note_rotation`)."""
-        from ..world import _unit_quaternions
-        from ..validation import finite_array
-
         state = self.state
         if state.omega is None:
             raise InvalidInputError("this system has no rotational state")
         omega = finite_array(angular_velocities, "angular_velocities", state.omega.shape).copy()
-        orientations = state.orientations if orientations is None else _unit_quaternions(orientations, omega.shape[0])
+        orientations = state.orientations if orientations is None else unit_quaternions(orientations, omega.shape[0])
         self.state = replace(state, omega=omega, orientations=orientations)
         if t is not None and self._rotating:
             self.system.note_rotation(t, self.dt, omega)
@@ -563,7 +560,7 @@ class VelocityScheme:
 
     def _warm_tangential(self, constraints, state):
         """Previous friction impulses (m, s) of the rows that persist (in their own
-        tangent bases, which `granular.world.tangent_basis` derives from the normal
+        tangent bases, which `granular.sphere_rows.tangent_basis` derives from the normal
         alone), or None."""
         found, position = self._persisting(constraints, state)
         previous = state.previous_tangential
@@ -654,7 +651,6 @@ class VelocityScheme:
         omega = velocities[3 * n:].reshape(n, 3).copy() if self._rotating else state.omega
         orientations = state.orientations
         if np.any(omega):
-            from ..world import rotate_quaternions
             orientations = rotate_quaternions(orientations, omega, self.dt)
         finite = np.all(np.isfinite(omega)) and np.all(np.isfinite(orientations)) and np.all(np.isfinite(velocities))
         if finite and self._rotating:
