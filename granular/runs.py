@@ -96,7 +96,7 @@ def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: d
     from .streaming import FrameWriter
 
     error = None
-    writer = FrameWriter(path, simulation.system.describe(), {**simulation._meta(record_every), **meta})
+    writer = FrameWriter(path, simulation.system.describe(), {**simulation.run_meta(record_every), **meta})
     try:
         if previous is not None:
             writer.extend(previous)
@@ -113,7 +113,7 @@ def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: d
             if debug and not isinstance(failure, (GranularError, NonFiniteStateError, KeyboardInterrupt)):
                 raise
             error = failure
-        writer.update_meta(simulation._meta(record_every))
+        writer.update_meta(simulation.run_meta(record_every))
         if writer.last_t == simulation.t:
             writer.write_warm_state(simulation.warm_state())
     finally:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .recording import Frame
 from .trajectory import by_id
 
 #: Rows per chunk of the contact datasets (1-D fields; 2-D fields hold about as many values).
@@ -65,7 +66,7 @@ class FrameWriter:
         The run's meta (``dt``, ``scheme``, ``record_every``, provenance, ...), stored
         as the root attribute ``meta``; `update_meta` merges more into it.
 
-    A frame (`append`) has the fields of `granular.simulation._Frame`: ``t`` (s),
+    A frame (`append`) has the fields of `granular.recording.Frame`: ``t`` (s),
     ``positions`` and ``velocities`` (N, 3) or (d,), ``radii`` (N,) or None,
     the three energies (J), ``contacts`` (`Contacts`), ``angular_velocities``
     (N, 3) and ``orientations`` (N, 4) or None; with it, ``wall_displacement`` (W, 3)
@@ -128,8 +129,6 @@ class FrameWriter:
 
     def extend(self, trajectory) -> None:
         """Write the frames of a `Trajectory` (the earlier part of a continued run)."""
-        from .simulation import _Frame
-
         displacements, rotations = trajectory.wall_displacements, trajectory.wall_rotations
         for k in range(len(trajectory)):
             ids = trajectory.present(k) if trajectory.varying else None
@@ -138,7 +137,7 @@ class FrameWriter:
                 value = getattr(trajectory, name)
                 return None if value is None else value[k] if ids is None else value[k][ids]
 
-            frame = _Frame(float(trajectory.t[k]), at("positions"), at("velocities"),
+            frame = Frame(float(trajectory.t[k]), at("positions"), at("velocities"),
                            at("radii"), float(trajectory.kinetic_energy[k]),
                            float(trajectory.potential_energy[k]), float(trajectory.dissipated_energy[k]),
                            trajectory.contacts[k], at("angular_velocities"), at("orientations"),
