@@ -39,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .recording import Frame
-from .trajectory import by_id
+from .trajectory_format import FORMAT, VERSION, by_id, jsonable
 
 #: Rows per chunk of the contact datasets (1-D fields; 2-D fields hold about as many values).
 CONTACT_CHUNK_ROWS = 1024
@@ -76,17 +76,14 @@ class FrameWriter:
     def __init__(self, path, system: dict, meta: dict):
         import h5py
 
-        from .trajectory import FORMAT, VERSION, _jsonable
-
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._h5 = h5py.File(self.path, "w")
-        self._jsonable = _jsonable
         self.meta = dict(meta)
         self._h5.attrs["format"] = FORMAT
         self._h5.attrs["version"] = VERSION
         self._h5.attrs["system"] = json.dumps(system)
-        self._h5.attrs["meta"] = json.dumps(_jsonable(self.meta))
+        self._h5.attrs["meta"] = json.dumps(jsonable(self.meta))
         self._h5.attrs["frames"] = 0
         self._h5.attrs["complete"] = False
         self.frames = 0          # frames written
@@ -233,7 +230,7 @@ class FrameWriter:
     def update_meta(self, meta: dict) -> None:
         """Merge ``meta`` into the stored meta and flush."""
         self.meta.update(meta)
-        self._h5.attrs["meta"] = json.dumps(self._jsonable(self.meta))
+        self._h5.attrs["meta"] = json.dumps(jsonable(self.meta))
         self._h5.flush()
 
     def write_warm_state(self, state: dict) -> None:
@@ -288,12 +285,10 @@ def update_meta(path, meta: dict) -> None:
     """Merge ``meta`` into the meta attribute of the run file at ``path`` (a closed file)."""
     import h5py
 
-    from .trajectory import _jsonable
-
     with h5py.File(path, "a") as h5:
         stored = json.loads(h5.attrs["meta"])
         stored.update(meta)
-        h5.attrs["meta"] = json.dumps(_jsonable(stored))
+        h5.attrs["meta"] = json.dumps(jsonable(stored))
 
 
 # -- stopping on a signal ---------------------------------------------------------------------
