@@ -26,6 +26,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..runs import noise_impulse
+from ..sphere_rows import tangent_basis
+from ..walls import PeriodicBox
+
 
 @dataclass(frozen=True)
 class FrameForces:
@@ -110,7 +114,6 @@ def step_start_positions(trajectory, k: int) -> np.ndarray:
 
 def periodic_cell(trajectory):
     """The run's `granular.walls.PeriodicBox`, or None for a run without one."""
-    from ..walls import PeriodicBox
 
     description = trajectory.system.get("periodic") if isinstance(trajectory.system, dict) else None
     return None if not description else PeriodicBox.from_description(description)
@@ -158,8 +161,6 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     contacts are those ``granular inspect`` calls active. 0 keeps every contact
     that carries an impulse.
     """
-    from ..runs import noise_impulse
-    from ..sphere_rows import tangent_basis
 
     check_spheres(trajectory)
     k = frame_index(trajectory, k)
