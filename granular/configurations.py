@@ -26,9 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, TrajectoryFileError
 from .files import atomic_path
+from .trajectory import Trajectory
 from .validation import finite_array, positive_radii
+from .world import SphereWorld
 
 #: The columns of a configuration CSV file, in the order written.
 _CSV_COLUMNS = ("x", "y", "z", "r", "vx", "vy", "vz", "m")
@@ -109,7 +111,6 @@ def world_from_file(path, frame: int = -1, **world_options):
     masses is refused (it would be ignored). Walls, gravity and forces are not in
     the files: pass them.
     """
-    from .world import SphereWorld
 
     configuration = read_configuration(path, frame)
     if configuration.masses is not None and "density" in world_options and "masses" not in world_options:
@@ -266,8 +267,6 @@ def _xyz_columns(path, properties: str) -> list:
 
 # run files ---------------------------------------------------------------------------
 def _read_run(path: Path, frame: int) -> Configuration:
-    from .errors import TrajectoryFileError
-    from .trajectory import Trajectory
 
     trajectory = Trajectory.load(path)
     if trajectory.radii is None or trajectory.positions.ndim != 3:

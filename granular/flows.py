@@ -335,3 +335,87 @@ def place(inlet: Inlet, number: int, radius: float, positions: np.ndarray, radii
         if fits_walls(centre, radius):
             return centre
     return None
+
+
+def leaving(outlets, positions: np.ndarray, masses: np.ndarray, flow: FlowCounters) -> np.ndarray:
+    """Which spheres (N,) at ``positions`` (N, 3) of ``masses`` (N,) the ``outlets``
+    remove, each counted in ``flow`` by the first outlet that holds it."""
+    gone = np.zeros(positions.shape[0], dtype=bool)
+    for k, outlet in enumerate(outlets):
+        now = outlet.leaving(positions) & ~gone
+        flow.removed[k] += int(np.count_nonzero(now))
+        flow.removed_mass[k] += float(np.sum(masses[now]))
+        gone |= now
+    return gone
+
+
+def inserted(inlets, flow: FlowCounters, density: float, surfaces, t_next: float, present: np.ndarray,
+             radii: np.ndarray) -> tuple:
+    """The spheres the ``inlets`` insert next to the spheres ``present`` (k, 3) of
+    ``radii`` (k,), clear of the walls' contact ``surfaces``, for the step ending at
+    ``t_next`` (s): ``(centres (a, 3), velocities (a, 3), ids (a,), radii (a,), masses
+    (a,))``, counted in ``flow``. Each inlet inserts the spheres due (`Inlet.due`)
+    until one finds no place."""
+    rows: list[tuple] = []          # (centre, velocity, id, radius, mass) of each sphere inserted
+    for k, inlet in enumerate(inlets):
+        while inlet.due(t_next, int(flow.inserted[k]), float(flow.inserted_mass[k]), density):
+            number = int(flow.inserted[k])
+            radius = inlet.radius_of(number)
+            centre = place(inlet, number, radius, present, radii,
+                           lambda c, r, clearance=inlet.clearance: fits_walls(surfaces, c, r, t_next, clearance))
+            if centre is None:
+                break            # the region is full: this sphere waits for the next step
+            present, radii = np.vstack([present, centre]), np.append(radii, radius)
+            rows.append((centre, inlet.velocity, flow.issued, radius, inlet.mass(radius, density)))
+            flow.issued += 1
+            flow.inserted[k] += 1
+            flow.inserted_mass[k] += rows[-1][4]
+    if not rows:
+        return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    centres, velocities, ids, added_radii, masses = zip(*rows)
+    return (np.array(centres), np.array(velocities), np.array(ids, dtype=np.int64), np.array(added_radii),
+            np.array(masses))
+
+
+def fits_walls(surfaces, centre: np.ndarray, radius: float, t: float, clearance: float) -> bool:
+    """Whether a sphere of ``radius`` (m) at ``centre`` (3,) lies at least ``clearance``
+    (m) from every contact surface of ``surfaces`` at ``t`` (s), on the admissible
+    side. A mesh is a two-sided shell: an inlet's region must lie on the side of it
+    the spheres belong to."""
+    point, radii = centre.reshape(1, 3), np.array([radius])
+    for surface in surfaces:
+        rows = surface.rows(point, radii, clearance, t)
+        if rows.size and np.any(rows.gaps < clearance):
+            return False
+    return True
+
+
+def checked_flows(inlets, outlets) -> tuple[tuple, tuple]:
+    """``(inlets, outlets)`` as tuples, each item checked to be an `Inlet` or an `Outlet`."""
+    inlets, outlets = tuple(inlets), tuple(outlets)
+    for name, items, kind in (("inlets", inlets, Inlet), ("outlets", outlets, Outlet)):
+        for k, item in enumerate(items):
+            if not isinstance(item, kind):
+                raise InvalidInputError(f"{name}[{k}] must be a granular.{kind.__name__}, "
+                                        f"got {type(item).__name__}")
+    return inlets, outlets
+
+
+def inserted_restitution(radii, masses, inertia, periodic, restitution) -> float:
+    """The restitution coefficient of the spheres an inlet inserts, after checking that
+    a world with inlets or outlets can change its spheres: radii and masses given as
+    values (not callables), solid spheres (``inertia`` None), no ``periodic``
+    boundaries and one ``restitution`` value."""
+    fixed = {"radii": radii, "masses": masses, "inertia": inertia}
+    for name, value in fixed.items():
+        if callable(value):
+            raise InvalidInputError(f"{name} cannot be a callable in a world with inlets or outlets: the "
+                                    "spheres present change, give one value per sphere")
+    if inertia is not None:
+        raise InvalidInputError("inertia must be None (solid spheres) in a world with inlets or outlets")
+    if periodic is not None:
+        raise InvalidInputError("inlets and outlets need a world without periodic boundaries")
+    if np.ndim(restitution) != 0:
+        raise InvalidInputError("restitution must be one value in a world with inlets or outlets (the "
+                                "inserted spheres take it)")
+    return float(restitution)

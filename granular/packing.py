@@ -38,8 +38,10 @@ from typing import Callable
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, SolverError
+from .overlaps import remove_overlaps
 from .validation import finite_array, positive_radii, positive_scalar
+from .walls import Box
 
 #: Relative clearance kept between placed spheres and to the walls, so that the
 #: gaps computed from the written floats are never negative by rounding.
@@ -294,9 +296,6 @@ def _rsa(region, radii, rng, max_attempts) -> np.ndarray:
 def _grow(region, positions, radii, scale: float) -> np.ndarray:
     """Grow the spheres from ``scale * radii`` to ``radii`` by factors of ``_GROWTH``,
     removing the overlaps after each (`granular.remove_overlaps`, box walls)."""
-    from .errors import SolverError
-    from .overlaps import remove_overlaps
-    from .walls import Box
 
     walls = [Box(region.lower, region.upper)]
     asked = packing_fraction(radii, region.volume)
@@ -315,7 +314,6 @@ def _grow(region, positions, radii, scale: float) -> np.ndarray:
 def _check_clear(region, positions, radii) -> None:
     """Raise if two spheres overlap or one crosses the region's boundary: a guard
     against a wrong packing ever being returned (it would be a bug)."""
-    from .errors import SolverError
 
     pairs = cKDTree(positions).query_pairs(2.0 * float(radii.max()), output_type="ndarray")
     if len(pairs):

@@ -11,9 +11,12 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from .errors import NonFiniteStateError
 
-
+from .errors import GranularError, NonFiniteStateError, TrajectoryFileError
+from .files import atomic_path
+from .streaming import FrameWriter
+from .tolerances import COMPLEMENTARITY_TOLERANCE, ENERGY_ROUNDOFF
+from .trajectory import Trajectory
 
 
 def check_finite(result, step: int) -> None:
@@ -39,8 +42,6 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
     are returned too, unless ``debug``; ``KeyboardInterrupt`` stops the run the
     same way.
     """
-    from .errors import GranularError
-    from .trajectory import Trajectory
 
     chunk = max(1, chunk_steps // record_every) * record_every
     parts, done, error = [], 0, None
@@ -92,11 +93,9 @@ def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: d
     written if that frame is the simulation's state, and the file is closed. Errors
     are returned as `run_simulation` does (a bug is raised with ``debug``).
     """
-    from .errors import GranularError
-    from .streaming import FrameWriter
 
     error = None
-    writer = FrameWriter(path, simulation.system.describe(), {**simulation._meta(record_every), **meta})
+    writer = FrameWriter(path, simulation.system.describe(), {**simulation.run_meta(record_every), **meta})
     try:
         if previous is not None:
             writer.extend(previous)
@@ -113,7 +112,7 @@ def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: d
             if debug and not isinstance(failure, (GranularError, NonFiniteStateError, KeyboardInterrupt)):
                 raise
             error = failure
-        writer.update_meta(simulation._meta(record_every))
+        writer.update_meta(simulation.run_meta(record_every))
         if writer.last_t == simulation.t:
             writer.write_warm_state(simulation.warm_state())
     finally:
@@ -141,7 +140,6 @@ def plural(count: int, noun: str) -> str:
 
 def concatenate(parts: list):
     """Former name of `Trajectory.concatenate` (tests/test_restart.py still calls it)."""
-    from .trajectory import Trajectory
 
     return Trajectory.concatenate(parts)
 
@@ -149,7 +147,6 @@ def concatenate(parts: list):
 def failure_reason(error: BaseException) -> str:
     """One line saying why a run failed: the message of a granular error or a blow-up,
     the exception's type and message for anything else (a bug)."""
-    from .errors import GranularError
 
     known = isinstance(error, (GranularError, NonFiniteStateError))
     text = str(error) if known else f"{type(error).__name__}: {error}"
@@ -167,7 +164,6 @@ def check_run_file(trajectory, path) -> None:
     velocity, radius, energy and impulse of every frame must be finite. The message
     names the first bad frame, and its time when that is finite.
     """
-    from .errors import TrajectoryFileError
 
     frames = len(trajectory)
     positions = np.asarray(trajectory.positions)
@@ -241,7 +237,6 @@ def noise_impulse(trajectory, k: int) -> float:
     Such noise (1e-136 N s, ~6 % of the positive multipliers of a pile) made the
     multiplier histogram span 130 decades and counted as active contacts.
     """
-    from .tolerances import COMPLEMENTARITY_TOLERANCE
 
     impulses = np.asarray(trajectory.contacts[k].impulse, float) if k < len(trajectory.contacts) else np.zeros(0)
     masses = trajectory.meta.get("masses")
@@ -278,7 +273,6 @@ def dissipation_text(trajectory, k: int = -1, digits: int = 4, since: str = "") 
     changed; a negative total within round-off (`ENERGY_ROUNDOFF` of the energy
     scale per step taken) is printed as 0.
     """
-    from .tolerances import ENERGY_ROUNDOFF
 
     k = int(k) % len(trajectory)
     value = float(trajectory.dissipated_energy[k])
@@ -306,7 +300,6 @@ def save_run(trajectory, path) -> None:
     `Trajectory.load` ignores the group."""
     import h5py
 
-    from .files import atomic_path
 
     state = getattr(trajectory, "warm_state", None)
     with atomic_path(path) as temporary:
@@ -323,8 +316,6 @@ def load_run(path):
     """`Trajectory.load` with the checks of `check_run_file` and the stored warm state."""
     import h5py
 
-    from .errors import TrajectoryFileError
-    from .trajectory import Trajectory
 
     trajectory = Trajectory.load(path)
     check_run_file(trajectory, path)

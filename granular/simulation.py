@@ -20,23 +20,24 @@ import json
 import math
 import signal
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable
 
 import numpy as np
 
 from .constraints import Contacts
-from .errors import (GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning,
-                     UnknownOptionError)
+from .errors import GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning
+from .flows import FlowCounters
 from .protocols import CoordinateSystem, searches_neighbours
+from .recording import Frame, Recorder, missed_summary
 from .results import StepResult
 from .schemes import registry
+from .schemes.registry import check_options, make_scheme
+from .streaming import FrameWriter, StopRequest
 from .trajectory import Trajectory
 from .validation import positive_scalar
 
 SCHEMES = tuple(registry.SCHEMES)
-#: Former scheme names, still accepted with a DeprecationWarning: old name -> name.
-DEPRECATED_SCHEMES = {"seed000": "dzonou-monteiro-marques"}
 SOLVERS = ("osqp", "cvxpy")
 
 #: Largest travel of a sphere in one step, as a fraction of its radius, before a run
@@ -58,23 +59,6 @@ SOLVERS = ("osqp", "cvxpy")
 MAX_TRAVEL = 0.1
 
 
-def make_scheme(name: str, system, dt: float, solver: str, **options):
-    """The scheme object named ``name`` for ``system`` (a deprecated name warns); the
-    scheme refuses a system it cannot integrate (`registry.refuse_unless_supported`)."""
-    entry = registry.entry(current_scheme_name(name))
-    return entry.scheme_class()(system, dt, solver=solver, **options)
-
-
-def current_scheme_name(name: str) -> str:
-    """``name``, or the current name of a deprecated one (with a DeprecationWarning)."""
-    if isinstance(name, str) and name in DEPRECATED_SCHEMES:
-        # stacklevel 4: the line that called Simulation(...), through make_scheme.
-        warnings.warn(f"scheme {name!r} is deprecated: use scheme={DEPRECATED_SCHEMES[name]!r}",
-                      DeprecationWarning, stacklevel=4)
-        return DEPRECATED_SCHEMES[name]
-    return name
-
-
 def _copied(value):
     """A copy of a warm-state value: an array, a tuple of arrays and numbers, or None."""
     if isinstance(value, tuple):
@@ -82,50 +66,6 @@ def _copied(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-
-
-def scheme_keywords(scheme) -> list[str]:
-    """The keywords `Simulation` takes with scheme ``scheme``: its own and the scheme's
-    options (an unknown scheme: its own only; `make_scheme` then names the schemes)."""
-    own = ["dt", "solver", "scheme"]
-    name = DEPRECATED_SCHEMES.get(scheme, scheme) if isinstance(scheme, str) else scheme
-    if name not in registry.SCHEMES:
-        return own
-    return own + registry.SCHEMES[name].options()
-
-
-def check_options(scheme, options: dict) -> None:
-    """Raise `UnknownOptionError` for a keyword of ``options`` the scheme does not take,
-    naming the closest valid keyword: ``**options`` would otherwise hand a misspelling
-    to the scheme, whose TypeError says neither what was meant nor what is valid."""
-    import difflib
-
-    valid = scheme_keywords(scheme)
-    for key in options:
-        if key not in valid:
-            close = difflib.get_close_matches(key, valid, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise UnknownOptionError(f"Simulation() got an unknown keyword {key!r}{hint}; with scheme "
-                                     f"{scheme!r} it takes {', '.join(valid)}")
-
-
-@dataclass(frozen=True)
-class _Frame:
-    """A recorded frame: a StepResult's fields plus the cumulative dissipation."""
-
-    t: float
-    positions: np.ndarray
-    velocities: np.ndarray
-    radii: np.ndarray | None
-    kinetic_energy: float
-    potential_energy: float
-    cumulative_dissipation: float
-    contacts: Contacts
-    angular_velocities: np.ndarray | None = None
-    orientations: np.ndarray | None = None
-    ids: np.ndarray | None = None            # the spheres' ids (N,) in a world with inlets or outlets
-    flow: np.ndarray | None = None           # their counters (granular.flows.FlowCounters.as_row)
-    wall_work: float | None = None           # cumulative work of the moving walls (J), when some move
 
 
 class Simulation:
@@ -229,7 +169,7 @@ class Simulation:
 
         ``{"t": time, "scheme": name, "values": {name: value}}``, values being
         arrays, tuples of arrays and floats, or None (copies): the scheme's
-        ``warm_values`` of its state (e.g. `granular.schemes.maury.MauryState`)."""
+        ``warm_values`` of its state (e.g. `granular.schemes.maury_state.MauryState`)."""
         values = self.scheme.warm_values(self.scheme.state)
         return {"t": self.t, "scheme": self.scheme.name,
                 "values": {name: _copied(value) for name, value in values.items()}}
@@ -273,8 +213,6 @@ class Simulation:
     def _set_spheres(self, trajectory, k: int) -> None:
         """Make the world's spheres those of frame ``k`` of a run with inlets or outlets:
         their ids, radii and masses, and the inlets' and outlets' counters."""
-        from .flows import FlowCounters
-
         if getattr(trajectory, "flow", None) is None:
             raise InvalidInputError("this world has inlets or outlets but the run stores no flow counters")
         system = self.system
@@ -441,8 +379,6 @@ class Simulation:
         gains ``"violation"``, the contact coordinate's largest bound violation over
         every step (m).
         """
-        from .streaming import FrameWriter, StopRequest
-
         n_steps = self.count_steps(duration, steps)
         if int(record_every) != record_every or record_every < 1:
             raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
@@ -453,8 +389,8 @@ class Simulation:
         self._record_rotation = self._turns()
         self._travel_warned = False
         own = out is not None and not isinstance(out, FrameWriter)
-        writer = FrameWriter(out, self.system.describe(), self._meta(record_every)) if own else out
-        recorder = _Recorder(self, writer, record_every, checkpoint_every)
+        writer = FrameWriter(out, self.system.describe(), self.run_meta(record_every)) if own else out
+        recorder = Recorder(self, writer, record_every, checkpoint_every)
         try:
             recorder.add(self._current_frame())
             if n_steps and self._has_fast_path():
@@ -510,15 +446,22 @@ class Simulation:
         return int(round(ratio))
 
 
-    def _trajectory(self, frames: list, record_every: int) -> Trajectory:
+    def trajectory_of(self, frames: list, record_every: int) -> Trajectory:
         """The recorded frames as a `Trajectory`, with where the moving walls were at
         each frame (a run file cannot call the walls' velocity functions later)."""
-        moving = self._spheres and self.system.has_moving_walls
-        displacements = np.stack([self.system.wall_displacements(f.t) for f in frames]) if moving else None
-        turning = self._spheres and self.system.has_turning_meshes
-        rotations = np.stack([self.system.wall_rotations(f.t) for f in frames]) if turning else None
-        return Trajectory.from_frames(frames, self.system.describe(), self._meta(record_every),
+        poses = [self.wall_poses(f.t) for f in frames]
+        displacements = None if poses[0][0] is None else np.stack([pose[0] for pose in poses])
+        rotations = None if poses[0][1] is None else np.stack([pose[1] for pose in poses])
+        return Trajectory.from_frames(frames, self.system.describe(), self.run_meta(record_every),
                                       wall_displacements=displacements, wall_rotations=rotations)
+
+    def wall_poses(self, t: float) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Where the walls are at ``t`` (s): their displacements (W, 3) (m) when some wall
+        moves and their rotations (W, 3, 3) when a mesh turns, else None each."""
+        moving = self._spheres and self.system.has_moving_walls
+        turning = self._spheres and self.system.has_turning_meshes
+        return (self.system.wall_displacements(t) if moving else None,
+                self.system.wall_rotations(t) if turning else None)
 
     def _has_fast_path(self) -> bool:
         from .schemes.newmark import NewmarkScheme
@@ -542,7 +485,7 @@ class Simulation:
                 progress(k, n_steps, result)
             frames.append(self._frame(result))
         self.scheme.state = state
-        trajectory = self._trajectory(frames, record_every)
+        trajectory = self.trajectory_of(frames, record_every)
         trajectory.meta["violation"] = violation
         return trajectory
 
@@ -553,18 +496,18 @@ class Simulation:
         omega = self._angular_velocities()
         return omega is not None and (bool(self.system.rotates) or bool(np.any(omega != 0.0)))
 
-    def _current_frame(self) -> _Frame:
+    def _current_frame(self) -> Frame:
         system, t = self.system, self.t
         radii = system.radii_at(t) if self._spheres else None
         turning = self._record_rotation
-        return _Frame(t, self.positions, self.velocities, radii,
+        return Frame(t, self.positions, self.velocities, radii,
                       system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
                       self.dissipated_energy, Contacts.empty(self._normal_dimension()),
                       self.scheme.angular_velocities if turning else None,
                       self.scheme.orientations if turning else None, **self._frame_extras())
 
     def _frame_extras(self, contacts: Contacts | None = None) -> dict:
-        """The ids, flow counters and wall work of a frame (`_Frame`), and its contacts
+        """The ids, flow counters and wall work of a frame (`Frame`), and its contacts
         with sphere ids in place of indices, for a world with inlets or outlets: those
         of the last step taken when ``contacts`` (its contacts) are given, else the
         world's now."""
@@ -583,16 +526,16 @@ class Simulation:
         """Columns of a contact normal: the coordinates of a `ConstrainedSystem`, 3 for spheres."""
         return self.system.normal_dimension if isinstance(self.system, CoordinateSystem) else 3
 
-    def _frame(self, result: StepResult) -> _Frame:
+    def _frame(self, result: StepResult) -> Frame:
         turning = self._record_rotation
         extras = self._frame_extras(result.contacts)
         contacts = extras.pop("contacts", result.contacts)
-        return _Frame(result.t, result.positions, result.velocities, result.radii,
+        return Frame(result.t, result.positions, result.velocities, result.radii,
                       result.kinetic_energy, result.potential_energy, self.dissipated_energy,
                       contacts, result.angular_velocities if turning else None,
                       result.orientations if turning else None, **extras)
 
-    def _meta(self, record_every: int) -> dict:
+    def run_meta(self, record_every: int) -> dict:
         meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver,
                 "record_every": int(record_every)}
         try:      # the scheme's options, when a run file can hold them (a restart passes them back)
@@ -607,21 +550,6 @@ class Simulation:
         if self.missed_steps:
             meta["missed_steps"] = missed_summary(self.missed_steps)
         return meta
-
-
-#: Steps listed one by one in a run file's summary of missed tolerances (the file's
-#: meta is one HDF5 attribute, which must stay small); the count and the worst step
-#: are kept whatever their number.
-LISTED_MISSED_STEPS = 100
-
-
-def missed_summary(missed_steps: list) -> dict:
-    """``{"count", "worst", "first"}`` of ``(t, residual, missed)`` records: how many
-    steps kept a best answer short of its tolerance, the one that missed most and the
-    first `LISTED_MISSED_STEPS` of them."""
-    worst = max(missed_steps, key=lambda step: step[2])
-    return {"count": len(missed_steps), "worst": list(worst),
-            "first": [list(step) for step in missed_steps[:LISTED_MISSED_STEPS]]}
 
 
 def _floor_two_digits(value: float) -> float:
@@ -639,45 +567,3 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-class _Recorder:
-    """Where `Simulation.run` puts its frames: a list, or a `granular.streaming.FrameWriter`
-    (then only the last frame stays in memory), with the checkpoints of ``checkpoint_every``."""
-
-    def __init__(self, simulation: Simulation, writer, record_every: int, checkpoint_every: float | None):
-        self.simulation, self.writer = simulation, writer
-        self.record_every, self.checkpoint_every = record_every, checkpoint_every
-        self.frames, self.last = [], None
-        self.checkpoint_t = simulation.t
-
-    def add(self, frame: _Frame) -> None:
-        self.last = frame
-        if self.writer is None:
-            self.frames.append(frame)
-            return
-        simulation = self.simulation
-        moving = simulation._spheres and simulation.system.has_moving_walls
-        turning = simulation._spheres and simulation.system.has_turning_meshes
-        self.writer.append(frame, simulation.system.wall_displacements(frame.t) if moving else None,
-                           simulation.system.wall_rotations(frame.t) if turning else None)
-        every = self.checkpoint_every
-        # the warm state is the simulation's, so a checkpoint goes with a frame of its current time
-        if every is not None and frame.t == simulation.t and frame.t - self.checkpoint_t >= every * (1 - 1e-9):
-            self.writer.write_warm_state(simulation.warm_state())
-            self.checkpoint_t = frame.t
-
-    def finish(self, own: bool, read_back: bool, fast: Trajectory | None = None) -> Trajectory | None:
-        """The run's trajectory: the frames in memory; else, for a file the run opened,
-        the warm state written, the file closed and read back (or None)."""
-        simulation = self.simulation
-        if self.writer is None:
-            return fast if fast is not None else simulation._trajectory(self.frames, self.record_every)
-        if fast is not None:
-            self.writer.extend(fast)                 # its first frame, already written, is skipped
-            self.writer.update_meta({"violation": fast.meta["violation"]})
-        if not own:
-            return None
-        self.writer.update_meta(simulation._meta(self.record_every))     # the masses at the end
-        if self.writer.last_t == simulation.t:
-            self.writer.write_warm_state(simulation.warm_state())
-        self.writer.close()
-        return Trajectory.load(self.writer.path) if read_back else None

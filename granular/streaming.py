@@ -38,7 +38,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .trajectory import by_id
+from .recording import Frame
+from .trajectory_format import FORMAT, VERSION, by_id, jsonable
 
 #: Rows per chunk of the contact datasets (1-D fields; 2-D fields hold about as many values).
 CONTACT_CHUNK_ROWS = 1024
@@ -65,7 +66,7 @@ class FrameWriter:
         The run's meta (``dt``, ``scheme``, ``record_every``, provenance, ...), stored
         as the root attribute ``meta``; `update_meta` merges more into it.
 
-    A frame (`append`) has the fields of `granular.simulation._Frame`: ``t`` (s),
+    A frame (`append`) has the fields of `granular.recording.Frame`: ``t`` (s),
     ``positions`` and ``velocities`` (N, 3) or (d,), ``radii`` (N,) or None,
     the three energies (J), ``contacts`` (`Contacts`), ``angular_velocities``
     (N, 3) and ``orientations`` (N, 4) or None; with it, ``wall_displacement`` (W, 3)
@@ -75,17 +76,14 @@ class FrameWriter:
     def __init__(self, path, system: dict, meta: dict):
         import h5py
 
-        from .trajectory import FORMAT, VERSION, _jsonable
-
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._h5 = h5py.File(self.path, "w")
-        self._jsonable = _jsonable
         self.meta = dict(meta)
         self._h5.attrs["format"] = FORMAT
         self._h5.attrs["version"] = VERSION
         self._h5.attrs["system"] = json.dumps(system)
-        self._h5.attrs["meta"] = json.dumps(_jsonable(self.meta))
+        self._h5.attrs["meta"] = json.dumps(jsonable(self.meta))
         self._h5.attrs["frames"] = 0
         self._h5.attrs["complete"] = False
         self.frames = 0          # frames written
@@ -128,8 +126,6 @@ class FrameWriter:
 
     def extend(self, trajectory) -> None:
         """Write the frames of a `Trajectory` (the earlier part of a continued run)."""
-        from .simulation import _Frame
-
         displacements, rotations = trajectory.wall_displacements, trajectory.wall_rotations
         for k in range(len(trajectory)):
             ids = trajectory.present(k) if trajectory.varying else None
@@ -138,7 +134,7 @@ class FrameWriter:
                 value = getattr(trajectory, name)
                 return None if value is None else value[k] if ids is None else value[k][ids]
 
-            frame = _Frame(float(trajectory.t[k]), at("positions"), at("velocities"),
+            frame = Frame(float(trajectory.t[k]), at("positions"), at("velocities"),
                            at("radii"), float(trajectory.kinetic_energy[k]),
                            float(trajectory.potential_energy[k]), float(trajectory.dissipated_energy[k]),
                            trajectory.contacts[k], at("angular_velocities"), at("orientations"),
@@ -234,7 +230,7 @@ class FrameWriter:
     def update_meta(self, meta: dict) -> None:
         """Merge ``meta`` into the stored meta and flush."""
         self.meta.update(meta)
-        self._h5.attrs["meta"] = json.dumps(self._jsonable(self.meta))
+        self._h5.attrs["meta"] = json.dumps(jsonable(self.meta))
         self._h5.flush()
 
     def write_warm_state(self, state: dict) -> None:
@@ -289,12 +285,10 @@ def update_meta(path, meta: dict) -> None:
     """Merge ``meta`` into the meta attribute of the run file at ``path`` (a closed file)."""
     import h5py
 
-    from .trajectory import _jsonable
-
     with h5py.File(path, "a") as h5:
         stored = json.loads(h5.attrs["meta"])
         stored.update(meta)
-        h5.attrs["meta"] = json.dumps(_jsonable(stored))
+        h5.attrs["meta"] = json.dumps(jsonable(stored))
 
 
 # -- stopping on a signal ---------------------------------------------------------------------

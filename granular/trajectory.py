@@ -65,17 +65,9 @@ from .constraints import Contacts
 from .drawing import check_description
 from .errors import TrajectoryFileError
 from .files import atomic_path
-
-FORMAT = "granular-trajectory"
-#: File name endings of a trajectory file (HDF5); `Trajectory.save` refuses others.
-SUFFIXES = (".h5", ".hdf5")
-VERSION = 2
-#: Versions `load` reads; files of version 1 have no rotational fields.
-_READABLE_VERSIONS = (1, 2)
-_CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse", "rolling_impulse")
-#: Contact fields that files of earlier versions may lack (then zeros of width 0).
-_OPTIONAL_CONTACT_FIELDS = ("rolling_impulse",)
-
+from .trajectory_format import (CONTACT_FIELDS, FORMAT, OPTIONAL_CONTACT_FIELDS, PER_SPHERE, READABLE_VERSIONS,
+                                READ_ERRORS, SUFFIXES, VERSION, by_id, check_structure, concatenate_rows, flow_sizes,
+                                jsonable, rotation_of, row_offsets, walls_of, widen)
 
 @dataclass
 class Trajectory:
@@ -185,7 +177,7 @@ class Trajectory:
         together; zeros for a run without outlets."""
         if self.flow is None:
             return np.zeros(len(self))
-        inlets, outlets = _flow_sizes(self.system, self.flow.shape[1])
+        inlets, outlets = flow_sizes(self.system, self.flow.shape[1])
         return np.sum(self.flow[:, 1 + 2 * inlets + outlets:], axis=1)
 
     @property
@@ -279,8 +271,8 @@ class Trajectory:
             values = [getattr(p, name) for p in parts]
             if any(v is None for v in values):
                 return None
-            if width is not None and name in _PER_SPHERE:     # columns of ids: pad to the widest
-                values = [_widen(v, width) for v in values]
+            if width is not None and name in PER_SPHERE:     # columns of ids: pad to the widest
+                values = [widen(v, width) for v in values]
             return np.concatenate([values[0]] + [v[1:] for v in values[1:]])
 
         contacts = list(parts[0].contacts)
@@ -318,7 +310,7 @@ class Trajectory:
         h5.attrs["format"] = FORMAT
         h5.attrs["version"] = VERSION
         h5.attrs["system"] = json.dumps(self.system)
-        h5.attrs["meta"] = json.dumps(_jsonable(self.meta))
+        h5.attrs["meta"] = json.dumps(jsonable(self.meta))
         options = dict(compression="gzip", compression_opts=4, shuffle=True)
         h5.create_dataset("t", data=self.t)
         h5.create_dataset("positions", data=self.positions, **options)
@@ -339,9 +331,9 @@ class Trajectory:
         group = h5.create_group("contacts")
         counts = [len(c) for c in self.contacts]
         group.create_dataset("offsets", data=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
-        for name in _CONTACT_FIELDS:
+        for name in CONTACT_FIELDS:
             parts = [np.asarray(getattr(c, name)) for c in self.contacts]
-            data, widths = _concatenate(parts)
+            data, widths = concatenate_rows(parts)
             group.create_dataset(name, data=data, **(options if data.size > 1000 else {}))
             if widths is not None:
                 group.create_dataset(f"widths/{name}", data=widths)
@@ -374,16 +366,16 @@ class Trajectory:
                 if h5.attrs.get("format") != FORMAT:
                     raise TrajectoryFileError(f"{path} is not a granular trajectory (no '{FORMAT}' tag)")
                 version = h5.attrs.get("version")
-                if version not in _READABLE_VERSIONS:
+                if version not in READABLE_VERSIONS:
                     raise TrajectoryFileError(f"{path} has trajectory format version {version}; this granular "
-                                              f"reads versions {list(_READABLE_VERSIONS)}")
+                                              f"reads versions {list(READABLE_VERSIONS)}")
                 trajectory = Trajectory._read(h5)
-            _check_structure(trajectory)
+            check_structure(trajectory)
         except TrajectoryFileError as error:
             if str(path) in str(error):
                 raise
             raise TrajectoryFileError(f"cannot read trajectory {path}: {error}") from None
-        except _READ_ERRORS as error:
+        except READ_ERRORS as error:
             # A damaged file fails inside h5py or numpy in many ways (OSError, KeyError,
             # RuntimeError "can't get info", TypeError "unknown string encoding", ...).
             detail = " ".join(str(error).split()) or type(error).__name__
@@ -408,16 +400,16 @@ class Trajectory:
             # a required dataset that is missing is a KeyError: a damaged file (load)
             return h5[name][upto] if required or name in h5 else None
 
-        offsets = _offsets(h5)
+        offsets = row_offsets(h5)
         if frames is not None:
             offsets = offsets[:frames + 1]
         rows = slice(0, int(offsets[-1]))
-        columns = {name: h5["contacts"][name][rows] for name in _CONTACT_FIELDS
-                   if name in h5["contacts"] or name not in _OPTIONAL_CONTACT_FIELDS}
-        for name in _OPTIONAL_CONTACT_FIELDS:
+        columns = {name: h5["contacts"][name][rows] for name in CONTACT_FIELDS
+                   if name in h5["contacts"] or name not in OPTIONAL_CONTACT_FIELDS}
+        for name in OPTIONAL_CONTACT_FIELDS:
             if name not in columns:
                 columns[name] = np.zeros((int(offsets[-1]), 0))
-        widths = {name: h5[f"contacts/widths/{name}"][upto] for name in _CONTACT_FIELDS
+        widths = {name: h5[f"contacts/widths/{name}"][upto] for name in CONTACT_FIELDS
                   if f"contacts/widths/{name}" in h5}
 
         for name, column in columns.items():
@@ -433,9 +425,9 @@ class Trajectory:
             rows = columns[name][offsets[k]:offsets[k + 1]]
             return rows[:, :widths[name][k]] if name in widths else rows
 
-        contacts = [Contacts(**{name: frame(name, k) for name in _CONTACT_FIELDS})
+        contacts = [Contacts(**{name: frame(name, k) for name in CONTACT_FIELDS})
                     for k in range(offsets.size - 1)]
-        omega, orientations = _rotation(h5, upto)
+        omega, orientations = rotation_of(h5, upto)
         return Trajectory(
             t=per_frame("t"), positions=per_frame("positions"), velocities=per_frame("velocities"),
             radii=per_frame("radii", required=False),
@@ -447,111 +439,6 @@ class Trajectory:
             wall_displacements=per_frame("walls/displacements", required=False),
             wall_work=per_frame("energy/wall_work", required=False), flow=per_frame("flow", required=False),
             wall_rotations=per_frame("walls/rotations", required=False))
-
-
-#: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
-#: `TrajectoryFileError`): OSError (HDF5 read errors, truncation), KeyError (a missing
-#: object), ValueError (JSON, shapes), RuntimeError (HDF5 metadata it cannot decode),
-#: TypeError (an attribute of an unknown type), IndexError, OverflowError and
-#: MemoryError (a size field claiming a huge array).
-_READ_ERRORS = (OSError, KeyError, ValueError, RuntimeError, TypeError, IndexError, OverflowError, MemoryError)
-
-
-def _offsets(h5) -> np.ndarray:
-    """``/contacts/offsets`` checked: integers from 0, never decreasing (F + 1,)."""
-    offsets = np.asarray(h5["contacts/offsets"][()])
-    if (offsets.ndim != 1 or offsets.size < 1 or not np.issubdtype(offsets.dtype, np.integer)
-            or offsets[0] != 0 or np.any(np.diff(offsets) < 0)):
-        raise TrajectoryFileError("contacts/offsets are not row offsets (integers from 0, never decreasing)")
-    return offsets
-
-
-def _check_structure(trajectory: "Trajectory") -> None:
-    """Raise `TrajectoryFileError` unless the arrays of a loaded trajectory agree in
-    shape (F frames) and hold numbers: what `save` writes, so anything else is a
-    damaged file. Values are not checked here: the commands refuse a NaN or inf
-    naming its frame (`granular.runs.check_run_file`)."""
-    frames = trajectory.t.shape[0] if trajectory.t.ndim == 1 else -1
-    positions = trajectory.positions
-
-    def fail(what):
-        raise TrajectoryFileError(f"{what} (damaged file?)")
-
-    if frames < 0:
-        fail(f"t has shape {trajectory.t.shape}, expected (F,)")
-    if positions.ndim not in (2, 3) or positions.shape[0] != frames:
-        fail(f"positions have shape {positions.shape} for {frames} frames")
-    if trajectory.velocities.shape != positions.shape:
-        fail(f"velocities have shape {trajectory.velocities.shape}, positions {positions.shape}")
-    per_body = positions.shape[:2]
-    expected = {"radii": per_body, "kinetic_energy": (frames,), "potential_energy": (frames,),
-                "dissipated_energy": (frames,), "angular_velocities": per_body + (3,),
-                "orientations": per_body + (4,)}
-    for name, shape in expected.items():
-        value = getattr(trajectory, name)
-        if value is not None and np.shape(value) != shape:
-            fail(f"{name} have shape {np.shape(value)}, expected {shape}")
-    for name, count in (("wall_forces", None), ("wall_displacements", len(_walls_of(trajectory.system)))):
-        value = getattr(trajectory, name)
-        if value is not None and (np.ndim(value) != 3 or np.shape(value)[0] != frames or np.shape(value)[2] != 3
-                                  or (count is not None and np.shape(value)[1] != count)):
-            fail(f"{name} have shape {np.shape(value)}, expected ({frames}, "
-                 f"{'S' if count is None else count}, 3)")
-    if len(trajectory.contacts) != frames:
-        fail(f"{len(trajectory.contacts)} frames of contacts for {frames} frames")
-    rotations = trajectory.wall_rotations
-    if rotations is not None and (np.ndim(rotations) != 4 or np.shape(rotations)[0] != frames
-                                  or np.shape(rotations)[2:] != (3, 3)):
-        fail(f"wall_rotations have shape {np.shape(rotations)}, expected ({frames}, W, 3, 3)")
-    for name, shape in (("wall_work", (frames,)), ("flow", None)):
-        value = getattr(trajectory, name)
-        if value is not None and (np.shape(value)[:1] != (frames,) or (shape is not None and np.shape(value) != shape)
-                                  or (shape is None and np.ndim(value) != 2)):
-            fail(f"{name} have shape {np.shape(value)} for {frames} frames")
-    for name in ("t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy",
-                 "dissipated_energy", "angular_velocities", "orientations", "wall_forces", "wall_displacements",
-                 "wall_work", "flow"):
-        value = getattr(trajectory, name)
-        if value is not None and not np.issubdtype(np.asarray(value).dtype, np.number):
-            fail(f"{name} are not numbers (dtype {np.asarray(value).dtype})")
-    if not isinstance(trajectory.meta, dict):
-        fail(f"meta must be a JSON object, got {type(trajectory.meta).__name__}")
-
-
-#: The per-sphere arrays of a trajectory (a column per sphere, or per id).
-_PER_SPHERE = ("positions", "velocities", "radii", "angular_velocities", "orientations")
-
-
-def by_id(values, ids, width: int) -> np.ndarray:
-    """Per-sphere ``values`` (n, ...) of the spheres ``ids`` (n,) placed in the columns of
-    their ids among ``width``, NaN elsewhere: (width, ...)."""
-    values = np.asarray(values, dtype=float)
-    out = np.full((width,) + values.shape[1:], np.nan)
-    out[np.asarray(ids, dtype=np.int64)] = values
-    return out
-
-
-def _widen(values: np.ndarray, width: int) -> np.ndarray:
-    """Per-id arrays (F, w, ...) padded with NaN columns to (F, width, ...)."""
-    values = np.asarray(values, dtype=float)
-    if values.shape[1] >= width:
-        return values
-    pad = np.full((values.shape[0], width - values.shape[1]) + values.shape[2:], np.nan)
-    return np.concatenate([values, pad], axis=1)
-
-
-def _flow_sizes(system: dict, columns: int) -> tuple[int, int]:
-    """``(inlets, outlets)`` of a run's flow counters: from the system's description,
-    else (one inlet per counter pair) from the columns."""
-    flows = system.get("flows") if isinstance(system, dict) else None
-    if isinstance(flows, dict):
-        return len(flows.get("inlets", [])), len(flows.get("outlets", []))
-    raise TrajectoryFileError(f"flow counters with {columns} columns but no inlets or outlets described")
-
-
-def _walls_of(system) -> list:
-    walls = system.get("walls") if isinstance(system, dict) else None
-    return [wall for wall in walls if isinstance(wall, dict)] if isinstance(walls, list) else []
 
 
 #: Contact surfaces a run may have beyond those its walls describe (a system's own
@@ -566,21 +453,21 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     For each wall row ``k`` of a frame (``Contacts.wall[k] >= 0``) the wall gives the
     sphere the impulse ``lambda_k n_k + sum_a l_T,k,a t_a(n_k)`` over the step (normal
     into the sphere's side, friction along the row's tangent basis,
-    `granular.world.tangent_basis`); by Newton's third law the wall receives its
+    `granular.sphere_rows.tangent_basis`); by Newton's third law the wall receives its
     opposite. Summed per surface and divided by ``dt``: the mean force over the step
     (N). ``S`` counts the surfaces of ``system["walls"]`` (`granular.walls.surface_count`),
     or more if the contacts name more. None for a system that is not spheres or has
     no wall, or without ``meta["dt"]``.
     """
     from .walls import surface_count
-    from .world import tangent_basis
+    from .sphere_rows import tangent_basis
 
     if not isinstance(system, dict) or system.get("kind") != "spheres" or not isinstance(meta, dict):
         return None
     dt = meta.get("dt")
     if not isinstance(dt, (int, float)) or not dt > 0.0:
         return None
-    named = sum(surface_count(wall) for wall in _walls_of(system))
+    named = sum(surface_count(wall) for wall in walls_of(system))
     try:
         used = max((int(np.max(c.wall, initial=-1)) + 1 for c in contacts), default=0)
         if used > named + _MAX_UNNAMED_SURFACES:
@@ -603,51 +490,3 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     except (ValueError, IndexError, TypeError, MemoryError) as error:
         raise TrajectoryFileError(f"the contacts do not give wall forces: {error}") from None
     return forces
-
-
-def _rotation(h5, upto=slice(None)) -> tuple:
-    """``(angular_velocities, orientations)`` of a file (frames ``upto``): stored ones;
-    for a version-1 file of spheres (before rotation) zeros and identities; else None
-    (not recorded)."""
-    omega = h5["angular_velocities"][upto] if "angular_velocities" in h5 else None
-    orientations = h5["orientations"][upto] if "orientations" in h5 else None
-    positions = h5["positions"]
-    if int(h5.attrs["version"]) == 1 and positions.ndim == 3 and positions.shape[2] == 3:
-        frames, n = positions.shape[:2]
-        omega = np.zeros((frames, n, 3))
-        orientations = np.zeros((frames, n, 4))
-        orientations[:, :, 0] = 1.0
-    return omega, orientations
-
-
-def _concatenate(parts: list) -> tuple[np.ndarray, np.ndarray | None]:
-    """Concatenate per-frame arrays along their contact axis.
-
-    ``parts`` are (m_k,) or (m_k, w_k) arrays. 2-D frames are zero-padded to the
-    widest ``w`` (a missing friction impulse is a zero one) and their widths
-    returned as (F,) ints, or None when every frame has the same width (nothing to
-    restore). Raises `TrajectoryFileError` for frames of different ranks.
-    """
-    if not parts:
-        return np.zeros(0), None
-    ranks = {p.ndim for p in parts}
-    if len(ranks) != 1 or ranks - {1, 2}:
-        raise TrajectoryFileError(f"contact arrays must all be (m,) or all (m, w); got ranks {sorted(ranks)}")
-    if ranks == {1}:
-        return np.concatenate(parts), None
-    widths = np.array([p.shape[1] for p in parts], dtype=np.int64)
-    wide = int(widths.max())
-    padded = [np.pad(p, ((0, 0), (0, wide - p.shape[1]))) for p in parts]
-    return np.concatenate(padded), (None if np.all(widths == wide) else widths)
-
-
-def _jsonable(value):
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value

@@ -88,3 +88,14 @@ def positive_radii(values) -> np.ndarray:
     if bad.size:
         raise InvalidInputError(f"radii must be positive: sphere {bad[0]} has r = {values[bad[0]]} m")
     return values
+
+
+def unit_coefficient(value, name: str) -> float:
+    """One number in [0, 1], or `InvalidInputError` saying what was given."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be one number in [0, 1], got {value!r}") from None
+    if not 0.0 <= number <= 1.0:   # NaN fails too
+        raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
+    return number

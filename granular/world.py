@@ -5,14 +5,8 @@ to (3N,) for the schemes. Mass metric ``M = diag(m_1, m_1, m_1, ..., m_N, m_N, m
 (kg), Remark 4.1 of Bernicot and Lefebvre-Lepot (*Existence results for
 non-smooth second order differential inclusions...*, 2010).
 
-Constraints (ibid., section 4): for each pair that could touch within the
-step, ``D_ij(t, q) = |q_j - q_i| - (r_i(t) + r_j(t)) >= 0`` with gradient
-``G_ij = (..., -n_ij, ..., +n_ij, ...)``, ``n_ij = (q_j - q_i)/|q_j - q_i|``; for each
-sphere near a plane (point p, unit normal n), ``D = n.(q_i - p) - r_i(t) >= 0``
-with gradient ``+n`` on sphere i; inside a cylinder, ``D = R - |rho_i| - r_i`` with
-gradient ``-rho_i / |rho_i|``. A moving wall enters at its position at ``t_{n+1}``,
-``D(t_{n+1}, q^n)``, and its material velocity at the contact enters the friction
-rows (`granular.walls` derives both).
+Its contact rows, with their friction and rolling resistance rows, are assembled by
+`granular.sphere_rows` (``constraints``); orientations turn by `granular.rotation`.
 
 Rotation. Each sphere also carries an angular velocity ``omega_i`` (rad/s, world
 frame), a moment of inertia ``J_i`` (kg m^2, default ``2/5 m_i r_i(t)^2``, a solid
@@ -38,65 +32,32 @@ quaternion ``(w, x, y, z)`` taking body axes to world axes.
   are untouched (no tangential force; no torque about the normal). The scheme carries it along and integrates the
   orientations from it; nothing of Maury's frictionless step changes.
 
-The rotational state lives in the scheme (`granular.schemes.velocity`), which
+The rotational state lives in the scheme (`granular.schemes.maury`), which
 reports it in every `StepResult` (``angular_velocities`` (N, 3),
 ``orientations`` (N, 4)); the kinetic energy reported includes
 ``1/2 sum J_i |omega_i|^2``.
 
-Friction (Moreau's discrete law with Coulomb friction, `granular.contact.friction`): with a
-Coulomb coefficient ``mu > 0`` a contact also gets two unit tangents ``t_1, t_2``
-orthogonal to its normal, the rows of the tangential velocity of the contact
-point. For a pair (normal ``n`` from i to j, contact point at ``q_i + r_i n =
-q_j - r_j n``), the velocity of j's material point relative to i's along ``t_a``
-is ``t_a . (u_j - u_i) - r_i (n x t_a) . omega_i - r_j (n x t_a) . omega_j``:
-rows ``(-t_a on u_i, +t_a on u_j, -r_i n x t_a on omega_i, -r_j n x t_a on
-omega_j)``. For a wall (normal ``n`` into the admissible side, contact point
-``q_i - r_i n``): ``(+t_a on u_i, -r_i n x t_a on omega_i)``. A sliding contact
-therefore applies a torque ``(contact arm) x (friction impulse)`` and a sphere
-can roll. With ``rotation=False`` the rotational columns are left out: the
-spheres do not turn, a grain is a frictional point with a radius (the model of
-earlier versions, kept for comparisons).
-
-Rolling resistance (``rolling_friction`` ``mu_r``, per wall too): a torque impulse
-bounded by ``mu_r R* lambda_N`` against the relative rolling of each contact, with
-``R* = r_i r_j / (r_i + r_j)`` for a pair and ``r_i`` on a wall; the model and its
-references are in `granular.contact.friction`.
+Friction rows (the contact point's velocity, hence a torque on each sphere) and
+rolling resistance rows: `granular.sphere_rows`.
 """
 from __future__ import annotations
 
 import functools
-import time
-from dataclasses import dataclass
-import warnings
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
-import scipy.sparse as sp
 
 from .constraints import ConstraintSet
-from .errors import IneffectiveWallWarning, InvalidInputError, NonFiniteError, OverlapError, RadiusError
+from .errors import InvalidInputError, NonFiniteError, RadiusError
+from .flows import Exchange, FlowCounters, checked_flows, inserted, inserted_restitution, leaving
 from .metric import DiagonalMetric
-from .neighbors import candidate_contacts, candidate_pairs, pair_vectors
-from .surfaces import ContactRows, Surface
-from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
-from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar
-from .walls import PeriodicBox, Plane
-
-if TYPE_CHECKING:
-    from .flows import Exchange
-
-#: A given orientation quaternion may differ from unit length by this much (it is
-#: then normalised); farther is an input error (not a rotation).
-_QUATERNION_TOLERANCE = 1e-6
-
-#: How per-particle coefficients combine into a pair coefficient.
-COMBINATION_RULES = {
-    "min": np.minimum,
-    "max": np.maximum,
-    "mean": lambda a, b: 0.5 * (a + b),
-    "geometric": lambda a, b: np.sqrt(a * b),
-}
-
+from .rotation import identity_quaternions, unit_quaternions
+from .sphere_rows import COMBINATION_RULES, raise_if_overlapping, sphere_constraints
+from .surfaces import Surface
+from .tolerances import SEARCH_SKIN
+from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar, unit_coefficient
+from .walls import PeriodicBox
+from .walls.common import warn_if_turning_without_friction
 
 class SphereWorld:
     """N spheres in 3D: radii (possibly time-dependent), masses, walls and forces.
@@ -224,8 +185,8 @@ class SphereWorld:
         self.planes = self.surfaces      # the name of earlier versions
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
-        self.tangential_restitution = _unit_coefficient(tangential_restitution, "tangential_restitution")
-        self._warn_about_frictionless_turning_walls()
+        self.tangential_restitution = unit_coefficient(tangential_restitution, "tangential_restitution")
+        warn_if_turning_without_friction(self.walls, self.friction)
         self.periodic = periodic
         if periodic is not None:
             positions = periodic.wrap(positions)
@@ -246,7 +207,7 @@ class SphereWorld:
             self._inertia = inertia if callable(inertia) else positive_per_item(inertia, "inertia", self.n,
                                                                                   " kg m^2")
         self.inertia_at(self.t0)  # checks a callable (and the default) at t0
-        self.orientations0 = _unit_quaternions(orientations, self.n)
+        self.orientations0 = unit_quaternions(orientations, self.n)
         if not isinstance(rotation, (bool, np.bool_)):
             raise InvalidInputError(f"rotation must be True or False, got {rotation!r}")
         self.rotation = bool(rotation)
@@ -259,106 +220,36 @@ class SphereWorld:
     # -- grains that come and go (granular.flows) ----------------------------------------
     def _setup_flows(self, inlets, outlets, restitution) -> None:
         """Check and keep the inlets and outlets; number the spheres ``0 .. N-1``."""
-        from .flows import FlowCounters, Inlet, Outlet
-
-        self.inlets, self.outlets = tuple(inlets), tuple(outlets)
-        for name, items, kind in (("inlets", self.inlets, Inlet), ("outlets", self.outlets, Outlet)):
-            for k, item in enumerate(items):
-                if not isinstance(item, kind):
-                    raise InvalidInputError(f"{name}[{k}] must be a granular.{kind.__name__}, "
-                                            f"got {type(item).__name__}")
+        self.inlets, self.outlets = checked_flows(inlets, outlets)
         #: Permanent id of each sphere (N,) (`granular.flows`).
         self.ids = np.arange(self.n, dtype=np.int64)
         #: What the inlets and outlets have done (`granular.flows.FlowCounters`).
         self.flow = FlowCounters.start(self.n, len(self.inlets), len(self.outlets))
         #: Mass (kg) of every sphere ever present, by id (the run file's ``meta["masses"]``).
         self.masses_by_id = None if callable(self._masses) else np.array(self._masses, dtype=float)
-        if not self.has_flows:
-            return
-        fixed = {"radii": self._radii, "masses": self._masses, "inertia": self._inertia}
-        for name, value in fixed.items():
-            if callable(value):
-                raise InvalidInputError(f"{name} cannot be a callable in a world with inlets or outlets: the "
-                                        "spheres present change, give one value per sphere")
-        if self._inertia is not None:
-            raise InvalidInputError("inertia must be None (solid spheres) in a world with inlets or outlets")
-        if self.periodic is not None:
-            raise InvalidInputError("inlets and outlets need a world without periodic boundaries")
-        if np.ndim(restitution) != 0:
-            raise InvalidInputError("restitution must be one value in a world with inlets or outlets (the "
-                                    "inserted spheres take it)")
-        self._restitution_value = float(restitution)
+        if self.has_flows:
+            self._restitution_value = inserted_restitution(self._radii, self._masses, self._inertia, self.periodic,
+                                                           restitution)
 
     @property
     def has_flows(self) -> bool:
         """Whether inlets or outlets change the spheres present during a run."""
         return bool(self.inlets or self.outlets)
 
-    def exchange(self, t: float, h: float, positions: np.ndarray) -> "Exchange":
+    def exchange(self, t: float, h: float, positions: np.ndarray) -> Exchange:
         """Apply the outlets, then the inlets, at the start of the step from ``t`` (s)
         to ``t + h`` with the spheres at ``positions`` (N, 3) (m): the world's spheres
         change (ids, radii, masses, counters) and the returned `granular.flows.Exchange`
         says how, for the scheme to carry its state over. An inserted sphere is
         admissible against every sphere kept or inserted and against every wall where
         the step's constraints place it, at ``t + h``."""
-        from .flows import Exchange
-
         positions = np.asarray(positions, dtype=float).reshape(self.n, 3)
-        keep = ~self._leaving(t, positions)
-        added, velocities, ids, radii, masses = self._inserted(t + h, positions[keep], self.radii_at(t)[keep])
+        keep = ~leaving(self.outlets, positions, self.masses_at(t), self.flow)
+        added, velocities, ids, radii, masses = inserted(self.inlets, self.flow, self.density, self.surfaces, t + h,
+                                                         positions[keep], self.radii_at(t)[keep])
         self.masses_by_id = np.concatenate([self.masses_by_id, masses])
         self._resize(keep, ids, radii, masses)
         return Exchange(keep, added, velocities)
-
-    def _leaving(self, t: float, positions: np.ndarray) -> np.ndarray:
-        """Which spheres (N,) the outlets remove, each counted by the first outlet that
-        holds it (`flow`)."""
-        leaving = np.zeros(self.n, dtype=bool)
-        masses = self.masses_at(t)
-        for k, outlet in enumerate(self.outlets):
-            now = outlet.leaving(positions) & ~leaving
-            self.flow.removed[k] += int(np.count_nonzero(now))
-            self.flow.removed_mass[k] += float(np.sum(masses[now]))
-            leaving |= now
-        return leaving
-
-    def _inserted(self, t_next: float, present: np.ndarray, radii: np.ndarray) -> tuple:
-        """The spheres the inlets insert next to the spheres ``present`` (k, 3) of ``radii``
-        (k,) for the step ending at ``t_next`` (s): ``(centres (a, 3), velocities (a, 3),
-        ids (a,), radii (a,), masses (a,))``, counted in `flow`. Each inlet inserts the
-        spheres due (`granular.flows.Inlet.due`) until one finds no place."""
-        from .flows import place
-
-        rows: list[tuple] = []          # (centre, velocity, id, radius, mass) of each sphere inserted
-        for k, inlet in enumerate(self.inlets):
-            while inlet.due(t_next, int(self.flow.inserted[k]), float(self.flow.inserted_mass[k]), self.density):
-                number = int(self.flow.inserted[k])
-                radius = inlet.radius_of(number)
-                centre = place(inlet, number, radius, present, radii,
-                               lambda c, r, clearance=inlet.clearance: self._fits_walls(c, r, t_next, clearance))
-                if centre is None:
-                    break            # the region is full: this sphere waits for the next step
-                present, radii = np.vstack([present, centre]), np.append(radii, radius)
-                rows.append((centre, inlet.velocity, self.flow.issued, radius, inlet.mass(radius, self.density)))
-                self.flow.issued += 1
-                self.flow.inserted[k] += 1
-                self.flow.inserted_mass[k] += rows[-1][4]
-        if not rows:
-            return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
-        centres, velocities, ids, added_radii, masses = zip(*rows)
-        return (np.array(centres), np.array(velocities), np.array(ids, dtype=np.int64), np.array(added_radii),
-                np.array(masses))
-
-    def _fits_walls(self, centre: np.ndarray, radius: float, t: float, clearance: float) -> bool:
-        """Whether a sphere of ``radius`` (m) at ``centre`` (3,) lies at least ``clearance``
-        (m) from every wall at ``t`` (s), on the admissible side. A mesh is a two-sided
-        shell: an inlet's region must lie on the side of it the spheres belong to."""
-        point, radii = centre.reshape(1, 3), np.array([radius])
-        for surface in self.surfaces:
-            rows = surface.rows(point, radii, clearance, t)
-            if rows.size and np.any(rows.gaps < clearance):
-                return False
-        return True
 
     def _resize(self, keep: np.ndarray, ids: np.ndarray, radii: np.ndarray, masses: np.ndarray) -> None:
         """Keep the spheres ``keep`` (N,) bool and append spheres of ``ids``, ``radii`` (m)
@@ -369,10 +260,8 @@ class SphereWorld:
         self._masses = np.concatenate([np.asarray(self._masses)[keep], masses])
         self.particle_restitution = np.concatenate([self.particle_restitution[keep],
                                                     np.full(k, self._restitution_value)])
-        identity = np.zeros((k, 4))
-        identity[:, 0] = 1.0
         self.omega0 = np.concatenate([self.omega0[keep], np.zeros((k, 3))])
-        self.orientations0 = np.concatenate([self.orientations0[keep], identity])
+        self.orientations0 = np.concatenate([self.orientations0[keep], identity_quaternions(k)])
         self.n = int(self.ids.size)
         self._noted_rotation = None
 
@@ -584,126 +473,7 @@ class SphereWorld:
         SEARCH_SKIN r_min`` the search also covers speeds up to ``s + skin / (2h)``
         (`speed_slack`).
         """
-        clock = time.perf_counter()
-        positions = q.reshape(self.n, 3)
-        radii = self.radii_at(t_next)
-        skin = SEARCH_SKIN * float(radii.min(initial=np.inf) if radii.size else 0.0)
-        self.check_periodic_cell(radii, margin=2.0 * h * max_speed + skin)
-        i, j, vectors, distances = candidate_contacts(positions, radii, 2.0 * h * max_speed + skin, self.periodic)
-        searched = time.perf_counter()
-        if np.any(distances == 0.0):
-            k = int(np.flatnonzero(distances == 0.0)[0])
-            raise InvalidInputError(f"spheres {i[k]} and {j[k]} have coincident centres at t = {t_next:.6g} s")
-        normals = vectors / distances[:, None]
-        gaps = distances - radii[i] - radii[j]
-        e_sphere = self.particle_restitution
-        restitution = COMBINATION_RULES[self.restitution_rule](e_sphere[i], e_sphere[j])
-        walls = self._all_wall_rows(t_next, h, positions, radii, h * max_speed + skin)
-        wi, wnormal, wall_velocity = walls.spheres, walls.normals, walls.velocities
-        tangential_restitution = None
-        if self.has_tangential_restitution:
-            tangential_restitution = np.concatenate([np.full(i.size, self.tangential_restitution),
-                                                     walls.tangential_restitution])
-        normal_offset = None
-        if wall_velocity is not None:   # the impact law acts on the velocity relative to the wall
-            normal_offset = np.concatenate([np.zeros(i.size), np.einsum("ka,ka->k", wall_velocity, wnormal)])
-        width = 6 * self.n if self.rotates else 3 * self.n  # (u, omega) columns when rotating
-        jacobian = _sphere_jacobian(i, j, normals, wi, wnormal, self.n, width)
-        minus = -np.ones(wi.size, dtype=np.int64)
-        friction, tangents = None, None
-        if self.has_friction:
-            friction, tangents = self._friction_rows(i, j, normals, wi, wnormal, walls.friction, radii)
-        offset = None
-        if tangents is not None and wall_velocity is not None:
-            offset = np.zeros((i.size + wi.size, 2))
-            offset[i.size:] = np.einsum("kab,kb->ka", tangent_basis(wnormal), wall_velocity)
-        rolling_friction, rolling, rolling_radius = None, None, None
-        if self.has_rolling_friction:
-            rolling_friction, rolling, rolling_radius = self._rolling_rows(i, j, normals, wi, wnormal,
-                                                                           walls.rolling_friction, radii)
-        return ConstraintSet(
-            gap=np.concatenate([gaps, walls.gaps]),
-            jacobian=jacobian,
-            restitution=np.concatenate([restitution, walls.restitution]),
-            i=np.concatenate([i, wi]),
-            j=np.concatenate([j, minus]),
-            wall=np.concatenate([-np.ones(i.size, dtype=np.int64), walls.surface]),
-            normal=np.concatenate([normals, wnormal]),
-            friction=friction, tangents=tangents,
-            seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
-            separation_speed=self._separation_cap(radii, h),
-            rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
-            tangential_offset=offset, normal_offset=normal_offset,
-            tangential_restitution=tangential_restitution, surface_names=self._surface_names,
-            feature=None if walls.features is None else np.concatenate([np.zeros(i.size, np.int64), walls.features]),
-        )
-
-    def _separation_cap(self, radii: np.ndarray, h: float) -> float | None:
-        """The separation speed of overlapping rows (m/s), None when overlaps are errors."""
-        if self.initial_overlaps != "separate":
-            return None
-        if self.separation_speed is not None:
-            return self.separation_speed
-        return 0.1 * float(radii.min(initial=np.inf) if radii.size else 0.0) / h
-
-    def _all_wall_rows(self, t_next, h, positions, radii, margin) -> "WallRows":
-        """The rows of every contact surface at the end of the step (each surface's
-        `granular.surfaces.ContactSurface.rows`), in surface order, with each row's
-        contact law; when every surface is a still plane, all in one pass
-        (`_plane_rows`)."""
-        if self.surfaces and all(type(plane) is Plane and not plane.moves for plane in self.surfaces):
-            return self._plane_rows(self.surfaces, positions, radii, margin)
-        parts = [surface.rows(positions, radii, margin, t_next, h) for surface in self.surfaces]
-        return self._combined(parts)
-
-    def _combined(self, parts: list[ContactRows]) -> "WallRows":
-        """The rows of the surfaces ``parts`` (one `ContactRows` each, in surface order)
-        as one `WallRows`, each row with its surface's law (`_surface_law`)."""
-        if not parts:
-            parts = [ContactRows.empty()]
-            laws = np.zeros((1, 4))
-        else:
-            laws = np.array([self._surface_law(surface) for surface in self.surfaces], dtype=float).reshape(-1, 4)
-        sizes = np.array([part.size for part in parts])
-        surface = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
-        spheres = np.concatenate([part.spheres for part in parts]).astype(np.int64)
-        law = laws[surface] if spheres.size else np.zeros((0, 4))
-        restitution = np.where(np.isnan(law[:, 0]), self.particle_restitution[spheres], law[:, 0])
-        velocities = None
-        if any(getattr(s, "moves", False) for s in self.surfaces):
-            velocities = np.concatenate([part.velocities if part.velocities is not None else np.zeros((part.size, 3))
-                                         for part in parts])
-        features = None
-        if any(part.features is not None for part in parts):
-            features = np.concatenate([part.features if part.features is not None else np.zeros(part.size, np.int64)
-                                       for part in parts])
-        return WallRows(spheres, surface, np.concatenate([part.gaps for part in parts]),
-                        np.concatenate([part.normals for part in parts]).reshape(-1, 3), restitution, law[:, 1],
-                        law[:, 2], law[:, 3], velocities, features)
-
-    def _plane_rows(self, planes, positions, radii, margin) -> "WallRows":
-        """The rows of the still flat ``planes`` in one pass (the rows of plane 0, then of
-        plane 1, ...). The gaps are computed as `Plane.gaps` computes them, term for
-        term, and the rows are the same; one pass saves the per-plane calls'
-        interpreter overhead (benchmarks/README.md, "Measurements behind the constants")."""
-        points = np.array([plane.point for plane in planes])
-        normals = np.array([plane.normal for plane in planes])
-        gaps = ((positions[None, :, :] - points[:, None, :]) @ normals[:, :, None])[..., 0] - radii
-        k, near = np.nonzero(gaps <= margin)
-        plane_e, plane_mu, plane_mu_r, plane_et = np.array([self._surface_law(plane) for plane in planes]).T
-        e = np.where(np.isnan(plane_e[k]), self.particle_restitution[near], plane_e[k])
-        return WallRows(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
-                        plane_mu_r[k], plane_et[k])
-
-    def _surface_law(self, plane) -> tuple[float, float, float, float]:
-        """``(restitution, friction, rolling friction, tangential restitution)`` of a
-        surface's contacts: its own, or the world's where it has none (restitution
-        NaN: each sphere's own)."""
-        et = getattr(plane, "tangential_restitution", None)
-        return (np.nan if plane.restitution is None else float(plane.restitution),
-                self.friction if plane.friction is None else float(plane.friction),
-                self.rolling_friction if plane.rolling_friction is None else float(plane.rolling_friction),
-                self.tangential_restitution if et is None else float(et))
+        return sphere_constraints(self, t_next, q, h, max_speed)
 
     @property
     def has_moving_walls(self) -> bool:
@@ -743,82 +513,14 @@ class SphereWorld:
         """Whether any contact of this world can carry rolling resistance."""
         return self.rolling_friction > 0.0 or any((p.rolling_friction or 0.0) > 0.0 for p in self.planes)
 
-    def _rolling_rows(self, i, j, normals, wall_sphere, wall_normals, wall_rolling, radii):
-        """``(mu_r (m,), rows, R* (m,))``: each row's rolling resistance coefficient, the
-        sparse (2m, 6N) rows ``2k + a`` of the relative angular velocity along tangent
-        ``a`` times the rolling radius ``R*`` (``-R* t_a`` on ``omega_i``, ``+R* t_a`` on
-        ``omega_j`` for a pair, ``+R* t_a`` on ``omega_i`` for a wall; None when every
-        coefficient is 0), and ``R* = r_i r_j / (r_i + r_j)`` for a pair, ``r_i`` on a
-        wall (m). Scaled so, a rolling row is a velocity (m/s) and its law a Coulomb
-        disc of coefficient ``mu_r`` (`granular.contact.friction`)."""
-        mu_r = np.concatenate([np.full(i.size, self.rolling_friction), wall_rolling])
-        reduced = np.concatenate([radii[i] * radii[j] / (radii[i] + radii[j]), radii[wall_sphere]])
-        if not np.any(mu_r > 0.0):
-            return mu_r, None, reduced
-        pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
-        p = i.size
-        rows = [_sphere_jacobian(i + self.n, j + self.n, reduced[:p, None] * pair_basis[:, a], wall_sphere + self.n,
-                                 reduced[p:, None] * wall_basis[:, a], self.n, 6 * self.n) for a in range(2)]
-        m = i.size + wall_sphere.size
-        order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
-        return mu_r, sp.vstack(rows).tocsr()[order], reduced
-
-    def _friction_rows(self, i, j, normals, wall_sphere, wall_normals, wall_friction, radii):
-        """``(mu (m,), tangents)`` of the step's rows (pairs first, then walls):
-        ``tangents`` is None without friction, else a sparse (2m, 3N) matrix, (2m, 6N)
-        with rotational columns when the world `rotates`, whose row ``2k + a`` is the
-        velocity of contact ``k``'s material points along its unit tangent ``a``
-        (`sphere_tangents`)."""
-        mu = np.concatenate([np.full(i.size, self.friction), wall_friction])
-        if not np.any(mu > 0.0):
-            return mu, None
-        return mu, sphere_tangents(i, j, normals, wall_sphere, wall_normals, self.n,
-                                   radii if self.rotates else None)
-
     # -- admissibility -------------------------------------------------------------
     def check_admissible(self, t: float, positions: np.ndarray) -> None:
         """Raise `OverlapError` naming the first overlapping pair or sphere-wall contact."""
-        positions = positions.reshape(self.n, 3)
-        radii = self.radii_at(t)
-        i, j = candidate_pairs(positions, radii, 0.0, self.periodic)
-        if i.size:
-            vectors = pair_vectors(positions, i, j, self.periodic)
-            gaps = np.linalg.norm(vectors, axis=1) - radii[i] - radii[j]
-            tolerance = OVERLAP_TOLERANCE * (radii[i] + radii[j])
-            bad = np.flatnonzero(gaps < -tolerance)
-            if bad.size:
-                k = bad[np.argmin(gaps[bad])]
-                raise OverlapError(f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.6g} m at t = {t:.6g} s",
-                                   pair=(int(i[k]), int(j[k])), overlap=float(-gaps[k]))
-        for k, surface in enumerate(self.surfaces):
-            rows = surface.rows(positions, radii, 0.0, t)
-            bad = np.flatnonzero(rows.gaps < -OVERLAP_TOLERANCE * radii[rows.spheres])
-            if bad.size:
-                worst = bad[np.argmin(rows.gaps[bad])]
-                s, overlap = int(rows.spheres[worst]), float(-rows.gaps[worst])
-                raise OverlapError(f"sphere {s} overlaps the {self.surface_name(k)} (surface {k}: "
-                                   f"{surface.label()}) by {overlap:.6g} m at t = {t:.6g} s",
-                                   pair=(s, f"wall {k}"), overlap=overlap)
-
-    def _warn_about_frictionless_turning_walls(self) -> None:
-        """A wall that turns (a `Cylinder` about its axis, a `Plane` about its normal)
-        moves its surface tangentially only, which reaches the spheres through friction
-        alone: without friction (its own, or the world's when it has none) it acts as
-        a still wall. That is most likely not what was meant, so say it
-        (`granular.errors.IneffectiveWallWarning`)."""
-        for k, wall in enumerate(self.walls):
-            if not getattr(wall, "spins_in_place", False):
-                continue
-            omega = wall.angular_velocity
-            mu = self.friction if wall.friction is None else float(wall.friction)
-            if mu == 0.0:
-                warnings.warn(IneffectiveWallWarning(
-                    f"walls[{k}] ({type(wall).__name__}) turns at {omega:g} rad/s but its contacts have no "
-                    "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
-                    "friction=... to drag them"), stacklevel=3)
+        raise_if_overlapping(t, positions.reshape(self.n, 3), self.radii_at(t), self.periodic, self.surfaces,
+                             self.surface_name)
 
     @functools.cached_property
-    def _surface_names(self) -> tuple:
+    def surface_names(self) -> tuple:
         """The contact surfaces' names (`surface_name`), by ``Contacts.wall`` index: each
         wall's ``surface_names``."""
         names: list[str] = []
@@ -830,7 +532,7 @@ class SphereWorld:
         """The name of contact surface ``k`` (a ``Contacts.wall`` index) that ``granular
         inspect`` and the pictures use (`granular.walls.surface_names`: "floor",
         "box x-max", "cylinder side", "plane 5 (normal 0, 0, -1)")."""
-        names = self._surface_names
+        names = self.surface_names
         return names[k] if 0 <= k < len(names) else f"wall {k}"
 
     def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:
@@ -869,124 +571,3 @@ class SphereWorld:
                           "outlets": [outlet.describe() for outlet in self.outlets]}} if self.has_flows else {}),
         }
 
-
-def _unit_coefficient(value, name: str) -> float:
-    """One number in [0, 1], or `InvalidInputError` saying what was given."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be one number in [0, 1], got {value!r}") from None
-    if not 0.0 <= number <= 1.0:   # NaN fails too
-        raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
-    return number
-
-
-@dataclass(frozen=True)
-class WallRows:
-    """The wall rows of a step, every surface's together (arrays of one length k):
-    sphere, surface (``Contacts.wall``), gap (m), unit normal (k, 3), restitution,
-    friction, rolling friction and tangential restitution of each row; the wall's
-    material velocity at the contact (k, 3) (m/s) or None when no wall moves; the
-    feature labels (`granular.surfaces.ContactRows.features`) or None."""
-
-    spheres: np.ndarray
-    surface: np.ndarray
-    gaps: np.ndarray
-    normals: np.ndarray
-    restitution: np.ndarray
-    friction: np.ndarray
-    rolling_friction: np.ndarray
-    tangential_restitution: np.ndarray
-    velocities: np.ndarray | None = None
-    features: np.ndarray | None = None
-
-
-def _sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> sp.csr_matrix:
-    """Sparse G (m x width, default 3N): pair rows ``-n`` on sphere i, ``+n`` on sphere j;
-    wall rows ``+n`` (translational columns only; ``width = 6N`` leaves the rotational
-    columns of a rotating world empty: a normal row does not turn a sphere)."""
-    pair_cols = np.concatenate([3 * i[:, None] + np.arange(3), 3 * j[:, None] + np.arange(3)], axis=1)
-    pair_data = np.concatenate([-normals, normals], axis=1)
-    wall_cols = 3 * wall_sphere[:, None] + np.arange(3)
-    indices = np.concatenate([pair_cols.ravel(), wall_cols.ravel()])
-    data = np.concatenate([pair_data.ravel(), wall_normals.ravel()])
-    indptr = np.concatenate([np.arange(0, 6 * i.size + 1, 6),
-                             6 * i.size + np.arange(3, 3 * wall_sphere.size + 1, 3)])
-    m = i.size + wall_sphere.size
-    return sp.csr_matrix((data, indices, indptr), shape=(m, 3 * n if width is None else width))
-
-
-def tangent_basis(normals: np.ndarray) -> np.ndarray:
-    """Two unit tangents (k, 2, 3) orthogonal to each unit normal (k, 3), right-handed
-    ``(t_1, t_2, n)``; ``t_1`` is ``n x e`` for the axis ``e`` least aligned with ``n``."""
-    axis = np.eye(3)[np.argmin(np.abs(normals), axis=1)]
-    first = np.cross(normals, axis)
-    first /= np.linalg.norm(first, axis=1)[:, None]
-    return np.stack([first, np.cross(normals, first)], axis=1)
-
-
-def sphere_tangents(i, j, normals, wall_sphere, wall_normals, n, radii=None) -> sp.csr_matrix:
-    """Sparse tangential Jacobian: row ``2k + a`` is tangent ``a`` of row ``k``.
-
-    Without ``radii`` (spheres that do not turn): (2m, 3N), ``-t`` on sphere i and
-    ``+t`` on sphere j for a pair, ``+t`` for a wall row, so ``T u`` is the sliding
-    velocity of the centres. With ``radii`` (N,) (m, at the end of the step): (2m,
-    6N) on ``(u, omega)``, adding ``-r_i (n x t)`` on ``omega_i`` and ``-r_j (n x t)``
-    on ``omega_j`` for a pair, ``-r_i (n x t)`` on ``omega_i`` for a wall, so that ``T
-    (u, omega)`` is the tangential velocity of j's material point at the contact
-    relative to i's (or of i's on the wall): module docstring."""
-    pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
-    if radii is None:
-        rows = [_sphere_jacobian(i, j, pair_basis[:, a], wall_sphere, wall_basis[:, a], n) for a in range(2)]
-        m = i.size + wall_sphere.size
-        order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
-        return sp.vstack(rows).tocsr()[order]
-    p, w = i.size, wall_sphere.size
-    three = np.arange(3)
-    # Row 2k + a holds a pair's 12 entries (u_i, u_j, omega_i, omega_j) or a wall's 6
-    # (u_i, omega_i), in increasing column order (i < j), built straight in CSR
-    # (a COO assembly and its sort cost 2.4 times as much, for the same matrix).
-    pair_cols = np.concatenate([3 * i[:, None] + three, 3 * j[:, None] + three,
-                                3 * n + 3 * i[:, None] + three, 3 * n + 3 * j[:, None] + three], axis=1)
-    wall_cols = np.concatenate([3 * wall_sphere[:, None] + three, 3 * n + 3 * wall_sphere[:, None] + three],
-                               axis=1)
-    arm_pair = np.cross(normals[:, None, :], pair_basis)          # (p, 2, 3): n x t_a
-    arm_wall = np.cross(wall_normals[:, None, :], wall_basis)
-    pair_data = np.concatenate([-pair_basis, pair_basis, -radii[i, None, None] * arm_pair,
-                                -radii[j, None, None] * arm_pair], axis=2)             # (p, 2, 12)
-    wall_data = np.concatenate([wall_basis, -radii[wall_sphere, None, None] * arm_wall], axis=2)   # (w, 2, 6)
-    indices = np.concatenate([np.repeat(pair_cols[:, None, :], 2, axis=1).ravel(),
-                              np.repeat(wall_cols[:, None, :], 2, axis=1).ravel()])
-    data = np.concatenate([pair_data.ravel(), wall_data.ravel()])
-    indptr = np.concatenate([np.arange(0, 24 * p + 1, 12), 24 * p + np.arange(6, 12 * w + 1, 6)])
-    return sp.csr_matrix((data, indices, indptr), shape=(2 * (p + w), 6 * n))
-
-
-def _unit_quaternions(orientations, n: int) -> np.ndarray:
-    """Orientations (N, 4) as unit quaternions ``(w, x, y, z)``: identity when None;
-    given ones normalised if within `_QUATERNION_TOLERANCE` of unit length."""
-    if orientations is None:
-        identity = np.zeros((n, 4))
-        identity[:, 0] = 1.0
-        return identity
-    orientations = finite_array(orientations, "orientations", (n, 4))
-    norms = np.linalg.norm(orientations, axis=1)
-    bad = np.flatnonzero(np.abs(norms - 1.0) > _QUATERNION_TOLERANCE)
-    if bad.size:
-        raise InvalidInputError(f"orientations must be unit quaternions (w, x, y, z): entry {bad[0]} has "
-                                f"length {norms[bad[0]]:.6g}")
-    return orientations / norms[:, None]
-
-
-def rotate_quaternions(orientations: np.ndarray, omega: np.ndarray, h: float) -> np.ndarray:
-    """Orientations (N, 4) turned by the exact rotation of angle ``|omega| h`` about
-    ``omega / |omega|`` (``omega`` (N, 3) rad/s in the world frame, ``h`` s):
-    ``q <- (cos(a/2), sin(a/2) omega/|omega|) q``, renormalised against round-off."""
-    speed = np.linalg.norm(omega, axis=1)
-    half = 0.5 * h * speed
-    scale = np.where(speed > 0.0, np.sin(half) / np.where(speed > 0.0, speed, 1.0), 0.0)
-    dw, dv = np.cos(half), scale[:, None] * omega
-    w, v = orientations[:, 0], orientations[:, 1:]
-    turned = np.column_stack([dw * w - np.einsum("ka,ka->k", dv, v),
-                              dw[:, None] * v + w[:, None] * dv + np.cross(dv, v)])
-    return turned / np.linalg.norm(turned, axis=1)[:, None]

@@ -41,9 +41,9 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.schemes import maury
+from granular.schemes import maury_impacts
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
-from granular.world import tangent_basis
+from granular.sphere_rows import tangent_basis
 
 #: Relative round-off of a one-contact impact: a few dozen floating-point operations,
 #: counted generously (64 ulps).
@@ -381,13 +381,13 @@ def test_zero_restitution_never_runs_the_impact_law(monkeypatch):
     never called (so every step is the same computation as before it existed), while
     ``e = 0.5`` calls it."""
     calls = []
-    real = maury.solve_impact
+    real = maury_impacts.solve_impact
 
     def counted(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(maury, "solve_impact", counted)
+    monkeypatch.setattr(maury_impacts, "solve_impact", counted)
     for e, expect_calls in ((0.0, False), (0.5, True)):
         calls.clear()
         world = gr.SphereWorld([[0, 0, 0.2], [0.05, 0, 0.45]], 0.1, density=1000.0, velocities=[[1, 0, -1], [0, 0, -2]],
@@ -434,7 +434,7 @@ def test_an_impact_whose_sweeps_do_not_converge_bounces_without_friction(monkeyp
     def stalled(*args, **kwargs):
         raise gr.ConvergenceError("stalled", t=0.0)
 
-    monkeypatch.setattr(maury, "solve_impact", stalled)
+    monkeypatch.setattr(maury_impacts, "solve_impact", stalled)
     world, result = sphere_on_plane([1.0, 0, -1.0], [0, 0, 0], 0.1, 1000.0, 0.3, 0.5)
     assert result.velocities[0] == pytest.approx([1.0, 0.0, 0.5], abs=ROUNDOFF)
     assert np.abs(result.angular_velocities[0]).max() == 0.0

@@ -250,7 +250,7 @@ def test_a_mesh_world_round_trips_through_its_run_file(tmp_path):
     loaded = gr.Trajectory.load(tmp_path / "run.h5")
     described = loaded.system["walls"]
     assert [wall_from_description(d).describe() for d in described] == [w.describe() for w in walls]
-    assert surface_names(described) == list(world._surface_names) == ["mesh 0", "cone 1", "panel 2", "plane 3 "
+    assert surface_names(described) == list(world.surface_names) == ["mesh 0", "cone 1", "panel 2", "plane 3 "
                                                                       "(normal 1, 0, 0)", "plane 4 (normal -1, 0, 0)",
                                                                       "plane 5 (normal 0, 1, 0)",
                                                                       "plane 6 (normal 0, -1, 0)"]

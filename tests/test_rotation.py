@@ -26,7 +26,7 @@ import pytest
 
 import granular as gr
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
-from granular.world import rotate_quaternions
+from granular.rotation import rotate_quaternions
 
 G_EARTH = 9.81
 #: Velocities a single persisting contact gets from the Gauss-Seidel sweeps: the

@@ -175,6 +175,6 @@ def test_the_hopper_scene_runs_with_friction():
     trajectory = gr.Simulation(world, dt=2.5e-4).run(steps=150, record_every=10)
     present = trajectory.present(-1)
     world.check_admissible(float(trajectory.t[-1]), trajectory.positions[-1][present])   # no overlap beyond 1e-9 r
-    floor = [k for k, name in enumerate(world._surface_names) if name.startswith("cone")]
+    floor = [k for k, name in enumerate(world.surface_names) if name.startswith("cone")]
     touched = [c for c in trajectory.contacts if np.any(np.isin(c.wall, floor) & (c.impulse > 0))]
     assert floor and touched and any(np.any(np.abs(c.tangential_impulse) > 0) for c in touched)

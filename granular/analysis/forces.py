@@ -9,7 +9,7 @@ to are ``q^n = q^{n+1} - h u^{n+1}`` (`step_start_positions`), recovered to roun
 
 Force of a contact (N): its impulse over the step divided by ``h``. A pair ``(i, j)``
 with normal ``n`` (from i to j) and friction impulses ``l_T,a`` along the tangent
-basis ``t_a(n)`` (`granular.world.tangent_basis`) gives sphere ``j`` the force
+basis ``t_a(n)`` (`granular.sphere_rows.tangent_basis`) gives sphere ``j`` the force
 ``F = (lambda n + sum_a l_T,a t_a) / h`` and sphere ``i`` its opposite; a wall row
 gives its sphere ``F`` with ``n`` out of the wall, and the wall ``-F``. Rolling
 resistance adds a couple (torque) but no force, and is not part of these records.
@@ -25,6 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..runs import noise_impulse
+from ..sphere_rows import tangent_basis
+from ..walls import PeriodicBox
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,6 @@ def step_start_positions(trajectory, k: int) -> np.ndarray:
 
 def periodic_cell(trajectory):
     """The run's `granular.walls.PeriodicBox`, or None for a run without one."""
-    from ..walls import PeriodicBox
 
     description = trajectory.system.get("periodic") if isinstance(trajectory.system, dict) else None
     return None if not description else PeriodicBox.from_description(description)
@@ -165,8 +168,6 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     contacts are those ``granular inspect`` calls active. 0 keeps every contact
     that carries an impulse.
     """
-    from ..runs import noise_impulse
-    from ..world import tangent_basis
 
     check_spheres(trajectory)
     k = frame = frame_index(trajectory, k)

@@ -23,7 +23,7 @@ def add_parser(commands) -> None:
 
 def _print_missed_steps(summary) -> None:
     """One line on the steps that kept a contact solver's best answer short of its
-    tolerance (`granular.simulation.missed_summary`), when there were any."""
+    tolerance (`granular.recording.missed_summary`), when there were any."""
     if not summary:
         return
     t, residual, ratio = summary["worst"]

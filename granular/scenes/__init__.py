@@ -331,7 +331,7 @@ def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> N
     """A `SceneError` naming a ``DEFAULTS`` key that is neither a run setting nor a
     keyword of `Simulation` with the chosen scheme, the valid keys and the closest
     one: found here, before the scene is built, not as a TypeError of the scheme."""
-    from ..simulation import scheme_keywords
+    from ..schemes.registry import scheme_keywords
 
     valid = settings + [k for k in scheme_keywords(options.get("scheme", "velocity")) if k != "dt"]
     for key in options:

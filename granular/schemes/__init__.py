@@ -11,7 +11,7 @@
   the velocity scheme (9) of Dzonou, Monteiro Marques and Paoli (*A convergence
   result for a vibro-impact problem with a general inertia operator*, 2009),
   positions first, for `ConstrainedSystem`. Its former scheme string is kept as a
-  deprecated alias (`granular.simulation.DEPRECATED_SCHEMES`).
+  deprecated alias (`granular.schemes.registry.DEPRECATED_SCHEMES`).
 - ``paoli-schatzman`` (`paoli_schatzman.PaoliSchatzmanScheme`): position-based
   scheme (1.13)-(1.17) of Paoli and Schatzman (*A numerical scheme for impact
   problems*, 1999), for `ConstrainedSystem`.

@@ -3,7 +3,7 @@ Monteiro Marques and Paoli (*A convergence result for a vibro-impact problem wit
 general inertia operator*, 2009) for a `ConstrainedSystem`, positions first. Named
 after the paper's first two authors, which keeps it apart from the Paoli-Schatzman
 scheme; its former scheme string is still accepted, with a deprecation warning
-(`granular.simulation.DEPRECATED_SCHEMES`).
+(`granular.schemes.registry.DEPRECATED_SCHEMES`).
 
 One step from ``(t_i, q_i, u_i)`` with step ``h`` (ibid., section 2):
 

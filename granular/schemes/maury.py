@@ -81,7 +81,7 @@ rotational part, and the tangential rows of the frictional impact law (stage 3)
 and of the frictional projection (stage 4) turn the spheres. Otherwise ``omega``
 is constant.
 Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
-h`` about ``omega^{n+1}`` (`granular.world.rotate_quaternions`), as ``q^{n+1} = q^n +
+h`` about ``omega^{n+1}`` (`granular.rotation.rotate_quaternions`), as ``q^{n+1} = q^n +
 h u^{n+1}``. The rotational state advances only with a step whose results are
 finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
 """
@@ -89,68 +89,25 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
-import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from ..constraints import Contacts
 from ..errors import (ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning, at_time,
                       solver_errors_at)
 from ..contact.friction import project_frictional
 from ..contact.problem import ContactProblem, tangential_jacobian
-from ..contact.impact import is_frictional, solve_impact
 from ..contact import active_set
 from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..results import SolverStats, StepResult
-from ..tolerances import APPROACH_TOLERANCE, ENERGY_ROUNDOFF
+from ..rotation import rotate_quaternions, unit_quaternions
+from ..validation import finite_array
 from .common import initial_state, make_result
+from .maury_impacts import restitution_stage
+from .maury_state import MauryState, exchanged_state
 from .registry import refuse_unless_supported
-
-#: Rounds of growing the impacting set when an impact drives a body into another.
-_MAX_IMPACT_ROUNDS = 3
-
-
-@dataclass(frozen=True)
-class MauryState:
-    """What the velocity scheme carries from one step to the next, as a value.
-
-    t : time (s); q, u : positions and velocities (flat, the centres' part);
-    previous_keys, previous_impulses : the sorted contact keys of the previous step
-        and Maury's impulses on them (N s), the next projection's warm start;
-    previous_tangential : their friction impulses (m, s) or None;
-    previous_kick : ``M^{-1} G^T lambda`` of the previous step's sustained contacts
-        (m/s), which raises the next impact threshold (module docstring), or None;
-    omega, orientations : angular velocities (N, 3) and unit quaternions (N, 4) of
-        spheres, or None for a system without rotation.
-    """
-
-    t: float
-    q: np.ndarray
-    u: np.ndarray
-    previous_keys: np.ndarray
-    previous_impulses: np.ndarray
-    previous_tangential: np.ndarray | None = None
-    previous_kick: np.ndarray | None = None
-    omega: np.ndarray | None = None
-    orientations: np.ndarray | None = None
-
-    #: Field -> name in a run file's restart group (`granular.runs.save_run`); the
-    #: names are those of the attributes that held them before, so old files load.
-    WARM_NAMES = {"previous_keys": "_previous_keys", "previous_impulses": "_previous_impulses",
-                  "previous_tangential": "_previous_tangential", "previous_kick": "_previous_kick",
-                  "omega": "_omega", "orientations": "_orientations"}
-
-    def warm_values(self) -> dict:
-        """The carried values beyond ``(t, q, u)``, by their run-file names."""
-        return {stored: getattr(self, field) for field, stored in self.WARM_NAMES.items()}
-
-    def with_warm_values(self, values: dict) -> "MauryState":
-        """This state with the carried values of ``values`` (run-file names) set."""
-        known = {field: values[stored] for field, stored in self.WARM_NAMES.items() if stored in values}
-        return replace(self, **known)
 
 
 def _missed_ratio(missed) -> float:
@@ -242,34 +199,9 @@ class VelocityScheme:
         inserted ones (at rest in rotation, identity orientations, no kick); the warm
         starts of the rows between kept spheres and walls, under their new keys
         (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
-        from ..constraints import remap_keys
-
-        keep, k = exchange.keep, exchange.positions.shape[0]
-        q = np.concatenate([state.q.reshape(n_before, 3)[keep], exchange.positions]).reshape(-1)
-        u = np.concatenate([state.u.reshape(n_before, 3)[keep], exchange.velocities]).reshape(-1)
-        kept, keys = remap_keys(state.previous_keys, n_before, exchange.new_index(), self._n)
-        order = np.argsort(keys, kind="stable")
-        tangential = state.previous_tangential
-        if tangential is not None and tangential.shape[0] == state.previous_keys.size:
-            tangential = tangential[kept][order]
-        omega, orientations, kick = state.omega, state.orientations, state.previous_kick
-        if omega is not None and orientations is not None:
-            identity = np.zeros((k, 4))
-            identity[:, 0] = 1.0
-            omega = np.concatenate([omega[keep], np.zeros((k, 3))])
-            orientations = np.concatenate([orientations[keep], identity])
-        if kick is not None:
-            blocks = kick.size // (3 * n_before) if n_before else 0     # (u) or (u, omega) blocks
-            if blocks:
-                parts = kick.reshape(blocks, n_before, 3)
-                kick = np.concatenate([parts[:, keep], np.zeros((blocks, k, 3))], axis=1).reshape(-1)
-            else:
-                kick = None
         # the solver's factor belongs to the former rows and columns: rebuilt at the next step
         self._workspace = active_set.Workspace()
-        return replace(state, q=q, u=u, previous_keys=keys[order],
-                       previous_impulses=state.previous_impulses[kept][order], previous_tangential=tangential,
-                       previous_kick=kick, omega=omega, orientations=orientations)
+        return exchanged_state(state, exchange, n_before, self._n)
 
     def warm_values(self, state: MauryState) -> dict:
         """What ``state`` carries beyond ``(t, q, u)``, by run-file name (`MauryState`)."""
@@ -295,14 +227,11 @@ class VelocityScheme:
         ``orientations`` (N, 4) unit quaternions (kept when None). With ``t`` (s), the
         time of that state, a rotating world also reports them in its kinetic energy
         at ``t`` (`granular.world.SphereWorld.note_rotation`)."""
-        from ..world import _unit_quaternions
-        from ..validation import finite_array
-
         state = self.state
         if state.omega is None:
             raise InvalidInputError("this system has no rotational state")
         omega = finite_array(angular_velocities, "angular_velocities", state.omega.shape).copy()
-        orientations = state.orientations if orientations is None else _unit_quaternions(orientations, omega.shape[0])
+        orientations = state.orientations if orientations is None else unit_quaternions(orientations, omega.shape[0])
         self.state = replace(state, omega=omega, orientations=orientations)
         if t is not None and self._rotating:
             self.system.note_rotation(t, self.dt, omega)
@@ -372,8 +301,12 @@ class VelocityScheme:
         building = time.perf_counter() - clock
         G = constraints.jacobian
         clock = time.perf_counter()
-        u_star, restitution_impulse, impact = self._restitution_stage(metric, constraints, u, predicted - u, t_next,
-                                                                      state.previous_kick)
+        try:
+            u_star, restitution_impulse, impact = restitution_stage(metric, constraints, u, predicted - u, self.dt,
+                                                                    self.solver, self._spheres, t_next,
+                                                                    state.previous_kick)
+        except JammingError as error:
+            raise self._jamming(error, t_next) from None
         increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse,
                                                      t_next)
         restitution_impulse = restitution_impulse + absorbed
@@ -444,97 +377,6 @@ class VelocityScheme:
         absorbed[bounced] = projected.impulses
         return projected.velocities, absorbed
 
-    def _restitution_stage(self, metric, constraints, u, increment, t_next, previous_kick=None):
-        """The impact law on the impacting rows; returns ``(u*, impulses, report)``: the
-        normal impact impulses (m,) (N s) and an `ImpactReport` (solver counts and the
-        impact's friction impulses). Rows of spheres that carry friction or rolling
-        resistance take Newton's law with Coulomb friction (`granular.contact.impact`), the
-        others Moreau's frictionless law (module docstring). ``previous_kick`` is the
-        carried `MauryState.previous_kick`."""
-        h = self.dt
-        G, e = constraints.jacobian, constraints.restitution
-        zero = np.zeros(constraints.size)
-        if constraints.size == 0 or not np.any(e > 0.0):
-            return u, zero, ImpactReport()
-        threshold = np.abs(G @ increment)
-        if previous_kick is not None and previous_kick.shape == u.shape:
-            threshold += abs(G) @ np.abs(previous_kick)
-        threshold += APPROACH_TOLERANCE * float(np.abs(G @ u).max(initial=0.0))
-        # Approach is measured relative to the other body: a moving wall's contact point
-        # has the normal velocity `normal_offset` (0 for pairs and fixed walls), and the
-        # gap D already holds the wall where it is at the end of the step.
-        offset = zero if constraints.normal_offset is None else constraints.normal_offset
-
-        def impacts(velocity):
-            return (e > 0.0) & (constraints.gap + h * (G @ (velocity + increment)) < 0.0) \
-                & (G @ velocity - offset < -threshold)
-
-        impacting = impacts(u)
-        if not impacting.any():
-            return u, zero, ImpactReport()
-        iterations, violation = 0, 0.0
-        for _ in range(_MAX_IMPACT_ROUNDS):
-            rows = np.flatnonzero(impacting)
-            u_star, normal, more, worst, friction = self._impact(metric, constraints, rows, u, offset, t_next)
-            iterations += more
-            violation = max(violation, worst)
-            grown = impacting | impacts(u_star)
-            if np.array_equal(grown, impacting):
-                break
-            impacting = grown
-        impulses = zero.copy()
-        impulses[rows] = normal
-        return u_star, impulses, ImpactReport.of(constraints.size, rows, iterations, violation, friction)
-
-    def _impact(self, metric, constraints, rows, u, offset, t_next):
-        """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
-        violation, the `granular.contact.impact.ImpactAnswer` or None without friction)``.
-
-        Spheres with friction or rolling resistance on these rows take Newton's law
-        with Coulomb friction. Should its sweeps not converge (several coupled impacts;
-        one contact is solved in closed form), the impact is frictionless as Moreau's
-        law gives it, rather than the run stopping: friction then acts at the next
-        steps' sustained contacts only."""
-        try:
-            with solver_errors_at(t_next):
-                if self._spheres and is_frictional(constraints, rows):
-                    try:
-                        answer = solve_impact(metric, constraints, rows, u, self.dt)
-                        return answer.velocities, answer.normal, answer.iterations, answer.violation, answer
-                    except ConvergenceError:
-                        pass
-                return (*self._frictionless_impact(metric, constraints, rows, u, offset), None)
-        except JammingError as error:
-            raise self._jamming(error, t_next) from None
-
-    def _frictionless_impact(self, metric, constraints, rows, u, offset):
-        """Moreau's law on ``rows`` (module docstring, step 3): ``(u*, the rows' impulses
-        (1 + e) mu (k,), solver iterations, violation)``."""
-        G_I = constraints.jacobian[rows]
-        tangent = project(ContactProblem(metric, G_I, u, offset[rows]), solver=self.solver)
-        coefficients = self._dissipative_coefficients(metric, G_I, constraints.restitution[rows], tangent.impulses)
-        u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
-        return u_star, (1.0 + coefficients) * tangent.impulses, tangent.iterations, tangent.violation
-
-    @staticmethod
-    def _dissipative_coefficients(metric, G_I, e, mu) -> np.ndarray:
-        """Per-row coefficients, replaced by the cluster minimum where Moreau's law with
-        mixed coefficients would raise the cluster's kinetic energy."""
-        if np.all(e == e[0]):
-            return e
-        W = metric.delassus(G_I)
-        n_clusters, labels = connected_components(sp.csr_matrix(W != 0), directed=False)
-        coefficients = e.copy()
-        for cluster in range(n_clusters):
-            rows = np.flatnonzero(labels == cluster)
-            block = W[rows][:, rows]
-            m, ec = mu[rows], e[rows]
-            before = float(m @ (block @ m))
-            after = float((ec * m) @ (block @ (ec * m)))
-            if after > before * (1.0 + ENERGY_ROUNDOFF):
-                coefficients[rows] = ec.min()
-        return coefficients
-
     def _implicit(self, metric, t, q, u, outcome, speed, state):
         """Fixed point on ``u^{n+1}`` of ``f(t_{n+1}, q, u^{n+1})`` (the implicit update of
         Dzonou, Monteiro Marques and Paoli, 2009)."""
@@ -563,7 +405,7 @@ class VelocityScheme:
 
     def _warm_tangential(self, constraints, state):
         """Previous friction impulses (m, s) of the rows that persist (in their own
-        tangent bases, which `granular.world.tangent_basis` derives from the normal
+        tangent bases, which `granular.sphere_rows.tangent_basis` derives from the normal
         alone), or None."""
         found, position = self._persisting(constraints, state)
         previous = state.previous_tangential
@@ -654,41 +496,11 @@ class VelocityScheme:
         omega = velocities[3 * n:].reshape(n, 3).copy() if self._rotating else state.omega
         orientations = state.orientations
         if np.any(omega):
-            from ..world import rotate_quaternions
             orientations = rotate_quaternions(orientations, omega, self.dt)
         finite = np.all(np.isfinite(omega)) and np.all(np.isfinite(orientations)) and np.all(np.isfinite(velocities))
         if finite and self._rotating:
             self.system.note_rotation(t_next, self.dt, omega)
         return omega.copy(), orientations.copy()
-
-
-@dataclass(frozen=True)
-class ImpactReport:
-    """What the restitution stage reports besides ``u*`` and its normal impulses.
-
-    iterations : solver iterations; violation : (m/s) of the impact law's normal part;
-    tangential : (m, s) the impact's friction impulses (N s), or None without friction;
-    rolling : (m, 2) its rolling impulses (N s; torque ``R* P_R``), or None.
-    """
-
-    iterations: int = 0
-    violation: float = 0.0
-    tangential: np.ndarray | None = None
-    rolling: np.ndarray | None = None
-
-    @staticmethod
-    def of(m: int, rows: np.ndarray, iterations: int, violation: float, answer=None) -> "ImpactReport":
-        """The report of an impact on ``rows`` of ``m``, with the friction of a
-        `granular.contact.impact.ImpactAnswer` scattered to all rows (or none)."""
-        if answer is None:
-            return ImpactReport(iterations, violation)
-        tangential = np.zeros((m, answer.tangential.shape[1]))
-        tangential[rows] = answer.tangential
-        rolling = None
-        if answer.rolling is not None:
-            rolling = np.zeros((m, 2))
-            rolling[rows] = answer.rolling
-        return ImpactReport(iterations, violation, tangential, rolling)
 
 
 def _total(maury, impact):

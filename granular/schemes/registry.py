@@ -1,6 +1,7 @@
 """The scheme registry: each scheme's name, class, and what it needs of a system.
 
-`granular.simulation.make_scheme` is a lookup here. Each scheme's constructor calls
+`make_scheme` builds a scheme by its name (a deprecated name warns), `check_options`
+refuses a keyword the scheme does not take. Each scheme's constructor calls
 `refuse_unless_supported` first, so a system the scheme cannot integrate is refused
 with a one-line `InvalidInputError` before the first step, whoever builds it.
 
@@ -24,14 +25,16 @@ Options are the keyword parameters of the scheme class's constructor
 """
 from __future__ import annotations
 
+import difflib
 import importlib
 import inspect
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import protocols
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, UnknownOptionError
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,47 @@ def highest_frequency(system) -> float:
     d = stiffness.shape[0]
     largest = scipy.linalg.eigh(stiffness, mass, eigvals_only=True, subset_by_index=[d - 1, d - 1])[0]
     return float(np.sqrt(max(largest, 0.0)))
+
+
+#: Former scheme names, still accepted with a DeprecationWarning: old name -> name.
+DEPRECATED_SCHEMES = {"seed000": "dzonou-monteiro-marques"}
+
+
+def make_scheme(name: str, system, dt: float, solver: str, **options):
+    """The scheme object named ``name`` for ``system`` (a deprecated name warns); the
+    scheme refuses a system it cannot integrate (`registry.refuse_unless_supported`)."""
+    scheme = entry(current_scheme_name(name))
+    return scheme.scheme_class()(system, dt, solver=solver, **options)
+
+
+def current_scheme_name(name: str) -> str:
+    """``name``, or the current name of a deprecated one (with a DeprecationWarning)."""
+    if isinstance(name, str) and name in DEPRECATED_SCHEMES:
+        # stacklevel 4: the line that called Simulation(...), through make_scheme.
+        warnings.warn(f"scheme {name!r} is deprecated: use scheme={DEPRECATED_SCHEMES[name]!r}",
+                      DeprecationWarning, stacklevel=4)
+        return DEPRECATED_SCHEMES[name]
+    return name
+
+
+def scheme_keywords(scheme) -> list[str]:
+    """The keywords `Simulation` takes with scheme ``scheme``: its own and the scheme's
+    options (an unknown scheme: its own only; `make_scheme` then names the schemes)."""
+    own = ["dt", "solver", "scheme"]
+    name = DEPRECATED_SCHEMES.get(scheme, scheme) if isinstance(scheme, str) else scheme
+    if name not in SCHEMES:
+        return own
+    return own + SCHEMES[name].options()
+
+
+def check_options(scheme, options: dict) -> None:
+    """Raise `UnknownOptionError` for a keyword of ``options`` the scheme does not take,
+    naming the closest valid keyword: ``**options`` would otherwise hand a misspelling
+    to the scheme, whose TypeError says neither what was meant nor what is valid."""
+    valid = scheme_keywords(scheme)
+    for key in options:
+        if key not in valid:
+            close = difflib.get_close_matches(key, valid, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UnknownOptionError(f"Simulation() got an unknown keyword {key!r}{hint}; with scheme "
+                                     f"{scheme!r} it takes {', '.join(valid)}")

@@ -1,13 +1,14 @@
 """What the walls share: checks of their arguments, prescribed translations
-(`Translation`), the bases of translating and turning walls, and the helpers of
-their contact rows. The conventions and the moving-wall rows are derived in
-`granular.walls`."""
+(`Translation`), the bases of translating and turning walls, the helpers of their
+contact rows, and the warning about a turning wall without friction. The
+conventions and the moving-wall rows are derived in `granular.walls`."""
 from __future__ import annotations
 
+import warnings
 
 import numpy as np
 
-from ..errors import InvalidInputError
+from ..errors import IneffectiveWallWarning, InvalidInputError
 from ..surfaces import RecordedVelocity
 
 
@@ -270,3 +271,21 @@ def orthogonal_unit(axis: np.ndarray) -> np.ndarray:
     """A unit vector orthogonal to the unit ``axis``."""
     other = np.cross(axis, np.eye(3)[int(np.argmin(np.abs(axis)))])
     return other / np.linalg.norm(other)
+
+
+def warn_if_turning_without_friction(walls, friction: float) -> None:
+    """A wall that turns (a `Cylinder` about its axis, a `Plane` about its normal)
+    moves its surface tangentially only, which reaches the spheres through friction
+    alone: without friction (its own, or the world's ``friction`` when it has none) it
+    acts as a still wall. That is most likely not what was meant, so say it
+    (`granular.errors.IneffectiveWallWarning`, pointing at the world's caller)."""
+    for k, wall in enumerate(walls):
+        if not getattr(wall, "spins_in_place", False):
+            continue
+        omega = wall.angular_velocity
+        mu = friction if wall.friction is None else float(wall.friction)
+        if mu == 0.0:
+            warnings.warn(IneffectiveWallWarning(
+                f"walls[{k}] ({type(wall).__name__}) turns at {omega:g} rad/s but its contacts have no "
+                "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
+                "friction=... to drag them"), stacklevel=3)

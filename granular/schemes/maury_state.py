@@ -1,0 +1,82 @@
+"""What Maury's scheme carries from one step to the next (`MauryState`), and how that
+state follows the spheres when inlets and outlets change them (`exchanged_state`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..constraints import remap_keys
+from ..rotation import identity_quaternions
+
+
+@dataclass(frozen=True)
+class MauryState:
+    """What the velocity scheme carries from one step to the next, as a value.
+
+    t : time (s); q, u : positions and velocities (flat, the centres' part);
+    previous_keys, previous_impulses : the sorted contact keys of the previous step
+        and Maury's impulses on them (N s), the next projection's warm start;
+    previous_tangential : their friction impulses (m, s) or None;
+    previous_kick : ``M^{-1} G^T lambda`` of the previous step's sustained contacts
+        (m/s), which raises the next impact threshold (module docstring), or None;
+    omega, orientations : angular velocities (N, 3) and unit quaternions (N, 4) of
+        spheres, or None for a system without rotation.
+    """
+
+    t: float
+    q: np.ndarray
+    u: np.ndarray
+    previous_keys: np.ndarray
+    previous_impulses: np.ndarray
+    previous_tangential: np.ndarray | None = None
+    previous_kick: np.ndarray | None = None
+    omega: np.ndarray | None = None
+    orientations: np.ndarray | None = None
+
+    #: Field -> name in a run file's restart group (`granular.runs.save_run`); the
+    #: names are those of the attributes that held them before, so old files load.
+    WARM_NAMES = {"previous_keys": "_previous_keys", "previous_impulses": "_previous_impulses",
+                  "previous_tangential": "_previous_tangential", "previous_kick": "_previous_kick",
+                  "omega": "_omega", "orientations": "_orientations"}
+
+    def warm_values(self) -> dict:
+        """The carried values beyond ``(t, q, u)``, by their run-file names."""
+        return {stored: getattr(self, field) for field, stored in self.WARM_NAMES.items()}
+
+    def with_warm_values(self, values: dict) -> "MauryState":
+        """This state with the carried values of ``values`` (run-file names) set."""
+        known = {field: values[stored] for field, stored in self.WARM_NAMES.items() if stored in values}
+        return replace(self, **known)
+
+
+def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) -> MauryState:
+    """``state`` carried over to the spheres after ``exchange`` (a
+    `granular.flows.Exchange` of the world's ``n_before`` spheres, ``n_after`` after
+    it): positions, velocities, rotation and sustained-contact kick of the kept
+    spheres, then the inserted ones (at rest in rotation, identity orientations, no
+    kick); the warm starts of the rows between kept spheres and walls, under their
+    new keys (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
+    keep, k = exchange.keep, exchange.positions.shape[0]
+    q = np.concatenate([state.q.reshape(n_before, 3)[keep], exchange.positions]).reshape(-1)
+    u = np.concatenate([state.u.reshape(n_before, 3)[keep], exchange.velocities]).reshape(-1)
+    kept, keys = remap_keys(state.previous_keys, n_before, exchange.new_index(), n_after)
+    order = np.argsort(keys, kind="stable")
+    tangential = state.previous_tangential
+    if tangential is not None and tangential.shape[0] == state.previous_keys.size:
+        tangential = tangential[kept][order]
+    omega, orientations, kick = state.omega, state.orientations, state.previous_kick
+    if omega is not None and orientations is not None:
+        omega = np.concatenate([omega[keep], np.zeros((k, 3))])
+        orientations = np.concatenate([orientations[keep], identity_quaternions(k)])
+    if kick is not None:
+        blocks = kick.size // (3 * n_before) if n_before else 0     # (u) or (u, omega) blocks
+        if blocks:
+            parts = kick.reshape(blocks, n_before, 3)
+            kick = np.concatenate([parts[:, keep], np.zeros((blocks, k, 3))], axis=1).reshape(-1)
+        else:
+            kick = None
+    return replace(state, q=q, u=u, previous_keys=keys[order],
+                   previous_impulses=state.previous_impulses[kept][order], previous_tangential=tangential,
+                   previous_kick=kick, omega=omega, orientations=orientations)
+
