@@ -59,3 +59,22 @@ def test_the_weight_of_a_fed_frame_is_that_of_the_spheres_present():
         present = run.present(k)
         masses = np.asarray(run.meta["masses"], float)[present]
         assert A.tables.weight(run, k) == pytest.approx(9.81 * masses.sum(), rel=1e-12)
+
+
+def test_the_viewer_draws_a_fed_run_without_a_nan_vertex():
+    """WebGL cannot place a NaN vertex: a sphere absent from a frame is drawn with size 0
+    at a finite point, and each force segment starts at the centre of its sphere (by id)."""
+    from granular.render import viewer
+
+    run = fed_run()
+    k = len(run) - 1
+    shown = viewer._shown_positions(run, k, 1e-6, np.zeros(3))
+    present = run.present(k)
+    assert np.all(np.isfinite(shown))
+    sizes = viewer._sizes(run, [k], ["t"])
+    sizes = sizes["t"] if isinstance(sizes, dict) else sizes
+    absent = np.setdiff1d(np.arange(run.positions.shape[1]), present)
+    assert absent.size > 0 and np.all(sizes[absent] == 0.0) and np.all(sizes[present] > 0.0)
+    segments, _ = viewer.network_segments(run, k)
+    starts = {tuple(p) for p in np.asarray(run.positions[k], float)[present].tolist()}
+    assert segments.shape[0] > 0 and all(tuple(s) in starts for s in segments[:, 0].tolist())

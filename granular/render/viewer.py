@@ -106,7 +106,10 @@ def _force_on_spheres(trajectory, k: int, n: int) -> np.ndarray:
     """The summed magnitude (N,) (N) of the contact forces on each sphere (`granular.analysis.forces`)."""
     from ..analysis import frame_forces
 
-    sphere, force, _ = frame_forces(trajectory, k).sphere_rows()
+    forces = frame_forces(trajectory, k)
+    sphere, force, _ = forces.sphere_rows()
+    if forces.ids is not None:   # a run with inlets or outlets: rows of the spheres present, by id
+        sphere = forces.ids[sphere]
     return np.bincount(sphere, weights=np.linalg.norm(force, axis=1), minlength=n)[:n]
 
 
@@ -117,7 +120,10 @@ def network_segments(trajectory, k: int) -> tuple[np.ndarray, np.ndarray]:
     vector to the contact point."""
     from ..analysis import frame_forces
 
-    sphere, force, branch = frame_forces(trajectory, k).sphere_rows()
+    forces = frame_forces(trajectory, k)
+    sphere, force, branch = forces.sphere_rows()
+    if forces.ids is not None:   # a run with inlets or outlets: rows of the spheres present, by id
+        sphere = forces.ids[sphere]
     start = np.asarray(trajectory.positions[k], float)[sphere]
     return np.stack([start, start + branch], axis=1), np.linalg.norm(force, axis=1)
 
@@ -180,11 +186,22 @@ def _check(trajectory) -> None:
 
 
 def _sizes(trajectory, frames, times) -> np.ndarray | dict:
-    """The spheres' diameters (m): one array when they keep their radii, else one per frame kept."""
-    radii = np.asarray(trajectory.radii, float)[frames]
+    """The spheres' diameters (m): one array when they keep their radii, else one per
+    frame kept; 0 for a sphere absent from a frame (a run with inlets or outlets)."""
+    radii = np.nan_to_num(np.asarray(trajectory.radii, float)[frames], nan=0.0)
+    radii[~np.isfinite(np.asarray(trajectory.positions, float)[frames]).all(axis=2)] = 0.0
     if np.all(radii == radii[:1]):
         return (2.0 * radii[0]).astype(np.float32)
     return {t: (2.0 * r).astype(np.float32) for t, r in zip(times, radii)}
+
+
+def _shown_positions(trajectory, k: int, step: float, parking: np.ndarray) -> np.ndarray:
+    """Frame ``k``'s centres, quantised; a sphere absent from the frame (NaN in a run
+    with inlets or outlets, drawn with size 0) is parked at ``parking`` (3,) (m),
+    since WebGL cannot place a NaN vertex."""
+    positions = np.asarray(trajectory.positions[k], float).copy()
+    positions[~np.isfinite(positions).all(axis=1)] = parking
+    return quantise(positions, step)
 
 
 def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES,
@@ -198,20 +215,22 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
     if frames is None:
         frames = kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes,
                              segments_per_sphere(trajectory) if forces else 0.0)
-    step = QUANTUM * float(np.min(trajectory.radii))
+    step = QUANTUM * float(np.nanmin(trajectory.radii))
     times = [f"{float(trajectory.t[k]):.6g}" for k in frames]
-    values = {t: sphere_values(trajectory, k, color).astype(np.float32) for t, k in zip(times, frames)}
+    values = {t: np.nan_to_num(sphere_values(trajectory, k, color)).astype(np.float32) for t, k in zip(times, frames)}
+    bounds = scene_bounds(trajectory, frames)
+    parking = 0.5 * (bounds[0] + bounds[1])
     low = min(float(v.min(initial=0.0)) for v in values.values())
     high = max(float(v.max(initial=0.0)) for v in values.values())
     plot = k3d.plot(grid_visible=False, axes_helper=0, camera_auto_fit=True, name="granular")
-    plot += k3d.points({t: quantise(trajectory.positions[k], step) for t, k in zip(times, frames)},
+    plot += k3d.points({t: _shown_positions(trajectory, k, step, parking) for t, k in zip(times, frames)},
                        point_sizes=_sizes(trajectory, frames, times),
                        attribute=values, color_map=k3d.colormaps.matplotlib_color_maps.Viridis,
                        color_range=[low, high if high > low else low + 1.0], shader="3d",
                        name=f"spheres ({color if isinstance(color, str) else 'values'})")
     if forces:
         plot += _network_lines(k3d, trajectory, frames, times, step)
-    walls = _walls(k3d, trajectory, scene_bounds(trajectory, frames))
+    walls = _walls(k3d, trajectory, bounds)
     if walls is not None:
         plot += walls
     return plot
