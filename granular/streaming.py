@@ -235,14 +235,14 @@ class FrameWriter:
     def write_warm_state(self, state: dict) -> None:
         """Store ``state`` (`Simulation.warm_state`, taken at the time of the last frame
         written) in the restart group, replacing the previous one, and flush."""
-        from .runs import RESTART_GROUP, _write_value  # cycle: runs imports streaming
+        from .runs import RESTART_GROUP, write_value  # cycle: runs imports streaming
 
         h5 = self._h5
         if RESTART_GROUP in h5:
             del h5[RESTART_GROUP]
         group = h5.create_group(RESTART_GROUP)
         for name, value in state["values"].items():
-            _write_value(group, name, value)
+            write_value(group, name, value)
         group.attrs["scheme"] = str(state["scheme"])
         group.attrs["t"] = float(state["t"])     # last: a group without "t" is ignored by readers
         h5.flush()
