@@ -29,7 +29,7 @@ import numpy as np
 
 from .errors import JammingError, SolverError
 from .contact.problem import ContactProblem
-from .contact.projection import _infeasible, project
+from .contact.projection import infeasible, project
 from .tolerances import OVERLAP_TOLERANCE
 from .world import SphereWorld
 
@@ -107,7 +107,7 @@ def _largest_admissible_step(metric, constraints, wanted, step_limit):
     fraction = 1.0
     while fraction >= _SMALLEST_FRACTION:
         lower = np.where(overlapping, np.minimum(-fraction * constraints.gap, step_limit), -constraints.gap)
-        if not overlapping.any() or not _infeasible(constraints.jacobian, lower):
+        if not overlapping.any() or not infeasible(constraints.jacobian, lower):
             try:
                 return project(ContactProblem(metric, constraints.jacobian, wanted, lower))
             except SolverError:  # JammingError included: at the edge of feasibility

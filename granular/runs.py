@@ -309,7 +309,7 @@ def save_run(trajectory, path) -> None:
                 group = h5.create_group(RESTART_GROUP)
                 group.attrs["t"], group.attrs["scheme"] = float(state["t"]), str(state["scheme"])
                 for name, value in state["values"].items():
-                    _write_value(group, name, value)
+                    write_value(group, name, value)
 
 
 def load_run(path):
@@ -330,7 +330,7 @@ def load_run(path):
     return trajectory
 
 
-def _write_value(group, name: str, value) -> None:
+def write_value(group, name: str, value) -> None:
     """An array or number as a dataset; a tuple as a group of items "0", "1", ...;
     None as an empty group marked ``none`` (exact: no conversion of values)."""
     if value is None:
@@ -339,7 +339,7 @@ def _write_value(group, name: str, value) -> None:
         items = group.create_group(name)
         items.attrs["tuple"] = len(value)
         for k, item in enumerate(value):
-            _write_value(items, str(k), item)
+            write_value(items, str(k), item)
     else:
         group.create_dataset(name, data=np.asarray(value))
 

@@ -36,6 +36,8 @@ from .schemes.registry import check_options, make_scheme
 from .streaming import FrameWriter, StopRequest
 from .trajectory import Trajectory
 from .validation import positive_scalar
+from .render.geometry import check_frame
+from .schemes.newmark import NewmarkScheme
 
 SCHEMES = tuple(registry.SCHEMES)
 SOLVERS = ("osqp", "cvxpy")
@@ -146,8 +148,7 @@ class Simulation:
         (`granular.flows.FlowCounters`) are set first; the cumulative work of the
         moving walls is set from the frame when the run stored it.
         """
-        from .render.geometry import check_frame
-        from .scenes import rebuild_simulation
+        from .scenes import rebuild_simulation  # cycle: scenes imports simulation
 
         k = check_frame(trajectory, frame)
         if world is not None:
@@ -464,8 +465,6 @@ class Simulation:
                 self.system.wall_rotations(t) if turning else None)
 
     def _has_fast_path(self) -> bool:
-        from .schemes.newmark import NewmarkScheme
-
         return isinstance(self.scheme, NewmarkScheme) and self.scheme.has_fast_path()
 
     def _run_fast(self, frames: list, n_steps: int, record_every: int, progress) -> Trajectory | None:

@@ -40,6 +40,7 @@ import numpy as np
 
 from .recording import Frame
 from .trajectory_format import FORMAT, VERSION, by_id, jsonable
+from .errors import TrajectoryFileError
 
 #: Rows per chunk of the contact datasets (1-D fields; 2-D fields hold about as many values).
 CONTACT_CHUNK_ROWS = 1024
@@ -210,8 +211,6 @@ class FrameWriter:
             dataset = self._dataset(f"contacts/{name}")
             value = np.asarray(getattr(contacts, name))
             if value.ndim != dataset.ndim or (value.ndim == 2 and value.shape[0] != m):
-                from .errors import TrajectoryFileError
-
                 raise TrajectoryFileError(f"contacts/{name} of frame {self.frames} has shape {value.shape}; "
                                           f"the run's first frame had {dataset.ndim} axes")
             dataset.resize(start + m, axis=0)
@@ -236,14 +235,14 @@ class FrameWriter:
     def write_warm_state(self, state: dict) -> None:
         """Store ``state`` (`Simulation.warm_state`, taken at the time of the last frame
         written) in the restart group, replacing the previous one, and flush."""
-        from .runs import RESTART_GROUP, _write_value
+        from .runs import RESTART_GROUP, write_value  # cycle: runs imports streaming
 
         h5 = self._h5
         if RESTART_GROUP in h5:
             del h5[RESTART_GROUP]
         group = h5.create_group(RESTART_GROUP)
         for name, value in state["values"].items():
-            _write_value(group, name, value)
+            write_value(group, name, value)
         group.attrs["scheme"] = str(state["scheme"])
         group.attrs["t"] = float(state["t"])     # last: a group without "t" is ignored by readers
         h5.flush()

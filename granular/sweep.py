@@ -55,7 +55,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import scenes
-from .errors import SweepError
+from .errors import SweepError, TrajectoryFileError
+from .files import atomic_path
+from .render.plots import save_figure
+from .runs import failure_reason, run_simulation
+from .trajectory import Trajectory
 
 SUMMARY_CSV = "summary.csv"
 SUMMARY_PARQUET = "summary.parquet"
@@ -153,7 +157,6 @@ def run_task(source: str, scene_path: str, scene: str, parameters: dict, setting
     """
     import numpy as np
 
-    from .runs import failure_reason, run_simulation
 
     start = time.perf_counter()
     trajectory, error = None, None
@@ -248,9 +251,6 @@ def finished_row(plan: SweepPlan, parameters: dict, path: Path) -> dict | None:
     """The summary row of a run already in ``path``, or None if it must be run: the
     file is missing or does not load, or it holds other parameters or settings, or
     was made by another version of the scene file (its SHA-256), or records a failure."""
-    from .errors import TrajectoryFileError
-    from .trajectory import Trajectory
-
     if not path.is_file():
         return None
     try:
@@ -327,13 +327,9 @@ def _run_on_cluster(plan, out, client, todo, names, rows, retries, progress, ski
 
 def _collect(out: Path, name: str, future) -> dict:
     """The row of a finished task, its file written (atomically) by the client."""
-    from .files import atomic_path
-
     try:
         outcome = future.result()
     except Exception as error:   # the task itself died (KilledWorker after repeated worker deaths)
-        from .runs import failure_reason
-
         return dict(figures={}, status=f"failed: {failure_reason(error)}", wall_time=float("nan"), file="")
     ok = outcome["status"] == STATUS_OK
     file = name if ok else partial_name(name)
@@ -394,8 +390,6 @@ def flat_rows(plan: SweepPlan, rows: list) -> list:
 def write_summary(plan: SweepPlan, rows: list, out: Path) -> list:
     """Write ``summary.csv`` (and ``summary.parquet`` when pyarrow imports) atomically;
     returns the paths written. Floats are written with ``repr`` (all their digits)."""
-    from .files import atomic_path
-
     columns = summary_columns(plan, rows)
     table = flat_rows(plan, rows)
     written = []
@@ -425,8 +419,6 @@ SWEEP_JSON = "sweep.json"
 def write_description(plan: SweepPlan, rows: list, out: Path) -> Path:
     """``sweep.json``: the scene, its parameters, those that vary, and the figure names,
     so that `read_summary` tells parameter columns from figure columns."""
-    from .files import atomic_path
-
     columns = summary_columns(plan, rows)
     description = dict(scene=plan.name, parameters=list(plan.declared), varying=list(plan.varying),
                        figures=[c for c in columns if c not in plan.declared and c not in TRAILING_COLUMNS],
@@ -531,6 +523,5 @@ def plot_summary(directory, x: str, ys: list, out, dpi: int = 120) -> Path:
     if any(label for label in axes.get_legend_handles_labels()[1]):
         axes.legend(fontsize=8)
     figure.tight_layout()
-    from .render.plots import save_figure
 
     return save_figure(plt, figure, out, dpi)

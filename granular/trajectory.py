@@ -63,11 +63,13 @@ import numpy as np
 
 from .constraints import Contacts
 from .drawing import check_description
-from .errors import TrajectoryFileError
+from .errors import InvalidInputError, TrajectoryFileError
 from .files import atomic_path
 from .trajectory_format import (CONTACT_FIELDS, FORMAT, OPTIONAL_CONTACT_FIELDS, PER_SPHERE, READABLE_VERSIONS,
                                 READ_ERRORS, SUFFIXES, VERSION, by_id, check_structure, concatenate_rows, flow_sizes,
                                 jsonable, rotation_of, row_offsets, walls_of, widen)
+from .sphere_rows import tangent_basis
+from .walls import surface_count
 
 @dataclass
 class Trajectory:
@@ -188,7 +190,7 @@ class Trajectory:
     def show(self, color="speed", forces: bool = True, max_bytes: float = 20e6):
         """The run's view (`granular.render.viewer`: spheres, walls, force network, time
         slider) as a K3D plot, displayed inline in Jupyter; returns the plot."""
-        from .render.viewer import build_plot
+        from .render.viewer import build_plot  # cycle: viewer -> runs -> trajectory
 
         plot = build_plot(self, color=color, forces=forces, max_bytes=max_bytes)
         plot.display()
@@ -296,7 +298,6 @@ class Trajectory:
         0600); a replaced file keeps its mode."""
         import h5py
 
-        from .errors import InvalidInputError
 
         if Path(path).suffix.lower() not in SUFFIXES:
             raise InvalidInputError(f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
@@ -459,9 +460,6 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     or more if the contacts name more. None for a system that is not spheres or has
     no wall, or without ``meta["dt"]``.
     """
-    from .walls import surface_count
-    from .sphere_rows import tangent_basis
-
     if not isinstance(system, dict) or system.get("kind") != "spheres" or not isinstance(meta, dict):
         return None
     dt = meta.get("dt")

@@ -378,13 +378,13 @@ def _failing_active_set_and_counted_programs(monkeypatch, budget):
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     monkeypatch.setattr(projection, "JAM_CHECK_ROWS", budget)
     sizes = []
-    infeasible = projection._infeasible
+    infeasible = projection.infeasible
 
     def counted(jacobian, lower, *args, **kwargs):
         sizes.append(jacobian.shape[0])
         return infeasible(jacobian, lower, *args, **kwargs)
 
-    monkeypatch.setattr(projection, "_infeasible", counted)
+    monkeypatch.setattr(projection, "infeasible", counted)
     return sizes
 
 

@@ -28,6 +28,8 @@ import numpy as np
 
 from .coarse import Fields, Kernel, coarse_grain
 from .forces import frame_forces
+from .regions import axis_index
+from .stress import region_stress
 
 
 def frame_list(trajectory, frames=None) -> list[int]:
@@ -92,8 +94,6 @@ def average_fields(trajectory, frames, points, axes, kernel: Kernel, across: flo
 
 def average_profile(trajectory, frames, axis, positions, kernel: Kernel, area: float) -> Fields:
     """`average_fields` along ``axis`` at ``positions`` (M,) (m), over the cross-section ``area`` (m^2)."""
-    from .regions import axis_index
-
     return average_fields(trajectory, frames, np.asarray(positions, float).reshape(-1, 1), axis_index(axis),
                           kernel, area)
 
@@ -103,8 +103,6 @@ def average_region_stress(trajectory, region, frames=None, kinetic: bool = False
     """The mean over ``frames`` (`frame_list`) of the Love–Weber stress (3, 3) (Pa) over
     ``region`` (`granular.analysis.stress.region_stress`); ``threshold`` is
     `granular.analysis.forces.frame_forces`'s."""
-    from .stress import region_stress
-
     indices = frame_list(trajectory, frames)
     return sum((region_stress(frame_forces(trajectory, k, threshold), region, kinetic) for k in indices),
                np.zeros((3, 3))) / len(indices)

@@ -16,7 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from . import averages, coarse, flow, stress, structure, walls
-from .forces import frame_forces
+from .forces import frame_forces, sphere_masses
+from ..files import atomic_path
+from ..walls import surface_names
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 _COMPONENTS = [f"sigma_{a}{b}" for a in "xyz" for b in "xyz"]
@@ -37,16 +39,12 @@ def frames_of(trajectory, frames=None) -> list[int]:
 
 def weight(trajectory, k: int) -> float:
     """``sum m_i |g|`` (N) of frame ``k``."""
-    from .forces import sphere_masses
-
     g = np.linalg.norm(np.asarray(trajectory.system.get("gravity") or np.zeros(3), float))
     return float(sphere_masses(trajectory, k).sum() * g)
 
 
 def floor_load(trajectory, k: int) -> float:
     """The force (N) the spheres press on the surfaces named "floor", along gravity."""
-    from ..walls import surface_names
-
     forces = trajectory.wall_forces
     gravity = np.asarray(trajectory.system.get("gravity") or np.zeros(3), float)
     if forces is None or not np.linalg.norm(gravity) > 0.0:
@@ -83,8 +81,6 @@ def series(trajectory, region=None, frames=None, kinetic: bool = True):
 def wall_table(trajectory, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), frames=None):
     """A DataFrame, one row per frame and contact surface: ``force_x, force_y, force_z``
     (N), ``torque`` (N m) about the axis, ``power`` (W) (`granular.analysis.walls`)."""
-    from ..walls import surface_names
-
     names = surface_names(trajectory.system.get("walls", []))
     rows = []
     for k in frames_of(trajectory, frames):
@@ -142,8 +138,6 @@ def flow_table(trajectory, point, normal):
 
 def save_table(table, path) -> Path:
     """Write ``table`` as CSV or Parquet, by ``path``'s suffix (a ValueError for others)."""
-    from ..files import atomic_path
-
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in TABLE_SUFFIXES:

@@ -25,15 +25,14 @@ import warnings
 import numpy as np
 
 from ..errors import UnknownWallVelocityWarning
-from .forces import FrameForces
+from .forces import FrameForces, time_step
+from ..walls import surface_count
 
 
 
 
 def surface_walls(system: dict) -> list[dict]:
     """The description of the wall of each contact surface, by surface index."""
-    from ..walls import surface_count
-
     owners: list[dict] = []
     for wall in system.get("walls", []) if isinstance(system, dict) else []:
         if isinstance(wall, dict):
@@ -73,8 +72,6 @@ def translations(trajectory, k: int) -> np.ndarray | None:
     ``(d_k - d_{k-1}) / h`` of their recorded displacements when frame ``k - 1`` is one
     step ``h`` earlier, else each wall's constant velocity, NaN for a function of time
     (module docstring); None when no wall moves."""
-    from .forces import time_step
-
     shifts = trajectory.wall_displacements
     walls = [w for w in trajectory.system.get("walls", []) if isinstance(w, dict)]
     if shifts is None or not any(w.get("velocity") == "function" for w in walls):
@@ -124,8 +121,6 @@ def wall_loads(forces: FrameForces, system: dict, axis=(0.0, 0.0, 1.0), origin=(
 
 def _per_surface(system: dict, per_wall, surfaces: int) -> list:
     """Each wall's row of ``per_wall`` (W, 3) repeated for its surfaces; Nones without it."""
-    from ..walls import surface_count
-
     if per_wall is None:
         return [None] * surfaces
     rows: list = []

@@ -6,6 +6,10 @@ import numpy as np
 
 from .arguments import add_command, positive_float
 from .common import USAGE, CommandError, frame_index, load_run_file
+from .. import analysis
+from ..analysis import BoxRegion, frame_list, parse_frames, parse_region
+from ..analysis.walls import translations
+from ..walls import surface_names
 
 HELP = "stress, coordination, force distribution and wall loads of a frame; tables of a run"
 DESCRIPTION = """Measure a packing: the Love-Weber stress over a region (--region), coordination numbers with
@@ -34,8 +38,6 @@ def add_parser(commands) -> None:
 
 
 def _region(args, forces):
-    from ..analysis import BoxRegion, parse_region
-
     if args.region is None:
         reach = forces.radii.max()
         return BoxRegion(forces.centres.min(axis=0) - reach, forces.centres.max(axis=0) + reach)
@@ -57,8 +59,6 @@ def _torque_axis(text: str) -> tuple[np.ndarray, np.ndarray]:
 
 def _frames(trajectory, text):
     """The frame indices of ``--frames A:B``, or None without it; a usage error when it selects none."""
-    from ..analysis import frame_list, parse_frames
-
     if text is None:
         return None
     try:
@@ -68,8 +68,6 @@ def _frames(trajectory, text):
 
 
 def _print_average(trajectory, frames, region) -> None:
-    from .. import analysis
-
     sigma = analysis.average_region_stress(trajectory, region, frames, kinetic=True)
     print(f"  averaged over frames {frames[0]} to {frames[-1]} ({len(frames)} frames, t = {trajectory.t[frames[0]]:.6g}"
           f" to {trajectory.t[frames[-1]]:.6g} s): pressure {analysis.pressure(sigma):.4g} Pa, deviatoric "
@@ -77,8 +75,6 @@ def _print_average(trajectory, frames, region) -> None:
 
 
 def command_analyse(args) -> int:
-    from .. import analysis
-
     trajectory = load_run_file(args.run)
     if trajectory.system.get("kind") != "spheres":
         raise CommandError(f"{args.run} is not a run of spheres: granular analyse measures packings", USAGE)
@@ -108,10 +104,6 @@ def command_analyse(args) -> int:
 
 
 def _print_frame(trajectory, k, forces, region, origin, direction) -> None:
-    from .. import analysis
-    from ..analysis.walls import translations
-    from ..walls import surface_names
-
     sigma = analysis.region_stress(forces, region, kinetic=True)
     values, vectors = analysis.principal(sigma)
     numbers = analysis.coordination(forces)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import CommandError
+from ..errors import CommandError, InvalidInputError, TrajectoryFileError
+from ..render.geometry import check_frame
+from ..runs import load_run
 
 # The exit statuses of the package docstring (granular.cli).
 USAGE, FAILURE, FILE_ERROR, INTERRUPTED = 2, 1, 3, 130
@@ -33,9 +35,6 @@ def check_figure_suffix(out, suffixes) -> None:
 def load_run_file(path):
     """The run file at ``path``, checked (`granular.runs.load_run`: NaN frames, missing
     radii); an unreadable or refused file is one `FILE_ERROR` line for every command."""
-    from ..errors import TrajectoryFileError
-    from ..runs import load_run
-
     try:
         return load_run(path)
     except TrajectoryFileError as error:
@@ -45,9 +44,6 @@ def load_run_file(path):
 def frame_index(trajectory, frame: int | None) -> int:
     """The index of ``--frame K`` in ``trajectory`` (the last frame when None; negative
     counts from the end); out of range is a usage error."""
-    from ..errors import InvalidInputError
-    from ..render.geometry import check_frame
-
     try:
         return check_frame(trajectory, -1 if frame is None else frame)
     except InvalidInputError as error:

@@ -8,6 +8,8 @@ import sys
 from . import analyse, export, inspect, pack, plot, render, run, scenes, sweep, view
 from .arguments import Parser
 from .common import BROKEN_PIPE, FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError
+from .. import __version__
+from ..errors import GranularError, InvalidInputError, SolverError, TrajectoryFileError
 
 #: The command modules, in the order ``granular --help`` lists them; each has
 #: ``add_parser(subparsers)``, which sets the handler its parsed arguments go to.
@@ -15,8 +17,6 @@ COMMANDS = (scenes, run, sweep, render, inspect, analyse, plot, view, export, pa
 
 
 def build_parser() -> Parser:
-    from .. import __version__
-
     parser = Parser(prog="granular", description="Nonsmooth mechanics: run scenes, render and inspect runs.",
                     epilog="Run 'granular COMMAND --help' for the options of a command.")
     parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
@@ -71,7 +71,6 @@ def _handle(args) -> int:
         status = args.handler(args)
         sys.stdout.flush()
         return status
-    from ..errors import GranularError, InvalidInputError, SolverError, TrajectoryFileError
 
     try:
         status = args.handler(args)

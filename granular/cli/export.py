@@ -6,6 +6,7 @@ from pathlib import Path
 from ..runs import ProgressBar
 from .arguments import add_command, add_quiet, positive_int
 from .common import USAGE, CommandError, load_run_file
+from ..render.vtkfiles import export_vtk
 
 #: The line of 'granular --help', and the text of 'granular export --help'.
 HELP = "export a run for ParaView (--vtk: .vtp per frame + .pvd)"
@@ -33,7 +34,6 @@ def command_export(args) -> int:
     if directory.exists() and not directory.is_dir():
         raise CommandError(f"{directory} exists and is not a directory", USAGE)
     trajectory = load_run_file(args.run)
-    from ..render.vtkfiles import export_vtk
 
     bar = ProgressBar(len(range(0, len(trajectory), args.every)), enabled=not args.quiet, label="frames")
     try:

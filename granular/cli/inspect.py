@@ -7,6 +7,9 @@ import numpy as np
 from ..runs import active, dissipation_text
 from .arguments import add_command, positive_int
 from .common import frame_index, load_run_file
+from ..analysis.tables import floor_load, weight
+from ..flows import FlowCounters
+from ..walls import surface_names
 
 #: The line of 'granular --help', and the text of 'granular inspect --help'.
 HELP = "table of the contacts of a frame, largest multiplier first"
@@ -37,8 +40,6 @@ def _print_missed_steps(summary) -> None:
 
 def _print_flow(trajectory, k: int) -> None:
     """The inlets' and outlets' counts up to frame ``k`` (`granular.flows.FlowCounters`)."""
-    from ..flows import FlowCounters
-
     flows = trajectory.system.get("flows", {})
     inlets, outlets = len(flows.get("inlets", [])), len(flows.get("outlets", []))
     counters = FlowCounters.from_row(trajectory.flow[k], inlets, outlets)
@@ -106,8 +107,6 @@ def _print_loads(trajectory, k: int, impulses: np.ndarray, dt: float) -> None:
     """The frame's forces in words that cannot be misread: the floor's load against the
     weight, then the mean and the largest contact force (impulse over the step / dt).
     A sum over all contacts counts each load once per contact it passes through."""
-    from ..analysis.tables import floor_load, weight
-
     if trajectory.system.get("kind") == "spheres" and trajectory.meta.get("masses"):
         load, total = floor_load(trajectory, k), weight(trajectory, k)
         if total > 0.0:
@@ -123,8 +122,6 @@ def wall_names(system: dict) -> list[str]:
     """A name for each contact surface a sphere run's contacts index (``Contacts.wall``),
     in the world's order: `granular.walls.surface_names` ("floor", "box x-min", ...,
     "cylinder side", or the index and normal of a plane)."""
-    from ..walls import surface_names
-
     return surface_names(system.get("walls", []))
 
 

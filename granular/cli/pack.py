@@ -20,6 +20,9 @@ import math
 import numpy as np
 
 from .arguments import add_command, checked_number, positive_float, positive_int
+from ..configurations import write_configuration
+from ..errors import InvalidInputError
+from ..packing import fill_box, fill_cylinder, packing_fraction
 
 #: Output formats `write_configuration` knows.
 _SUFFIXES = (".csv", ".xyz")
@@ -91,9 +94,6 @@ def command_pack(args) -> int:
     """Fill the region, write the file, print one line; returns the exit status (0)."""
     from pathlib import Path
 
-    from ..errors import InvalidInputError
-    from ..configurations import write_configuration
-    from ..packing import fill_box, fill_cylinder, packing_fraction
 
     out = Path(args.out)
     if out.suffix.lower() not in _SUFFIXES:

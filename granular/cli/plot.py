@@ -15,6 +15,8 @@ from typing import Callable
 
 from .arguments import add_command
 from .common import USAGE, CommandError, check_figure_suffix, load_run_file
+from .. import sweep
+from ..render.plots import FIGURE_SUFFIXES, plot
 
 
 @dataclass(frozen=True)
@@ -26,8 +28,6 @@ class PlotKind:
 
 def plot_run(args) -> int:
     """A figure of one run file against time (`granular.render.plots.plot`)."""
-    from ..render.plots import FIGURE_SUFFIXES, plot
-
     if args.x or args.y:
         raise CommandError("--x and --y belong to 'granular plot SWEEP_DIR summary'", USAGE)
     if args.out is None:
@@ -42,9 +42,6 @@ def plot_run(args) -> int:
 def plot_sweep(args) -> int:
     """``granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT]``: prints the
     mean and spread of each point, then draws them (`granular.sweep.plot_summary`)."""
-    from .. import sweep
-    from ..render.plots import FIGURE_SUFFIXES
-
     if not args.x or not args.y:
         raise CommandError("a summary plot needs --x PARAMETER and --y FIGURE", USAGE)
     directory = Path(args.run)

@@ -8,6 +8,8 @@ from pathlib import Path
 from ..runs import ProgressBar
 from .arguments import add_command, add_quiet, positive_float, positive_int, size
 from .common import USAGE, CommandError, frame_index, load_run_file
+from ..render import render
+from ..render.output import output_kind
 
 #: The line of 'granular --help', and the text of 'granular render --help'.
 HELP = "render a run to MP4, GIF or PNG"
@@ -39,8 +41,6 @@ def add_parser(commands) -> None:
 
 
 def command_render(args) -> int:
-    from ..render.output import output_kind
-
     output_kind(args.out)            # an unsupported extension is refused before the run is read
     trajectory = load_run_file(args.run)
     options = dict(color_by=args.color_by, size=args.size, fit=args.fit)
@@ -59,9 +59,6 @@ def command_render(args) -> int:
 def render_run(trajectory, out, forces, frame, every, fps, quiet, title=None, **options) -> None:
     """Draw ``trajectory`` to ``out`` (a video with a progress bar of its frames, or a
     still) and print the file written, its size and the time taken."""
-    from ..render import render
-    from ..render.output import output_kind
-
     kind = output_kind(out)
     if frame is not None:
         frame = frame_index(trajectory, frame)

@@ -19,11 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from .. import scenes
-from ..runs import ProgressBar, active_counts, dissipation_text, failure_reason, plural
-from ..simulation import signal_name
+from ..runs import (ProgressBar, active_counts, dissipation_text, failure_reason, plural, restart_frame,
+                   stream_simulation)
+from ..simulation import Simulation, signal_name
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_float
 from .common import FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError, check_run_suffix, load_run_file
 from .render import render_run
+from ..errors import InvalidInputError, RunInterrupted, TimeStepWarning
+from ..render.output import output_kind
+from ..streaming import update_meta
+from ..trajectory import Trajectory
 
 #: The line of 'granular --help', and the text of 'granular run --help'.
 HELP = "run a scene and save the trajectory (HDF5)"
@@ -60,10 +65,6 @@ def add_parser(commands) -> None:
 
 
 def command_run(args) -> int:
-    from ..errors import InvalidInputError, TimeStepWarning
-    from ..runs import stream_simulation
-    from ..trajectory import Trajectory
-
     scene_for_restart = args.scene_file or (args.scene if args.restart else None)
     if args.scene_file and not args.restart:
         raise CommandError("--scene FILE goes with --from RUN.h5; to run a scene file, give it as SCENE", USAGE)
@@ -72,8 +73,6 @@ def command_run(args) -> int:
     if args.scene is None and args.restart is None:
         raise CommandError("give a SCENE to run, or --from RUN.h5 to continue a run", USAGE)
     if args.render:
-        from ..render.output import output_kind
-
         output_kind(args.render)     # an unsupported extension is refused before the run, not after
     job = _continued_run(args, scene_for_restart) if args.restart else _new_run(args)
     if args.strict and hasattr(job.simulation.scheme, "strict"):
@@ -112,8 +111,6 @@ def command_run(args) -> int:
 def _time_step_warning_printer(show, warned: list, bar):
     """A `warnings.showwarning` printing a `TimeStepWarning` as one line on stderr with
     the suggested ``--dt`` (kept in ``warned``), other warnings as ``show`` does."""
-    from ..errors import TimeStepWarning
-
     def printer(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, TimeStepWarning):
             warned.append(message)
@@ -153,9 +150,6 @@ def _continued_run(args, scene_file) -> _Job:
     directories, or the file ``--scene`` names; never a file the run names), at the
     state of its checkpoint (`granular.runs.restart_frame`); the new frames follow
     the earlier ones and the whole run is written to --out (default RUN.h5 itself)."""
-    from ..runs import restart_frame
-    from ..simulation import Simulation
-
     if args.duration is None:
         raise CommandError("--from needs --duration T: how much longer to run (s)", USAGE)
     fixed = [option for option, value in (("--set", args.set), ("--dt", args.dt), ("--every", args.every)) if value]
@@ -218,9 +212,6 @@ def _finish_and_report(args, job, trajectory, error, expected, seconds, writing,
     """Add the summary to the streamed file, rename it to --out if the run completed
     (or ended the way its scene expects), print the summary; raise the `CommandError`
     of a failure or an interrupt once the frames are saved."""
-    from ..errors import RunInterrupted
-    from ..streaming import update_meta
-
     out, simulation = job.out, job.simulation
     complete = error is None or expected
     figures, summary_error = {}, None

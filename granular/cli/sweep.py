@@ -9,6 +9,7 @@ from pathlib import Path
 from ..runs import plural
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_int
 from .common import FAILURE, USAGE, CommandError
+from .. import sweep
 
 #: The line of 'granular --help', and the text of 'granular sweep --help'.
 HELP = "run a scene over a grid of parameters and seeds on Dask"
@@ -36,8 +37,6 @@ def add_parser(commands) -> None:
 
 
 def command_sweep(args) -> int:
-    from .. import sweep     # Dask is imported by this command only
-
     if args.workers is not None and args.scheduler is not None:
         raise CommandError("--workers starts a local cluster and --scheduler uses an existing one: give one "
                            "of them", USAGE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .arguments import add_command, positive_float
 from .common import USAGE, CommandError, load_run_file
+from ..render import viewer
 
 HELP = "the run in a browser: one self-contained HTML file (spheres, walls, force network, time slider)"
 DESCRIPTION = """Write RUN.html, a page that opens offline: the spheres coloured by speed, force or index, the walls,
@@ -22,8 +23,6 @@ def add_parser(commands) -> None:
 
 
 def command_view(args) -> int:
-    from ..render import viewer
-
     if not str(args.out).lower().endswith((".html", ".htm")):
         raise CommandError(f"the view is an HTML page: {args.out} must end in .html", USAGE)
     trajectory = load_run_file(args.run)

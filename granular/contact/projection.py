@@ -329,13 +329,13 @@ JAM_CHECK_ROWS = 2000
 def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit) -> None:
     """`JammingError` if no velocity meets the rows nearest the violated ones (those
     with the largest ``violation`` (m,), velocity units, first), or none of at most
-    ``speed_limit`` in every coordinate (linear programs, `_infeasible`)."""
+    ``speed_limit`` in every coordinate (linear programs, `infeasible`)."""
     rows = _rows_near_violation(jacobian, violation, JAM_CHECK_ROWS)
     G, b = _restricted(jacobian, rows), lower[rows]
-    if _infeasible(G, b, feasibility):
+    if infeasible(G, b, feasibility):
         raise JammingError("the projection is infeasible: the constraints admit no velocity "
                            "(certified by a linear program)", status="infeasible")
-    if speed_limit is not None and _infeasible(G, b, feasibility, bound=speed_limit):
+    if speed_limit is not None and infeasible(G, b, feasibility, bound=speed_limit):
         raise JammingError(f"the bodies cannot make room: every admissible velocity exceeds "
                            f"{speed_limit:.3g} in some coordinate, where the step's linearised "
                            "constraints stop describing them (certified by a linear program)",
@@ -376,7 +376,7 @@ def _restricted(jacobian, rows: np.ndarray) -> sp.csr_matrix:
     return G[:, columns]
 
 
-def _infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0,
+def infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0,
                 bound: float | None = None) -> bool:
     """Whether ``{u : G u >= lower}`` is empty, decided by a linear program (HiGHS,
     scipy's linprog) that maximises a common margin ``t <= 1`` in ``G u >= lower + t``:

@@ -32,6 +32,8 @@ import numpy as np
 from .geometry import (color_range, frame_scene, impulse_reference, scene_bounds, select_frames,
                        check_frame, clip_walls, time_format, wall_geometry)
 from .output import SUFFIXES, VideoWriter, output_kind, write_image
+from ..errors import InvalidInputError
+from ..trajectory import Trajectory
 
 #: With ``fit="bodies"``, walls are cut this fraction of the bodies' box diagonal
 #: beyond the box: enough floor around a pile to read it as a floor, not the far
@@ -43,15 +45,12 @@ __all__ = ["animate", "snapshot", "render", "SUFFIXES"]
 
 def _trajectory(trajectory):
     if isinstance(trajectory, (str, Path)):
-        from ..trajectory import Trajectory
-
         return Trajectory.load(trajectory)
     return trajectory
 
 
 def _renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, force_scale,
               sphere_opacity, title, cmap, orbit_turns, antialias, fit="scene"):
-    from ..errors import InvalidInputError
     from .pyvista_ import ID_CMAP, Renderer
 
     if camera not in ("fixed", "orbit"):

@@ -9,6 +9,7 @@
   surface against time (N m, W); a drum needs the opposite torque.
 """
 from __future__ import annotations
+from ..analysis import BoxRegion, force_distribution, frame_forces, tables
 
 KINDS = ("profile", "stress", "coordination", "forces", "wall-torque")
 
@@ -23,8 +24,6 @@ def _last_measured(trajectory) -> int:
 
 
 def _profile(plt, trajectory):
-    from ..analysis import tables
-
     table = tables.profile_table(trajectory, _last_measured(trajectory), "z")
     fig, (left, right) = plt.subplots(1, 2, figsize=(8, 4.5), sharey=True)
     left.plot(table["packing_fraction"], table["position"], color="k")
@@ -41,8 +40,6 @@ def _profile(plt, trajectory):
 
 
 def _stress(plt, trajectory):
-    from ..analysis import BoxRegion, frame_forces, tables
-
     forces = frame_forces(trajectory, -1)
     reach = forces.radii.max()
     region = BoxRegion(forces.centres.min(axis=0) - reach, forces.centres.max(axis=0) + reach)
@@ -57,8 +54,6 @@ def _stress(plt, trajectory):
 
 
 def _coordination(plt, trajectory):
-    from ..analysis import tables
-
     table = tables.series(trajectory)
     fig, axes = plt.subplots(figsize=(7, 4))
     axes.plot(table["t"], table["z"], label="Z")
@@ -73,8 +68,6 @@ def _coordination(plt, trajectory):
 
 
 def _forces(plt, trajectory):
-    from ..analysis import force_distribution, frame_forces
-
     density, edges = force_distribution(frame_forces(trajectory, -1), bins=30)
     middles = 0.5 * (edges[1:] + edges[:-1])
     fig, axes = plt.subplots(figsize=(6, 4))
@@ -86,8 +79,6 @@ def _forces(plt, trajectory):
 
 
 def _wall_torque(plt, trajectory):
-    from ..analysis import tables
-
     table = tables.wall_table(trajectory)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
     for name, rows in table.groupby("name", sort=False):

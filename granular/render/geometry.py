@@ -24,6 +24,7 @@ from ..drawing import Shapes, UnknownAdapterError, shapes_of
 from ..errors import InvalidInputError
 from ..surfaces import wall_from_description
 from ..wall_drawing import box_faces, plane_patch, polygon_edges, tangent_basis  # noqa: F401  (public here too)
+from ..runs import active
 
 #: Colourings by name; anything else must be an array.
 COLORINGS = ("speed", "id", "none")
@@ -198,8 +199,6 @@ def skipped_steps_note(trajectory, k: int) -> str:
 
 def _active_contacts(trajectory, k: int) -> int:
     """Active contacts of frame ``k``, solver noise left out as in every count (`granular.runs.active`)."""
-    from ..runs import active
-
     return int(np.count_nonzero(active(trajectory, k))) if k < len(trajectory.contacts) else 0
 
 

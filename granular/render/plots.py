@@ -31,6 +31,9 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from ..files import atomic_path
+from . import analysis_plots
+from ..runs import active_counts, noise_impulse
+from ..walls import first_surface, surface_names
 
 KINDS = ("energy", "multipliers", "contacts", "wall-forces", "profile", "stress", "coordination", "forces",
          "wall-torque")
@@ -50,7 +53,6 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 
-    from . import analysis_plots
 
     figures = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts, "wall-forces": _wall_forces}
     if kind in analysis_plots.KINDS:       # the measurements of granular.analysis
@@ -92,8 +94,6 @@ def _energy(plt, trajectory):
 
 
 def _multipliers(plt, trajectory):
-    from ..runs import noise_impulse
-
     t = trajectory.t
     # multipliers below the solver's tolerance are zeros (granular.runs.noise_impulse):
     # left in, their noise stretched the histogram down to 1e-136 N s
@@ -125,7 +125,6 @@ def _multipliers(plt, trajectory):
 
 def _contacts(plt, trajectory):
     t = trajectory.t
-    from ..runs import active_counts
 
     active = active_counts(trajectory)
     considered = np.array([len(c) for c in trajectory.contacts])
@@ -145,8 +144,6 @@ def plot_wall_forces(trajectory, path, title: str | None = None, dpi: int = 120)
 
 
 def _wall_forces(plt, trajectory):
-    from ..walls import surface_names
-
     forces = getattr(trajectory, "wall_forces", None)
     if forces is None or np.asarray(forces).size == 0:
         raise InvalidInputError("this run has no walls, so no wall forces to plot")
@@ -182,7 +179,6 @@ def stress_strain(trajectory, wall: int, area: float, height: float) -> tuple[np
         raise InvalidInputError(f"walls[{wall}] of this run is not a plane")
     if not (area > 0.0 and height > 0.0):
         raise InvalidInputError(f"area and height must be positive, got {area} m^2 and {height} m")
-    from ..walls import first_surface
 
     normal = np.asarray(walls[wall]["normal"], float)
     displacements = trajectory.wall_displacements

@@ -38,6 +38,9 @@ from pathlib import Path
 import numpy as np
 
 from ..files import atomic_path
+from ..analysis import frame_forces
+from ..runs import active
+from .geometry import scene_bounds, wall_polygons
 
 #: Position quantum, as a fraction of the smallest radius.
 QUANTUM = 0.005
@@ -104,8 +107,6 @@ def sphere_values(trajectory, k: int, color) -> np.ndarray:
 
 def _force_on_spheres(trajectory, k: int, n: int) -> np.ndarray:
     """The summed magnitude (N,) (N) of the contact forces on each sphere (`granular.analysis.forces`)."""
-    from ..analysis import frame_forces
-
     forces = frame_forces(trajectory, k)
     sphere, force, _ = forces.sphere_rows()
     if forces.ids is not None:   # a run with inlets or outlets: rows of the spheres present, by id
@@ -118,8 +119,6 @@ def network_segments(trajectory, k: int) -> tuple[np.ndarray, np.ndarray]:
     contacts, one a side (`granular.analysis.forces.FrameForces.sphere_rows`): from the
     centre of each sphere a contact touches, as drawn at the frame, along its branch
     vector to the contact point."""
-    from ..analysis import frame_forces
-
     forces = frame_forces(trajectory, k)
     sphere, force, branch = forces.sphere_rows()
     if forces.ids is not None:   # a run with inlets or outlets: rows of the spheres present, by id
@@ -137,8 +136,6 @@ def _network(trajectory, k: int, step: float) -> tuple[np.ndarray, np.ndarray]:
 def segments_per_sphere(trajectory) -> float:
     """The most segments of `network_segments` in a frame (a pair's two, a wall
     contact's one), per sphere: the network is padded to it in every frame."""
-    from ..runs import active
-
     most = 0
     for k in range(len(trajectory)):
         on = active(trajectory, k)
@@ -167,8 +164,6 @@ def _network_lines(k3d, trajectory, frames, times, step):
 
 
 def _walls(k3d, trajectory, bounds: np.ndarray):
-    from .geometry import wall_polygons
-
     vertices, triangles = [], []
     for corners, _, _ in wall_polygons(trajectory.system, bounds):
         start = sum(len(v) for v in vertices)
@@ -208,8 +203,6 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
                frames=None):
     """The K3D plot of a sphere run (module docstring) showing ``frames`` (indices), by
     default those of `kept_frames` for ``max_bytes``; a ValueError for other systems."""
-    from .geometry import scene_bounds
-
     _check(trajectory)
     k3d = _k3d()
     if frames is None:

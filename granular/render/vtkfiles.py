@@ -51,8 +51,10 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from .geometry import contact_segments, frame_shapes, is_spheres, scene_bounds, square, wall_polygons
+from .geometry import (contact_segments, frame_shapes, is_spheres, present_frame, scene_bounds, select_frames, square,
+                       wall_polygons)
 from ..files import atomic_path
+from ..runs import noise_impulse
 
 _TYPES = {np.dtype(np.float64): "Float64", np.dtype(np.int64): "Int64"}
 
@@ -141,8 +143,6 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> tuple[str, str]:
-    from .geometry import present_frame
-
     trajectory, k = present_frame(trajectory, k)      # the spheres present, with their ids
     positions = np.asarray(trajectory.positions[k], float).reshape(-1, 3)
     velocities = np.asarray(trajectory.velocities[k], float).reshape(-1, 3)
@@ -159,7 +159,6 @@ def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> t
     if orientations is not None:
         point_data["orientation"] = np.asarray(orientations[k], float).reshape(-1, 4)
     spheres = polydata_xml(positions, verts=np.arange(n), point_data=point_data)
-    from ..runs import noise_impulse
 
     contacts = trajectory.contacts[k]
     # Below the solver's tolerance an impulse is zero (granular.runs.noise_impulse).
@@ -240,8 +239,6 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
     removed (see the module docstring).
     ``progress`` is called as ``(done, total)`` after each frame.
     """
-    from .geometry import select_frames
-
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     indices = select_frames(trajectory, None, every)

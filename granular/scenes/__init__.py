@@ -42,6 +42,8 @@ from pathlib import Path
 from types import ModuleType
 
 from ..errors import GranularError, InvalidInputError, ParameterError, SceneError, UnknownSceneError
+from ..schemes.registry import scheme_keywords
+from ..simulation import Simulation
 
 #: The scenes that ship with granular: the files of this package (``granular/scenes/``),
 #: installed with it by a wheel as by an editable install.
@@ -331,8 +333,6 @@ def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> N
     """A `SceneError` naming a ``DEFAULTS`` key that is neither a run setting nor a
     keyword of `Simulation` with the chosen scheme, the valid keys and the closest
     one: found here, before the scene is built, not as a TypeError of the scheme."""
-    from ..schemes.registry import scheme_keywords
-
     valid = settings + [k for k in scheme_keywords(options.get("scheme", "velocity")) if k != "dt"]
     for key in options:
         if key not in valid:
@@ -344,8 +344,6 @@ def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> N
 
 def make_simulation(system, settings: RunSettings):
     """The `Simulation` of ``system`` with the settings' ``dt`` and options."""
-    from ..simulation import Simulation
-
     return Simulation(system, dt=settings.dt, **settings.options)
 
 

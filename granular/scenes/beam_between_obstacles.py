@@ -43,6 +43,7 @@ import numpy as np
 
 from granular.schemes.newmark import TipRun, simulate_tip
 from granular.systems.beam import Beam
+from granular.render import animate, snapshot
 
 DURATION = 2.0     # s
 GAP = 0.1          # m
@@ -183,7 +184,6 @@ def render(out: str = "outputs", duration: float = 2.0 * np.pi / 10.0, dt: float
     every ``frame_interval`` s shown ``slow_motion`` times slower than real time, and
     write a still of the first contact. Returns the trajectory."""
     import granular as gr
-    from granular.render import animate, snapshot
 
     directory = Path(out)
     record_every = int(round(frame_interval / dt))

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.render import animate, snapshot
 
 RADIUS = 0.028575        # m
 MASS = 0.17              # kg
@@ -80,7 +81,6 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], rec
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
-    from granular.render import animate, snapshot
 
     animate(trajectory, RENDERS / "billiards_break.mp4", fps=25, every=20, size=(512, 320), color_by="id",
             title="break")

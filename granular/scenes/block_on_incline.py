@@ -20,6 +20,7 @@ import numpy as np
 
 import granular as gr
 from granular.systems.frictional import block_on_incline
+from granular.render import animate, snapshot
 
 GRAVITY = 9.81
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=1)
@@ -66,8 +67,6 @@ def render(out_dir: Path = RENDERS, tan_theta: float = 0.6, friction: float = 0.
            slow_motion: float = 4.0) -> None:
     """Animation of one sliding case (25 frames per second, ``slow_motion`` times slower
     than real time) and a still of its last frame, seen along the incline's axis."""
-    from granular.render import animate, snapshot
-
     out_dir, fps = Path(out_dir), 25.0
     every = max(1, int(round(1.0 / (fps * slow_motion * DEFAULTS["dt"]))))
     trajectory = run(tan_theta, friction, duration, record_every=every)

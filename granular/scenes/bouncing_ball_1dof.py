@@ -19,6 +19,7 @@ import numpy as np
 
 import granular as gr
 from granular.systems.examples import bouncing_ball
+from granular.render import animate, snapshot
 
 HEIGHT, RESTITUTION, RADIUS, DT, DURATION = 1.0, 0.9, 0.1, 1e-3, 4.5
 SCHEMES = ("velocity", "dzonou-monteiro-marques", "paoli-schatzman")
@@ -138,8 +139,6 @@ def first_impact(trajectory) -> int:
 def render(trajectory, out_dir: str = "outputs", fps: float = 25.0) -> None:
     """Animation in real time (one frame every ``1 / fps`` s of a run recorded every
     step) and a still of the first impact, seen from the side."""
-    from granular.render import animate, snapshot
-
     out_dir, view = Path(out_dir), (0.0, -1.0, 0.3)
     every = max(1, int(round(1.0 / (fps * DT))))
     animate(trajectory, out_dir / "bouncing_ball_1dof.mp4", fps=fps, every=every, size=(384, 384), view=view,

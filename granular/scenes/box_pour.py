@@ -17,6 +17,8 @@ import numpy as np
 
 import granular as gr
 from granular.runs import progress
+from granular.render import animate, snapshot
+from granular.render.viewer import write_html
 
 RADIUS = 0.01          # m
 BOX = 0.16             # m, side of the square box
@@ -86,15 +88,12 @@ def main(duration: float = 1.0, dt: float = 1e-3, out: str = "outputs/box_pour.h
 
 def render(trajectory: gr.Trajectory) -> None:
     """The animation, the force network of the last frame, and the README's GIF."""
-    from granular.render import animate, snapshot
-
     start = time.perf_counter()
     animate(trajectory, RENDERS / "box_pour.mp4", fps=20, size=(640, 480), title="box pour")
     snapshot(trajectory, -1, RENDERS / "box_pour.png", forces=True, size=(640, 480), fit="bodies")
     animate(trajectory, RENDERS / "box_pour.gif", fps=12, every=2, size=(320, 240))
     print(f"  pictures                    {RENDERS / 'box_pour.mp4'}, .png, .gif "
           f"in {time.perf_counter() - start:.1f} s")
-    from granular.render.viewer import write_html
 
     page = write_html(trajectory, RENDERS / "box_pour.html")
     print(f"  in a browser                {page} ({page.stat().st_size / 1e6:.1f} MB, opens offline)")

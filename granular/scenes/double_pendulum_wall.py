@@ -26,6 +26,7 @@ import numpy as np
 import granular as gr
 from granular.drawing import shapes_of
 from granular.systems.examples import double_pendulum_wall, pendulum_mass_matrix, pendulum_tip
+from granular.render import animate, snapshot
 
 DT, DURATION, RESTITUTION = 1e-3, 8.0, 0.8
 SCHEMES = ("velocity", "dzonou-monteiro-marques", "paoli-schatzman")
@@ -129,8 +130,6 @@ def draw_frames(trajectory, path: Path, count: int = 8) -> None:
 def render(trajectory, out_dir: str = "outputs", fps: float = 25.0) -> None:
     """Animation in real time (one frame every ``1 / fps`` s of a run recorded every
     step) and a still of the first impact on the wall."""
-    from granular.render import animate, snapshot
-
     out_dir = Path(out_dir)
     every = max(1, int(round(1.0 / (fps * DT))))
     animate(trajectory, out_dir / "double_pendulum_wall.mp4", fps=fps, every=every, size=(384, 384),

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.runs import progress
 
 RADIUS = 0.08          # m, the drum's inner radius
 LENGTH = 0.04          # m
@@ -84,8 +85,6 @@ def summary(trajectory: gr.Trajectory) -> dict:
 
 
 def main(duration: float = DEFAULTS["duration"]) -> gr.Trajectory:
-    from granular.runs import progress
-
     simulation = gr.Simulation(build(), dt=DEFAULTS["dt"])
     trajectory = simulation.run(duration=duration, record_every=DEFAULTS["record_every"], progress=progress())
     figures = summary(trajectory)

@@ -44,6 +44,7 @@ import numpy as np
 
 import granular as gr
 from granular.runs import progress
+from granular.render import animate, snapshot
 
 RADIUS = 0.01            # m
 DENSITY = 2500.0         # kg/m^3
@@ -191,8 +192,6 @@ def render(duration: float = 3.0, frame_interval: float = 0.05, dt: float = DEFA
            out_dir: Path = RENDERS) -> gr.Trajectory:
     """Animate a dedicated ``duration`` s run (a frame every ``frame_interval`` s,
     10 frames per second) and write a still of its first frame. Returns the trajectory."""
-    from granular.render import animate, snapshot
-
     trajectory = gr.Simulation(build(), dt=dt).run(duration=duration,
                                                   record_every=int(round(frame_interval / dt)))
     cooled = trajectory.kinetic_energy[-1] / trajectory.kinetic_energy[0]

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.render import animate, snapshot
 
 N = 80
 BOX = 0.1                # m, side of the cube
@@ -127,7 +128,6 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
-    from granular.render import animate, snapshot
 
     animate(trajectory, RENDERS / "growing_spheres.mp4", fps=20, size=(512, 384), camera="orbit", color_by="id",
             orbit_turns=0.5, title="growing")

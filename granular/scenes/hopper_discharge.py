@@ -41,6 +41,7 @@ import numpy as np
 import granular as gr
 from granular.flows import CylinderRegion, Inlet, Outlet, BoxRegion
 from granular.runs import progress
+from granular.render import snapshot
 
 DENSITY = 2500.0          # kg/m^3, glass
 FLOOR_ANGLE = np.radians(84.0)   # the floor cone's half-angle from the vertical axis (90: flat)
@@ -150,7 +151,6 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
-    from granular.render import snapshot
 
     snapshot(trajectory, len(trajectory) - 1, RENDERS / "hopper_discharge.png", size=(512, 384),
              view=(0.25, -1.0, 0.35))

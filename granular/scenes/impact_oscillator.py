@@ -29,6 +29,7 @@ import numpy as np
 
 import granular as gr
 from granular.systems.examples import impact_oscillator
+from granular.render import animate, snapshot
 
 DAMPING, RESTITUTION, STOP, AMPLITUDE = 0.2, 0.8, 0.0, 1.0
 STEPS_PER_PERIOD = 100      # dt = (2 pi / w) / 100: strobe times fall on steps
@@ -168,8 +169,6 @@ def render(out_dir: str = "outputs", frequency: float = DEFAULT_FREQUENCY, perio
     its own, ``frames_per_period`` frames per period, 25 frames per second) and a
     still of the frame nearest the stop (an impact lasts one step, rarely a recorded
     one). Returns the trajectory."""
-    from granular.render import animate, snapshot
-
     out_dir = Path(out_dir)
     dt = 2.0 * np.pi / frequency / STEPS_PER_PERIOD
     trajectory = gr.Simulation(build(frequency), dt, scheme=SCHEME).run(

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.render import animate, snapshot
 
 RADIUS = 0.02           # m
 BALLS = 5
@@ -104,7 +105,6 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
-    from granular.render import animate, snapshot
 
     view = (0.3, -1.0, 1.0)
     animate(trajectory, RENDERS / "newton_cradle.mp4", fps=25, size=(512, 384), view=view,

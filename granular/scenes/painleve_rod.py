@@ -54,6 +54,7 @@ import numpy as np
 
 import granular as gr
 from granular.systems.frictional import painleve_rod
+from granular.render import animate, snapshot
 
 HALF_LENGTH = 1.0
 DEFAULTS = dict(duration=1.5, dt=5e-3, record_every=1)
@@ -274,8 +275,6 @@ def render(trajectory, out_dir: Path = RENDERS, slow_motion: float = 4.0) -> Non
     """Animation at 25 frames per second, ``slow_motion`` times slower than real time,
     and a still at the jam: the last frame of the first contact phase, where end A
     leaves the floor or takes a tangential impact, depending on dt."""
-    from granular.render import animate, snapshot
-
     out_dir, fps = Path(out_dir), 25.0
     dt = float(trajectory.t[1] - trajectory.t[0])
     every = max(1, int(round(1.0 / (fps * slow_motion * dt))))

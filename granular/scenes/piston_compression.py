@@ -27,6 +27,8 @@ import numpy as np
 
 import granular as gr
 from granular.render.plots import plot_stress_strain, stress_strain
+from granular.packing import fill_box
+from granular.runs import progress
 
 RADIUS = 0.005              # m
 SIDE = 0.06                 # m, the box's square cross-section
@@ -56,7 +58,6 @@ def build(n: int = 64, speed: float = 0.1, restitution: float = 0.0, friction: f
         raise gr.InvalidInputError(f"piston_compression needs at least one sphere, got n = {n}")
     if not (np.isfinite(speed) and speed >= 0.0):
         raise gr.InvalidInputError(f"piston speed must be finite and >= 0, got {speed} m/s")
-    from granular.packing import fill_box
 
     # Random sequential addition under the piston (granular.packing): a lattice of
     # equal spheres collapses into simultaneous contacts the projection handles worse.
@@ -97,8 +98,6 @@ def plot(trajectory: gr.Trajectory, path) -> Path:
 
 
 def main(duration: float = DEFAULTS["duration"], out: str = "runs/piston_compression.h5") -> gr.Trajectory:
-    from granular.runs import progress
-
     simulation = gr.Simulation(build(**PARAMETERS), dt=DEFAULTS["dt"])
     trajectory = simulation.run(duration=duration, record_every=DEFAULTS["record_every"], progress=progress())
     Path(out).parent.mkdir(parents=True, exist_ok=True)

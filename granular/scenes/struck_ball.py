@@ -33,6 +33,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import granular as gr
+from granular.render import animate, snapshot
 
 RADIUS = 0.028575        # m, a pool ball
 MASS = 0.17              # kg
@@ -118,7 +119,6 @@ def main(speed: float = 2.0, friction: float = 0.2, dt: float = DEFAULTS["dt"]) 
 
 if __name__ == "__main__":
     trajectory = main()
-    from granular.render import animate, snapshot
 
     view = (0.3, -1.0, 0.6)
     animate(trajectory, RENDERS / "struck_ball.mp4", fps=25, every=8, size=(640, 400), view=view,

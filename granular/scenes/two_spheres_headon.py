@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
+from granular.render import animate, snapshot
 
 RADIUS = 0.05               # m
 MASSES = (1.0, 3.0)         # kg
@@ -66,7 +67,6 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
-    from granular.render import animate, snapshot
 
     view = (0.0, -1.0, 0.35)
     animate(trajectory, RENDERS / "two_spheres_headon.mp4", fps=25, every=5, size=(512, 384), view=view,

@@ -102,7 +102,7 @@ def check_newmark_system(system, dt: float, beta: float):
     return system.metric(t0, q0).matrix(), S
 
 
-class _Operators:
+class Operators:
     """``A = M + dt^2 beta S`` factorised, and ``w = A^{-1} e_i``, ``c = w_i`` for the
     contact coordinate ``i`` (bounds or penalty), shared by the scheme and the driver."""
 
@@ -187,7 +187,7 @@ class NewmarkScheme:
         if projection not in PROJECTIONS:
             raise InvalidInputError(f"projection must be one of {PROJECTIONS}, got {projection!r}")
         self.system, self.dt, self.solver, self.beta = system, float(dt), solver, float(beta)
-        self.ops = _Operators(system, dt, beta)
+        self.ops = Operators(system, dt, beta)
         if projection == "auto":
             projection = "lemma" if system.coordinate_bounds is not None else "qp"
         self.projection = projection

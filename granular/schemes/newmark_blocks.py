@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 if TYPE_CHECKING:
-    from .newmark import _Operators
+    from .newmark import Operators
 
 #: The modes of a step: free flight, contact with the upper obstacle, with the lower.
 _FREE, _UPPER, _LOWER = 0, 1, 2
@@ -32,7 +32,7 @@ class BlockHistory(NamedTuple):
     last: np.ndarray
 
 
-def affine_maps(ops: _Operators, p_sin, p_cos, omega: float, max_block: int) -> dict:
+def affine_maps(ops: Operators, p_sin, p_cos, omega: float, max_block: int) -> dict:
     """The free and contact maps of `simulate_tip`, their powers and prediction rows."""
     dt, beta, i = ops.dt, ops.beta, ops.index
     d = ops.M.shape[0]
