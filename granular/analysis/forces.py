@@ -171,17 +171,14 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
 
     check_spheres(trajectory)
     k = frame = frame_index(trajectory, k)
+    masses = sphere_masses(trajectory, k)
+    limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
     ids = None
     if getattr(trajectory, "varying", False):
         # A run with inlets or outlets: the spheres present in the frame, their
-        # contacts renumbered by row (`granular.Trajectory.frame`), masses by id.
+        # contacts renumbered by row (`granular.Trajectory.frame`).
         ids = trajectory.present(k)
-        masses = sphere_masses(trajectory, k)
-        limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
         trajectory, k = trajectory.frame(k), 0
-    else:
-        masses = sphere_masses(trajectory, k)
-        limit = noise_impulse(trajectory, k) if threshold is None else float(threshold)
     dt = time_step(trajectory)
     contacts = trajectory.contacts[k]
     centres = step_start_positions(trajectory, k)
