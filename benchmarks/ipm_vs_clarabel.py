@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import granular as gr
-from granular.contact import active_set, projection
+from granular.contact import active_set, delassus_rows, projection
 from granular.contact.kkt import kkt_holds
 from granular.metric import DiagonalMetric
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
@@ -159,7 +159,7 @@ def compare(name, metric, G, v, b):
     feasibility, complementarity = tolerances(metric, G, v, b)
     diagonal = np.maximum(W.diagonal(), np.finfo(float).tiny)
     momentum = float(np.sum(metric.diagonal * np.abs(v)))
-    rows = active_set.DelassusRows(metric, G, c)
+    rows = delassus_rows.DelassusRows(metric, G, c)
     keys = np.arange(c.size, dtype=np.int64)
 
     def accurate(impulses, slack):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from granular.contact import active_set
-from granular.contact.active_set import DelassusRows
+from granular.contact import delassus_rows
+from granular.contact.delassus_rows import DelassusRows
 from granular.contact.sparse_blocks import cross_block, principal_block
 
 
@@ -85,7 +85,7 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
     first_block = data.block(rows, 1e-3).toarray()
     first_coupling = data.couplings(rows, columns)
     assert data._delassus is None
-    for _ in range(m // active_set.USE_OVERHEAD_ROWS + 2):
+    for _ in range(m // delassus_rows.USE_OVERHEAD_ROWS + 2):
         later_block = data.block(rows, 1e-3).toarray()
     assert data._delassus is not None
     later_coupling = data.couplings(rows, columns)

@@ -1,5 +1,5 @@
 """The first active set guessed by projected SOR sweeps (`granular.contact.dual_sweeps`,
-`granular.contact.active_set._predicted_active`) changes where the active-set rounds start,
+`granular.contact.active_set.predicted_active`) changes where the active-set rounds start,
 not the answer: on a settling pile the answer with the guess passes the KKT test
 and gives the same slacks as the answer from the previous support."""
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import granular as gr
-from granular.contact import active_set
+from granular.contact import active_set, delassus_rows
 from granular.contact.dual_sweeps import projected_gauss_seidel
 
 
@@ -18,7 +18,7 @@ def _settling_pile_projection(monkeypatch):
     original = active_set.solve
 
     def recording(rows_data, keys, warm, accurate, feasibility, workspace=None):
-        if rows_data.size > active_set.DENSE_ROWS:
+        if rows_data.size > delassus_rows.DENSE_ROWS:
             calls.append((rows_data, keys, warm.copy(), accurate, feasibility))
         return original(rows_data, keys, warm, accurate, feasibility, workspace)
 
@@ -43,7 +43,7 @@ def _settling_pile_projection(monkeypatch):
 def test_the_predicted_first_set_leaves_the_answer_of_a_settling_pile_unchanged(monkeypatch):
     rows, keys, warm, accurate, feasibility = _settling_pile_projection(monkeypatch)
     support = np.where(warm * rows.diagonal > feasibility, warm, 0.0) > 0.0
-    predicted = active_set._predicted_active(rows, np.where(support, warm, 0.0), feasibility)
+    predicted = active_set.predicted_active(rows, np.where(support, warm, 0.0), feasibility)
     assert predicted is not None and np.count_nonzero(predicted != support) > 10   # the guess is exercised
 
     with_guess = active_set.solve(rows, keys, warm, accurate, feasibility, active_set.Workspace())

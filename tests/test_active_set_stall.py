@@ -1,18 +1,19 @@
-"""A projection whose active-set exchanges stall: a compacting pile with nearly
-redundant contacts, captured from Siconos' box (3,375 spheres of 1 kg, seed 0,
-step 196 of 1 ms, 14,925 rows; `benchmarks/stress.py`).
+"""A projection on which whole-block active-set exchanges stall: a compacting pile
+with nearly redundant contacts, captured from Siconos' box (3,375 spheres of 1 kg,
+seed 0, step 196 of 1 ms, 14,925 rows; `benchmarks/stress.py`).
 
 On such a pile the weakly regularised block ``W_AA + rho D_A`` (rho = 1e-8) is
-nearly singular, its solutions swing along soft directions and the exchange rule
-wanders; the continuation's strongly regularised levels settle the set in a few
-rounds, each level is offered to the acceptance test, and the answer needs
-neither the jam check nor the OSQP fallback."""
+nearly singular and its solutions swing along soft directions: the primal-dual
+exchanges, which flip every wrong row at once, re-grow a few wrong rows to dozens
+and give up. The primal rounds, whose ratio test keeps the impulses feasible and
+the objective from rising, answer the step from the same start, with neither the
+continuation, the jam check nor the OSQP fallback."""
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from granular.contact import active_set
+from granular.contact import active_set, delassus_rows
 from granular.contact.kkt import kkt_holds
 from granular.metric import DiagonalMetric
 
@@ -22,55 +23,56 @@ def stalled_pile():
     spheres' masses are 1 kg, so the Jacobian is ``H = G M^{-1/2}`` itself."""
     data = np.load(Path(__file__).parent / "data" / "stalled_compacting_pile.npz")
     G = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
-    rows = active_set.DelassusRows(DiagonalMetric(np.ones(G.shape[1])), G, data["c"])
+    rows = delassus_rows.DelassusRows(DiagonalMetric(np.ones(G.shape[1])), G, data["c"])
     return rows, data["keys"], data["warm"], float(data["feasibility"]), float(data["complementarity"])
 
 
-def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels(monkeypatch):
-    """The weakly regularised level alone, retried through the former continuation
-    (1e-2, 1e-4, 1e-6, 1e-8, the last level alone offered to the acceptance test),
-    with no stall rule and the former exchange rule, runs out of rounds: the case
-    the stall rule, the exchange rule and the continuation's levels are for."""
+def test_whole_block_exchanges_give_up_on_the_captured_pile():
+    """The primal-dual exchanges at `RHO`, from the start the plain level takes
+    (the predicted working set, centred on the previous impulses without their
+    self-stress), stall and give up: the case the primal rounds are for."""
     rows, keys, warm, feasibility, complementarity = stalled_pile()
-    monkeypatch.setattr(active_set, "STALL_ROUNDS", active_set.MAX_ROUNDS)
-    monkeypatch.setattr(active_set, "CONTINUATION", (1e-2, 1e-4, 1e-6, active_set.RHO))
-    monkeypatch.setattr(active_set, "MAX_BISECTIONS", 0)
-    original = active_set._rounds
-
-    def last_level_only(*args, max_updates=active_set.MAX_PROXIMAL, last=True, **kwargs):
-        # the former continuation: no proximal update and no acceptance before its last level
-        outcome = original(*args, max_updates=max_updates if last else 0, last=last, **kwargs)
-        if outcome is not None and not last:
-            return outcome[0], outcome[1], False
-        return outcome
-
-    monkeypatch.setattr(active_set, "_rounds", last_level_only)
-
-    class FormerExchangeRule(active_set._ExchangeRule):
-        """Whole-block flips again after every new fewest count (Judice and Pires)."""
-
-        def rows_to_flip(self, wrong):
-            count = int(wrong.sum())
-            if count < self.fewest:
-                self.fewest, self.grace, self.since_fewest = count, self.PATIENCE, 0
-                return wrong
-            self.since_fewest += 1
-            if self.grace > 0:
-                self.grace -= 1
-                return wrong
-            flip = np.zeros_like(wrong)
-            flip[np.flatnonzero(wrong)[-1]] = True
-            return flip
-
-    monkeypatch.setattr(active_set, "_ExchangeRule", FormerExchangeRule)
 
     def accepted(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
-    assert active_set.solve(rows, keys, warm, accepted, feasibility) is None
+    workspace = active_set.Workspace()
+    stats = workspace.last = active_set.ActiveSetStats()
+    impulses = np.where(warm * rows.diagonal > feasibility, warm, 0.0)
+    active = active_set.predicted_active(rows, impulses, feasibility)
+    reference = active_set.without_self_stress(rows, keys, impulses, active, active_set.RHO, feasibility,
+                                                workspace, stats)
+    outcome = active_set.exchange_rounds(rows, keys, active_set.RHO, impulses, active, accepted, feasibility, workspace,
+                                 stats, reference)
+    assert outcome is None
 
 
-def test_the_continuation_answers_the_captured_pile_to_the_acceptance_tolerances():
+def test_the_ratio_step_keeps_feasibility_and_never_raises_a_convex_objective():
+    """`active_set.ratio_step` towards the minimiser of random strictly convex
+    quadratics: the point stays >= 0, at least one blocking entry reaches zero, and
+    the objective does not rise (to round-off: 64 eps of the objective's scale)."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        k = int(rng.integers(2, 12))
+        root = rng.normal(size=(k, k))
+        matrix = root @ root.T + 1e-3 * np.eye(k)
+        current = np.abs(rng.normal(size=k)) * (rng.random(k) < 0.7)
+        right = rng.normal(size=k)
+        target = np.linalg.solve(matrix, right)
+        if not (target < 0.0).any():
+            continue
+
+        def objective(x):
+            return 0.5 * x @ matrix @ x - right @ x
+
+        moved, leaving = active_set.ratio_step(current, target)
+        assert moved.min() >= 0.0
+        assert leaving.any() and np.all(moved[leaving] == 0.0) and np.all(target[leaving] < 0.0)
+        scale = abs(objective(current)) + abs(objective(target)) + 1.0
+        assert objective(moved) <= objective(current) + 64 * np.finfo(float).eps * scale
+
+
+def test_the_primal_rounds_answer_the_captured_pile_to_the_acceptance_tolerances():
     rows, keys, warm, feasibility, complementarity = stalled_pile()
 
     def accepted(impulses, slack):
@@ -86,4 +88,6 @@ def test_the_continuation_answers_the_captured_pile_to_the_acceptance_tolerances
     assert np.abs(np.minimum(rows.diagonal * impulses, slack)).max() <= complementarity
     # the pile carries load: most of the 3,375 spheres' weight over a step, m g h each
     assert 0.5 * 3375 * 9.81e-3 < impulses.sum()
-    assert workspace.last.rounds < active_set.MAX_ROUNDS
+    # the plain level answers, with the factor it starts with: 25 rounds and one
+    # factorisation here, where the exchanges and the continuation took 87 and 26
+    assert workspace.last.factorisations <= 3 and workspace.last.rounds < 60

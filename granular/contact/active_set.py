@@ -10,20 +10,15 @@ whose KKT conditions are ``l >= 0``, ``s = W l + c >= 0`` and ``l_k s_k = 0``
 with ``u = v + M^{-1} G^T l``, and only the blocks of the rows that push are built.
 
 Method. A guess of the active set ``A`` (the rows that push) turns the problem into
-the linear system ``W_AA l_A = -c_A`` with ``l = 0`` elsewhere. The primal-dual
-active-set iteration (Hintermueller, Ito and Kunisch, *The primal-dual active set
-strategy as a semismooth Newton method*, SIAM J. Optim., 2002) solves it, drops
-the rows whose impulse came out negative, adds the rows left violated, and repeats
-until neither happens; the answer then meets the KKT conditions to the accuracy of
-the linear solves, which the caller checks. Settled piles are degenerate:
-redundant contacts make ``W_AA`` singular and the impulses non-unique. The linear
-systems are therefore those of the proximal problem,
+the linear system ``W_AA l_A = -c_A`` with ``l = 0`` elsewhere. Settled piles are
+degenerate: redundant contacts make ``W_AA`` singular and the impulses non-unique.
+The linear systems are therefore those of the proximal problem,
 ``(W_AA + rho D_A) l_A = -c_A + rho D_A l_ref`` with ``D = diag W``, whose answer
 is unique and bounded; proximal-point updates of ``l_ref`` (the same matrix, a new
 right-hand side) converge to the optimal impulses nearest to the first ``l_ref``
 (Rockafellar, *Monotone operators and the proximal point algorithm*, SIAM J.
 Control Optim., 1976). That first reference is the previous step's impulses with
-their self-stress removed (`_without_self_stress`, one solve): the part that
+their self-stress removed (`without_self_stress`, one solve): the part that
 ``W_AA`` cannot see, impulses around loops of redundant contacts that cancel on
 every sphere. Centred on the previous impulses themselves, a self-stress that one
 step picked up was kept by every later step: a settled 4 x 4 x 4 lattice of 1.3 g
@@ -31,9 +26,29 @@ spheres showed contact impulses of 0.55 N s, 700 times the whole pile's weight
 over a step, where the answer without it has 5e-5 N s (`tests/test_projection.py`).
 Centred on zero instead, a body at rest was answered only to the tolerances after
 proximal updates, not to round-off (the property tests saw its energy rise by
-1e-32 J). The previous impulses also start the conjugate gradients and, through a
-few projected SOR sweeps from them (`_predicted_active`), choose the first active
-set, so a settled pile needs few rounds.
+1e-32 J). The previous impulses also start the iteration and, through a few
+projected SOR sweeps from them (`predicted_active`), choose the first active set,
+so a settled pile needs few rounds.
+
+The rounds are those of the primal active-set method for convex quadratic programs
+(Nocedal and Wright, *Numerical Optimization*, 2nd ed., Springer, 2006, Algorithm
+16.3), which keeps the impulses feasible (``l >= 0``) and never raises the proximal
+objective. Each round solves the system on the working set ``A``; if some impulse
+came out negative, the impulses move from the current point towards that answer
+only as far as they stay ``>= 0`` (the ratio test, `ratio_step`) and the rows that
+reach zero leave ``A``; otherwise the rows outside ``A`` whose proximal slack is
+violated join it, and the answer with none violated is offered to the caller's KKT
+test. On a convex objective the move never raises it and the working sets of
+distinct rounds are not repeated, so the iteration ends (the objective is strictly
+convex for ``rho > 0``). The exchanges of the primal-dual active-set method
+(Hintermueller, Ito and Kunisch, *The primal-dual active set strategy as a
+semismooth Newton method*, SIAM J. Optim., 2002), which flip every wrong row at
+once, converge globally on M-matrices only; on a compacting pile, whose nearly
+singular ``W_AA`` is not one, the whole-block flips swung the impulses along soft
+directions and re-grew a few wrong rows to dozens, round after round (the pile of
+`tests/test_active_set_stall.py`: 87 rounds and 26 factorisations, against 25
+rounds and 1 factorisation with the ratio test). Those exchanges remain for the
+`CONTINUATION`, the retry, whose strongly regularised levels are well conditioned.
 
 Linear algebra. One sparse LDL^T factorisation (qdldl, the OSQP developers'
 factorisation) of a base block ``W_BB + rho D_B`` serves many systems: a system
@@ -49,7 +64,7 @@ matrix when the border columns would cost more solves than a factorisation costs
 reproducible bit for bit), or when conjugate gradients need more than
 `REFRESH_ITERATIONS`.
 
-`solve` returns None when it cannot certify an answer (too many rounds, a cycle,
+`solve` returns None when it cannot certify an answer (too many rounds, a stall,
 an infeasible set); the caller then falls back on OSQP.
 """
 from __future__ import annotations
@@ -62,7 +77,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from .bordered_factor import BorderedFactor
-from .sparse_blocks import cross_block, csr_rows, principal_block, upper_triangle
+from .delassus_rows import DENSE_ROWS, DelassusRows
 
 #: Proximal regularisation, relative to the Delassus diagonal. Each proximal update
 #: shrinks the distance to the plain answer by ``rho / (sigma + rho)`` along an
@@ -80,7 +95,7 @@ RHO = 1e-8
 #: Tuned; benchmarks/README.md, "Measurements behind the constants".
 CONTINUATION = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
 #: Rounds without a new fewest count of wrong rows after which a level gives up
-#: (`_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
+#: (`exchange_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
 #: contacts leave eigenvalues of ``D^{-1} W_AA`` far below 1e-6) the weakly
 #: regularised block's solutions swing along its soft directions, each round
 #: flips a few rows far from their answer and the exchange rule's single flips
@@ -90,7 +105,8 @@ STALL_ROUNDS = 15
 #: Intermediate levels the continuation may insert between an answered level and
 #: one that gives up (`_continuation`).
 MAX_BISECTIONS = 4
-#: Active-set rounds of a level before it gives up. A level whose count of wrong
+#: Active-set rounds of a level before it gives up: the primal rounds of the plain
+#: level, or the exchanges of a level of the continuation. A level whose count of wrong
 #: rows keeps reaching new lows may use them all (rounds are cheap next to the
 #: continuation and the OSQP fallback: a frictionless pour with restitution,
 #: `benchmarks/rotation_speed.py --seed 3`, needs hundreds); a stalled level ends
@@ -108,23 +124,9 @@ UPDATES_BELOW = 1e-6
 #: Conjugate-gradient iterations after which the base is refactorised on the
 #: current matrix (a fresh base converges in one).
 REFRESH_ITERATIONS = 10
-#: Blocks of at most this many rows are solved directly by a dense Cholesky
-#: factorisation, which at this size costs a fraction of building a sparse factor
-#: through scipy and qdldl: impact clusters and the first steps of a pour. Tuned;
-#: benchmarks/README.md, "Measurements behind the constants".
-DENSE_ROWS = 150
-#: ``W`` is formed once, and the blocks and couplings of later rounds are cut out
-#: of it, when the blocks and couplings built so far by products of ``H`` have cost
-#: as much as forming ``W``. Costs in rows of ``H``: a use costs its rows plus
-#: `USE_OVERHEAD_ROWS`, forming ``W`` its number of rows: a block by products costs
-#: a fixed overhead plus a cost per row, forming ``W`` about the same cost per row,
-#: and the overhead is that of about 750 rows (a linear fit; benchmarks/README.md,
-#: "Measurements behind the constants"). A settled 100,000-sphere pile, with 16
-#: times more rows than active ones, forms ``W`` only after many blocks.
-USE_OVERHEAD_ROWS = 750
 #: Projected successive over-relaxation sweeps (`granular.contact.dual_sweeps`) that choose
 #: the first active set of a warm-started problem of more than `DENSE_ROWS` rows
-#: (`_predicted_active`), and their relaxation factor: the guess must be nearer the
+#: (`predicted_active`), and their relaxation factor: the guess must be nearer the
 #: step's final active set than the previous support, so that the step takes fewer
 #: rounds and factorisations, and over-relaxation reaches in 100 sweeps what about
 #: three times as many plain ones (1.0) reach. Tuned on SCoPI's settled 1,000-sphere
@@ -167,130 +169,6 @@ class Workspace:
     last: ActiveSetStats = field(default_factory=ActiveSetStats)
 
 
-class DelassusRows:
-    """The rows of one projection: the linear term ``c`` (m,) and ``W = H H^T`` with
-    ``H = G L^{-T}`` (m x d) for the Cholesky factor ``M = L L^T`` of the metric
-    (``H = G M^{-1/2}``, sparse, for the diagonal metric of spheres; dense for a
-    small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``."""
-
-    def __init__(self, metric, jacobian: sp.csr_matrix | np.ndarray, c: np.ndarray):
-        dense = isinstance(jacobian, np.ndarray)
-        if not dense and not sp.isspmatrix_csr(jacobian):
-            jacobian = sp.csr_matrix(jacobian)
-        if dense and hasattr(metric, "inverse_diagonal"):
-            # A small problem on the coordinates it touches (`granular.contact.projection`):
-            # dense arrays throughout, no sparse constructor a call.
-            self.H = jacobian * np.sqrt(metric.inverse_diagonal)[None, :]
-            self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
-        elif hasattr(metric, "inverse_diagonal"):
-            # Built from the arrays (scipy's elementwise products and row sums cost a
-            # tenth of a millisecond each, three projections a step).
-            data = jacobian.data * np.sqrt(metric.inverse_diagonal)[jacobian.indices]
-            self.H = sp.csr_matrix((data, jacobian.indices, jacobian.indptr), shape=jacobian.shape)
-            row_of_entry = np.repeat(np.arange(jacobian.shape[0]), np.diff(jacobian.indptr))
-            self.diagonal = np.bincount(row_of_entry, weights=data * data, minlength=jacobian.shape[0])
-        else:
-            lower = scipy.linalg.cholesky(metric.matrix(), lower=True)
-            G = jacobian if dense else jacobian.toarray()
-            self.H = scipy.linalg.solve_triangular(lower, G.T, lower=True).T
-            self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
-        self.diagonal = np.maximum(self.diagonal, np.finfo(float).tiny)
-        # A transposed view (CSC): its products add the same terms in the same order as
-        # a CSR copy's, without the copy's cost.
-        self.HT = self.H.T
-        self.c = c
-        self._rows, self._H_rows = None, None
-        self._delassus, self._used_rows, self._uses = None, 0, 0   # W, once worth forming
-        # Few rows: W itself, dense, serves every product (impact clusters).
-        self.W = None
-        if c.size <= DENSE_ROWS:
-            W = self.H @ self.HT
-            self.W = W.toarray() if sp.issparse(W) else np.asarray(W)
-
-    @property
-    def size(self) -> int:
-        return self.c.size
-
-    def slack(self, impulses: np.ndarray) -> np.ndarray:
-        """``s = W l + c`` (m,), velocity units."""
-        if self.W is not None:
-            return self.W @ impulses + self.c
-        return self.H @ (self.HT @ impulses) + self.c
-
-    def _rows_of_H(self, rows: np.ndarray):
-        """``(H_A, H_A^T)`` for the rows ``rows`` (the last ones are kept)."""
-        if self._rows is None or not np.array_equal(self._rows, rows):
-            H = csr_rows(self.H, rows) if sp.issparse(self.H) else self.H[rows]
-            self._rows, self._H_rows = rows, (H, H.T.tocsr() if sp.issparse(H) else H.T)
-        return self._H_rows
-
-    def block(self, rows: np.ndarray, rho: float, upper: bool = False) -> sp.csc_matrix:
-        """``W_AA + rho D_A`` on the rows ``rows`` (sorted), sparse; only its upper
-        triangle with ``upper``."""
-        if upper and sp.issparse(self.H):
-            # Compiled (imported at first use, like `granular.contact.dual_sweeps`): the same
-            # entries as the cut from ``W`` or the products below, at a fraction of
-            # their cost, so no reason to form ``W`` for it.
-            from .delassus_blocks import upper_block
-
-            return upper_block(self.H, rows, rho * self.diagonal[rows])
-        W = self._delassus_if_worth(rows.size)
-        if W is not None:
-            return principal_block(W, rows, rho * self.diagonal[rows], upper)
-        H, HT = self._rows_of_H(rows)
-        block = sp.csc_matrix(H @ HT)
-        block.setdiag(block.diagonal() + rho * self.diagonal[rows])
-        return upper_triangle(block) if upper else block
-
-    def _delassus_if_worth(self, rows: int) -> sp.csc_matrix | None:
-        """``W`` (CSC, sorted indices) once it is worth forming (`USE_OVERHEAD_ROWS`),
-        else None; ``rows`` is the number of rows the caller is about to use."""
-        self._used_rows += rows
-        self._uses += 1
-        spent = self._used_rows + USE_OVERHEAD_ROWS * self._uses   # this use included
-        if self._delassus is None and self._uses > 1 and spent >= self.size:
-            self._delassus = sp.csc_matrix(self.H @ self.HT)
-            self._delassus.sort_indices()
-        return self._delassus
-
-    def dense_block(self, rows: np.ndarray, rho: float) -> np.ndarray:
-        """``W_AA + rho D_A`` as a dense array."""
-        if self.W is not None:
-            block = self.W[np.ix_(rows, rows)]
-        else:
-            H, HT = self._rows_of_H(rows)
-            block = H @ HT
-            block = block.toarray() if sp.issparse(block) else np.array(block)
-        block[np.diag_indices_from(block)] += rho * self.diagonal[rows]
-        return block
-
-    def operator(self, rows: np.ndarray, rho: float):
-        """``x -> (W_AA + rho D_A) x`` on the rows ``rows``."""
-        prox = rho * self.diagonal[rows]
-        if self.W is not None:
-            block = self.W[np.ix_(rows, rows)]
-            return lambda x: block @ x + prox * x
-        # Products with all of H, scattered and gathered: cheaper than slicing the
-        # rows out of H when only a few products are needed (one a CG iteration).
-        full = np.zeros(self.size)
-
-        def apply(x):
-            full[rows] = x
-            return (self.H @ (self.HT @ full))[rows] + prox * x
-        return apply
-
-    def couplings(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
-        """``W[rows][:, columns]`` as a dense array."""
-        if not sp.issparse(self.H):
-            return self.H[rows] @ self.H[columns].T
-        W = self._delassus_if_worth(rows.size + columns.size)
-        if W is not None:
-            return cross_block(W, rows, columns)
-        return (csr_rows(self.H, rows) @ csr_rows(self.H, columns).T).toarray()
-
-
-
-
 def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate, feasibility: float,
           workspace: Workspace | None = None) -> np.ndarray | None:
     """Impulses ``l`` (m,) of the multiplier problem, or None.
@@ -302,8 +180,9 @@ def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate,
     feasibility : the caller's feasibility tolerance (velocity units); linear
     solves aim at a tenth of it.
 
-    The plain proximal problem (`RHO`) is solved first, from the previous impulses,
-    and the `CONTINUATION` is the retry. Each level of the retry is offered to
+    The proximal problem at `RHO` is solved first by the primal active-set rounds
+    (`_monotone_rounds`) from the previous impulses, and the `CONTINUATION` of
+    primal-dual exchanges is the retry. Each level of the retry is offered to
     ``accurate`` and the first accepted answer is returned, so the retry stops at
     the strongest regularisation that is accurate enough, before the nearly
     singular levels whose exchanges stall (`STALL_ROUNDS`).
@@ -314,9 +193,8 @@ def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate,
     # An impulse whose velocity change is below the feasibility tolerance is noise
     # of the previous solve (OSQP leaves ~1e-17 on inactive rows), not a contact.
     impulses = np.where(warm * rows_data.diagonal > feasibility, warm, 0.0)
-    first = _predicted_active(rows_data, impulses, feasibility)
     try:
-        answer = _continuation(rows_data, keys, impulses, (RHO,), accurate, feasibility, workspace, stats, first)
+        answer = _plain_level(rows_data, keys, impulses, accurate, feasibility, workspace, stats)
         if answer is None:
             answer = _continuation(rows_data, keys, impulses, CONTINUATION, accurate, feasibility, workspace,
                                    stats)
@@ -325,24 +203,39 @@ def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate,
         stats.seconds = time.perf_counter() - start
 
 
-def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats, active=None):
+def _plain_level(rows_data, keys, impulses, accurate, feasibility, workspace, stats) -> np.ndarray | None:
+    """The proximal problem at `RHO` by `_monotone_rounds`, from the working set that
+    `predicted_active` guesses (else the support of ``impulses``, else the rows
+    approaching, ``c < 0``) and from ``impulses`` (m,) on it, centred on them without
+    their self-stress. Returns the accepted impulses or None."""
+    active = predicted_active(rows_data, impulses, feasibility)
+    if active is None:
+        active = impulses > 0.0
+    if not active.any():
+        active = rows_data.c < 0.0
+    reference = without_self_stress(rows_data, keys, impulses, active, RHO, feasibility, workspace, stats)
+    return _monotone_rounds(rows_data, keys, RHO, np.where(active, impulses, 0.0), active, accurate, feasibility,
+                            workspace, stats, reference)
+
+
+def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats):
     """The levels of ``schedule`` in turn, each started from the previous answer and
     offered to ``accurate``; the first accepted answer is returned (the last level
-    makes proximal updates until it is accepted). The first active set is ``active``
-    (m,) bool when given, else the support of ``impulses``. A level that gives up after an
+    makes proximal updates until it is accepted). The first active set is the support
+    of ``impulses``, else the rows approaching (``c < 0``). A level that gives up after an
     answered one is approached again through the geometric mean of the two
     regularisations (at most `MAX_BISECTIONS` times): the smaller the step in
     ``rho``, the closer the previous answer is to the next one and the fewer rows
     its rounds must exchange. Returns the impulses or None."""
-    active = impulses > 0.0 if active is None else active
+    active = impulses > 0.0
     if not active.any():
         active = rows_data.c < 0.0
-    reference = _without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace,
+    reference = without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace,
                                      stats)
     levels, answered, bisections = list(schedule), None, 0
     while levels:
         rho = levels.pop(0)
-        outcome = _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
+        outcome = exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
                           reference, max_updates=_updates_at(rho, last=not levels), last=not levels)
         if outcome is None:
             if answered is None or bisections == MAX_BISECTIONS:
@@ -370,7 +263,7 @@ def _updates_at(rho: float, last: bool) -> int:
     return INTERMEDIATE_PROXIMAL if rho <= UPDATES_BELOW else 0
 
 
-def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
+def predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     """The first active set of a warm-started problem: the rows that push, or are
     violated beyond ``feasibility``, after `PREDICTION_SWEEPS` projected SOR sweeps
     from ``impulses`` (m,); None (the support of ``impulses`` then) for small, dense
@@ -411,7 +304,7 @@ def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     return active if active.any() else None
 
 
-def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, workspace, stats) -> np.ndarray:
+def without_self_stress(rows_data, keys, impulses, active, rho, feasibility, workspace, stats) -> np.ndarray:
     """The previous impulses on the rows ``active`` with their self-stress removed:
     ``(W_AA + rho D_A)^{-1} W_AA l_A``, which keeps each component of ``l_A`` along an
     eigenvector of ``D^{-1} W_AA`` of eigenvalue ``sigma`` scaled by
@@ -433,7 +326,61 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
     return reference
 
 
-def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
+def _monotone_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
+                     reference) -> np.ndarray | None:
+    """Primal active-set rounds (module docstring) on the proximal problem with ``rho``
+    centred on ``reference``, from the feasible ``impulses`` (m,), ``>= 0`` and zero
+    outside the working set ``active`` (m,) bool. An answer with no row violated that
+    ``accurate`` rejects is refined by up to `MAX_PROXIMAL` proximal updates, each
+    continuing the rounds from it. Returns the accepted impulses, or None after
+    `MAX_ROUNDS` rounds or the updates."""
+    diagonal = rows_data.diagonal
+    impulses, active, updates = impulses.copy(), active.copy(), 0
+    for _ in range(MAX_ROUNDS):
+        stats.rounds += 1
+        rows = np.flatnonzero(active)
+        right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
+        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility,
+                              workspace, stats)
+        if (values < 0.0).any():
+            impulses[rows], leaving = ratio_step(impulses[rows], values)
+            active[rows[leaving]] = False
+            continue
+        impulses = np.zeros(rows_data.size)
+        impulses[rows] = values
+        slack = rows_data.slack(impulses)
+        violated = ~active & (slack + rho * diagonal * (impulses - reference) < -feasibility)
+        if violated.any():
+            active |= violated
+            continue
+        if accurate(impulses, slack):
+            return impulses
+        updates += 1
+        if updates > MAX_PROXIMAL:
+            return None
+        reference = impulses
+    return None
+
+
+def ratio_step(current: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ratio test of a primal active-set method: the point ``current + a (target -
+    current)`` with the largest ``a`` in [0, 1] that keeps every entry ``>= 0``, and
+    the (k,) bool mask of the entries that block the move there (they reach zero and
+    are set to exactly zero). ``current`` (k,) is ``>= 0``; ``target`` (k,) has a
+    negative entry. On a convex objective whose minimiser over the working set is
+    ``target``, the objective at the returned point is at most its value at
+    ``current``: it is convex along the segment and least at its end."""
+    blocking = target < 0.0
+    ratios = np.full(current.shape, np.inf)
+    ratios[blocking] = current[blocking] / (current[blocking] - target[blocking])
+    step = ratios.min()
+    leaving = ratios <= step
+    moved = np.maximum(current + step * (target - current), 0.0)
+    moved[leaving] = 0.0
+    return moved, leaving
+
+
+def exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
             max_updates=MAX_PROXIMAL, last=True):
     """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``:
     ``(impulses, active, accepted)`` once no row is wrong, ``accepted`` by

@@ -18,7 +18,7 @@ import scipy.linalg
 import scipy.sparse as sp
 
 if TYPE_CHECKING:
-    from .active_set import DelassusRows
+    from .delassus_rows import DelassusRows
 
 #: The base is factorised by qdldl (the OSQP developers' simplicial LDL^T) up to
 #: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: on the

@@ -2,7 +2,7 @@
 
     min_{l >= 0}  1/2 l^T W l + c^T l,      W = H H^T,
 
-with ``H = G M^{-1/2}`` a sparse CSR matrix (m x d) (`granular.contact.active_set.DelassusRows`).
+with ``H = G M^{-1/2}`` a sparse CSR matrix (m x d) (`granular.contact.delassus_rows.DelassusRows`).
 
 One sweep visits every row once and replaces its impulse by the exact minimiser
 along that coordinate, ``l_k <- max(0, l_k - s_k / W_kk)`` with ``s_k = H_k u + c_k``,

@@ -44,7 +44,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from . import active_set, working_set
+from . import active_set, delassus_rows, working_set
 from .interior_point import interior_point
 from .kkt import accurate, kkt_holds
 from ..metric import DiagonalMetric
@@ -188,7 +188,7 @@ def _best_effort(problem: ContactProblem, c: np.ndarray, solver, warm, feasibili
 #: transposes, index checks) does not depend on the size, so it dominates such
 #: calls (benchmarks/README.md, "Measurements behind the constants"). The
 #: dense Cholesky of `granular.contact.active_set` serves the same sizes.
-_COMPACT_ROWS = active_set.DENSE_ROWS
+_COMPACT_ROWS = delassus_rows.DENSE_ROWS
 
 
 def _compact_applies(metric, jacobian) -> bool:
@@ -240,7 +240,7 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
                    complementarity, start) -> ContactSolution | None:
     """The projection by `granular.contact.active_set` (the previous step's impulses and
     factor as a start), or None when it does not certify an answer."""
-    rows = active_set.DelassusRows(metric, jacobian, c)
+    rows = delassus_rows.DelassusRows(metric, jacobian, c)
     keys = np.arange(c.size, dtype=np.int64) if keys is None else keys
     workspace = workspace if workspace is not None else active_set.Workspace()
 
