@@ -32,6 +32,7 @@ from .protocols import CoordinateSystem, searches_neighbours
 from .recording import Frame, Recorder, missed_summary
 from .results import StepResult
 from .schemes import registry
+from .schemes.common import kinetic_energy
 from .schemes.registry import check_options, make_scheme
 from .streaming import FrameWriter, StopRequest
 from .trajectory import Trajectory
@@ -206,10 +207,6 @@ class Simulation:
             self._set_warm_state(state)
         else:
             self._set_rotation(trajectory, k)
-        omega = self._angular_velocities()
-        if omega is not None and self.system.rotates:
-            # the world reports the kinetic energy of rotation at the time a scheme noted
-            self.system.note_rotation(self.t, self.dt, omega)
 
     def _set_spheres(self, trajectory, k: int) -> None:
         """Make the world's spheres those of frame ``k`` of a run with inlets or outlets:
@@ -500,7 +497,8 @@ class Simulation:
         radii = system.radii_at(t) if self._spheres else None
         turning = self._record_rotation
         return Frame(t, self.positions, self.velocities, radii,
-                      system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
+                      kinetic_energy(system, t, self._q, self._u, self._angular_velocities()),
+                      system.potential_energy(t, self._q),
                       self.dissipated_energy, Contacts.empty(self._normal_dimension()),
                       self.scheme.angular_velocities if turning else None,
                       self.scheme.orientations if turning else None, **self._frame_extras())

@@ -222,19 +222,16 @@ class VelocityScheme:
         """Current orientations (N, 4), unit quaternions ``(w, x, y, z)``, or None."""
         return None if self.state.orientations is None else self.state.orientations.copy()
 
-    def set_rotation(self, angular_velocities, orientations=None, t: float | None = None) -> None:
+    def set_rotation(self, angular_velocities, orientations=None) -> None:
         """Restart the rotational state: ``angular_velocities`` (N, 3) rad/s and
-        ``orientations`` (N, 4) unit quaternions (kept when None). With ``t`` (s), the
-        time of that state, a rotating world also reports them in its kinetic energy
-        at ``t`` (`granular.world.SphereWorld.note_rotation`)."""
+        ``orientations`` (N, 4) unit quaternions (kept when None). The scheme's state
+        holds them; the system is not changed."""
         state = self.state
         if state.omega is None:
             raise InvalidInputError("this system has no rotational state")
         omega = finite_array(angular_velocities, "angular_velocities", state.omega.shape).copy()
         orientations = state.orientations if orientations is None else unit_quaternions(orientations, omega.shape[0])
         self.state = replace(state, omega=omega, orientations=orientations)
-        if t is not None and self._rotating:
-            self.system.note_rotation(t, self.dt, omega)
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
@@ -471,7 +468,7 @@ class VelocityScheme:
         wall_work = _wall_work(constraints, impulses, tangential)
         dissipated = -0.5 * float(contact_change @ (velocities + predicted)) + wall_work
         timing = dict(outcome["seconds"], total=seconds)
-        rotation = self._advance_rotation(t_next, velocities, state)
+        rotation = self._advance_rotation(velocities, state)
         torque = None if rolling is None else rolling * constraints.rolling_radius[:, None]  # N m s
         radii = system.radii_at(t_next) if self._spheres else None
         result = make_result(system, t_next, q_next, velocities, predicted,
@@ -487,9 +484,10 @@ class VelocityScheme:
         return MauryState(t_next, q_next.copy(), velocities[:q_next.size].copy(), previous_kick=kick,
                           omega=omega, orientations=orientations, **carried), result
 
-    def _advance_rotation(self, t_next, velocities, state):
+    def _advance_rotation(self, velocities, state):
         """``(omega^{n+1} (N, 3), orientations^{n+1} (N, 4))``, or None without rotational
-        state; a rotating world notes them when finite (module docstring)."""
+        state (the spheres' rotation: ``omega`` from the projection when the world
+        `rotates`, else constant, and the orientations turned by it over the step)."""
         if state.omega is None:
             return None
         n = state.omega.shape[0]
@@ -497,9 +495,6 @@ class VelocityScheme:
         orientations = state.orientations
         if np.any(omega):
             orientations = rotate_quaternions(orientations, omega, self.dt)
-        finite = np.all(np.isfinite(omega)) and np.all(np.isfinite(orientations)) and np.all(np.isfinite(velocities))
-        if finite and self._rotating:
-            self.system.note_rotation(t_next, self.dt, omega)
         return omega.copy(), orientations.copy()
 
 
