@@ -176,7 +176,10 @@ class Simulation:
         return {"t": self.t, "scheme": self.scheme.name,
                 "values": {name: _copied(value) for name, value in values.items()}}
 
-    def _set_warm_state(self, state: dict) -> None:
+    def set_warm_state(self, state: dict) -> None:
+        """Set what the scheme carries beyond ``(t, q, u)`` from ``state``, a `warm_state`
+        of a simulation of the same scheme at the same time (copies; a restart that
+        continues bit for bit)."""
         values = {name: _copied(value) for name, value in state["values"].items()}
         self.scheme.state = self.scheme.restored(self.scheme.state, values)
 
@@ -204,7 +207,7 @@ class Simulation:
         self.wall_work = 0.0 if work is None else float(work[k])
         state = getattr(trajectory, "warm_state", None)     # only the last frame's state is stored
         if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
-            self._set_warm_state(state)
+            self.set_warm_state(state)
         else:
             self._set_rotation(trajectory, k)
 
@@ -273,7 +276,7 @@ class Simulation:
         Raises `NonFiniteError` (a `SolverError`) naming the time when the step
         produces a state that is not finite (a numerical blow-up)."""
         if self._flows:
-            self._exchange()
+            self.exchange()
         with np.errstate(over="ignore", invalid="ignore"):
             state, result = self.scheme.advance(self.scheme.state, self.t)
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))):
@@ -293,9 +296,10 @@ class Simulation:
             self.check_travel(result)
         return result
 
-    def _exchange(self) -> None:
+    def exchange(self) -> None:
         """Apply the world's outlets and inlets at the current time (`granular.flows`) and
-        carry the scheme's state over to the spheres then present."""
+        carry the scheme's state over to the spheres then present: the first part of
+        `step` in a world with inlets or outlets (`granular.world.SphereWorld.exchange`)."""
         system = self.system
         n_before = system.n
         exchange = system.exchange(self.t, self.dt, self._q)

@@ -84,10 +84,10 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
     columns = np.setdiff1d(np.arange(m), rows)[:30]
     first_block = data.block(rows, 1e-3).toarray()
     first_coupling = data.couplings(rows, columns)
-    assert data._delassus is None
+    assert data.sparse_delassus is None
     for _ in range(m // active_set.USE_OVERHEAD_ROWS + 2):
         later_block = data.block(rows, 1e-3).toarray()
-    assert data._delassus is not None
+    assert data.sparse_delassus is not None
     later_coupling = data.couplings(rows, columns)
     scale = np.abs(first_block).max()
     np.testing.assert_allclose(later_block, first_block, rtol=0, atol=1e-14 * scale)

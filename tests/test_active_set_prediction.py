@@ -1,5 +1,5 @@
 """The first active set guessed by projected SOR sweeps (`granular.contact.dual_sweeps`,
-`granular.contact.active_set._predicted_active`) changes where the active-set rounds start,
+`granular.contact.active_set.predicted_active`) changes where the active-set rounds start,
 not the answer: on a settling pile the answer with the guess passes the KKT test
 and gives the same slacks as the answer from the previous support."""
 import numpy as np
@@ -43,7 +43,7 @@ def _settling_pile_projection(monkeypatch):
 def test_the_predicted_first_set_leaves_the_answer_of_a_settling_pile_unchanged(monkeypatch):
     rows, keys, warm, accurate, feasibility = _settling_pile_projection(monkeypatch)
     support = np.where(warm * rows.diagonal > feasibility, warm, 0.0) > 0.0
-    predicted = active_set._predicted_active(rows, np.where(support, warm, 0.0), feasibility)
+    predicted = active_set.predicted_active(rows, np.where(support, warm, 0.0), feasibility)
     assert predicted is not None and np.count_nonzero(predicted != support) > 10   # the guess is exercised
 
     with_guess = active_set.solve(rows, keys, warm, accurate, feasibility, active_set.Workspace())

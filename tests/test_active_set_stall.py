@@ -35,7 +35,7 @@ def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels
     monkeypatch.setattr(active_set, "STALL_ROUNDS", active_set.MAX_ROUNDS)
     monkeypatch.setattr(active_set, "CONTINUATION", (1e-2, 1e-4, 1e-6, active_set.RHO))
     monkeypatch.setattr(active_set, "MAX_BISECTIONS", 0)
-    original = active_set._rounds
+    original = active_set.proximal_rounds
 
     def last_level_only(*args, max_updates=active_set.MAX_PROXIMAL, last=True, **kwargs):
         # the former continuation: no proximal update and no acceptance before its last level
@@ -44,9 +44,9 @@ def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels
             return outcome[0], outcome[1], False
         return outcome
 
-    monkeypatch.setattr(active_set, "_rounds", last_level_only)
+    monkeypatch.setattr(active_set, "proximal_rounds", last_level_only)
 
-    class FormerExchangeRule(active_set._ExchangeRule):
+    class FormerExchangeRule(active_set.ExchangeRule):
         """Whole-block flips again after every new fewest count (Judice and Pires)."""
 
         def rows_to_flip(self, wrong):
@@ -62,7 +62,7 @@ def test_the_exchanges_stall_without_the_stall_rule_and_the_continuations_levels
             flip[np.flatnonzero(wrong)[-1]] = True
             return flip
 
-    monkeypatch.setattr(active_set, "_ExchangeRule", FormerExchangeRule)
+    monkeypatch.setattr(active_set, "ExchangeRule", FormerExchangeRule)
 
     def accepted(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)

@@ -14,7 +14,8 @@ import pytest
 import granular as gr
 from granular import drawing
 from granular.cli import main
-from granular.drawing import LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of
+from granular.drawing import (LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of,
+                              unregister_adapter)
 from granular.errors import TrajectoryFileError
 from granular.systems.examples import bouncing_ball, double_pendulum_wall, impact_oscillator
 from granular.systems.frictional import block_on_incline, painleve_rod
@@ -157,10 +158,10 @@ def pointer_shapes(description: dict, q: np.ndarray) -> Shapes:
 
 
 @pytest.fixture
-def user_adapter(monkeypatch):
-    monkeypatch.setattr(drawing, "_registry", dict(drawing._adapters()))    # leave the registry as it was
+def user_adapter():
     register_adapter("pointer", pointer_shapes)
-    return "pointer"
+    yield "pointer"
+    unregister_adapter("pointer")                                # leave the registry as it was
 
 
 def test_a_registered_user_adapter_draws_a_user_system_and_its_run_file(tmp_path, user_adapter):

@@ -32,7 +32,7 @@ over a step, where the answer without it has 5e-5 N s (`tests/test_projection.py
 Centred on zero instead, a body at rest was answered only to the tolerances after
 proximal updates, not to round-off (the property tests saw its energy rise by
 1e-32 J). The previous impulses also start the conjugate gradients and, through a
-few projected SOR sweeps from them (`_predicted_active`), choose the first active
+few projected SOR sweeps from them (`predicted_active`), choose the first active
 set, so a settled pile needs few rounds.
 
 Linear algebra. One sparse LDL^T factorisation (qdldl, the OSQP developers'
@@ -80,7 +80,7 @@ RHO = 1e-8
 #: Tuned; benchmarks/README.md, "Measurements behind the constants".
 CONTINUATION = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7, RHO)
 #: Rounds without a new fewest count of wrong rows after which a level gives up
-#: (`_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
+#: (`proximal_rounds`). On a nearly singular ``W_AA`` (a compacting pile whose redundant
 #: contacts leave eigenvalues of ``D^{-1} W_AA`` far below 1e-6) the weakly
 #: regularised block's solutions swing along its soft directions, each round
 #: flips a few rows far from their answer and the exchange rule's single flips
@@ -124,7 +124,7 @@ DENSE_ROWS = 150
 USE_OVERHEAD_ROWS = 750
 #: Projected successive over-relaxation sweeps (`granular.contact.dual_sweeps`) that choose
 #: the first active set of a warm-started problem of more than `DENSE_ROWS` rows
-#: (`_predicted_active`), and their relaxation factor: the guess must be nearer the
+#: (`predicted_active`), and their relaxation factor: the guess must be nearer the
 #: step's final active set than the previous support, so that the step takes fewer
 #: rounds and factorisations, and over-relaxation reaches in 100 sweeps what about
 #: three times as many plain ones (1.0) reach. Tuned on SCoPI's settled 1,000-sphere
@@ -171,7 +171,8 @@ class DelassusRows:
     """The rows of one projection: the linear term ``c`` (m,) and ``W = H H^T`` with
     ``H = G L^{-T}`` (m x d) for the Cholesky factor ``M = L L^T`` of the metric
     (``H = G M^{-1/2}``, sparse, for the diagonal metric of spheres; dense for a
-    small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``."""
+    small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``; ``sparse_delassus``
+    is ``W`` (CSC) once forming it is worth its cost (`USE_OVERHEAD_ROWS`), else None."""
 
     def __init__(self, metric, jacobian: sp.csr_matrix | np.ndarray, c: np.ndarray):
         dense = isinstance(jacobian, np.ndarray)
@@ -200,7 +201,7 @@ class DelassusRows:
         self.HT = self.H.T
         self.c = c
         self._rows, self._H_rows = None, None
-        self._delassus, self._used_rows, self._uses = None, 0, 0   # W, once worth forming
+        self.sparse_delassus, self._used_rows, self._uses = None, 0, 0   # W, once worth forming
         # Few rows: W itself, dense, serves every product (impact clusters).
         self.W = None
         if c.size <= DENSE_ROWS:
@@ -248,10 +249,10 @@ class DelassusRows:
         self._used_rows += rows
         self._uses += 1
         spent = self._used_rows + USE_OVERHEAD_ROWS * self._uses   # this use included
-        if self._delassus is None and self._uses > 1 and spent >= self.size:
-            self._delassus = sp.csc_matrix(self.H @ self.HT)
-            self._delassus.sort_indices()
-        return self._delassus
+        if self.sparse_delassus is None and self._uses > 1 and spent >= self.size:
+            self.sparse_delassus = sp.csc_matrix(self.H @ self.HT)
+            self.sparse_delassus.sort_indices()
+        return self.sparse_delassus
 
     def dense_block(self, rows: np.ndarray, rho: float) -> np.ndarray:
         """``W_AA + rho D_A`` as a dense array."""
@@ -314,7 +315,7 @@ def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate,
     # An impulse whose velocity change is below the feasibility tolerance is noise
     # of the previous solve (OSQP leaves ~1e-17 on inactive rows), not a contact.
     impulses = np.where(warm * rows_data.diagonal > feasibility, warm, 0.0)
-    first = _predicted_active(rows_data, impulses, feasibility)
+    first = predicted_active(rows_data, impulses, feasibility)
     try:
         answer = _continuation(rows_data, keys, impulses, (RHO,), accurate, feasibility, workspace, stats, first)
         if answer is None:
@@ -342,7 +343,7 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     levels, answered, bisections = list(schedule), None, 0
     while levels:
         rho = levels.pop(0)
-        outcome = _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
+        outcome = proximal_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
                           reference, max_updates=_updates_at(rho, last=not levels), last=not levels)
         if outcome is None:
             if answered is None or bisections == MAX_BISECTIONS:
@@ -370,7 +371,7 @@ def _updates_at(rho: float, last: bool) -> int:
     return INTERMEDIATE_PROXIMAL if rho <= UPDATES_BELOW else 0
 
 
-def _predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
+def predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     """The first active set of a warm-started problem: the rows that push, or are
     violated beyond ``feasibility``, after `PREDICTION_SWEEPS` projected SOR sweeps
     from ``impulses`` (m,); None (the support of ``impulses`` then) for small, dense
@@ -433,7 +434,7 @@ def _without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wo
     return reference
 
 
-def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
+def proximal_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
             max_updates=MAX_PROXIMAL, last=True):
     """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``:
     ``(impulses, active, accepted)`` once no row is wrong, ``accepted`` by
@@ -445,7 +446,7 @@ def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, works
     (after an answer of a level that is not ``last``: that answer)."""
     diagonal = rows_data.diagonal
     updates, answered = 0, None     # answered: the level's first answer, kept if updates stall
-    exchange = _ExchangeRule()
+    exchange = ExchangeRule()
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
         rows = np.flatnonzero(active)
@@ -473,7 +474,7 @@ def _rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, works
     return None
 
 
-class _ExchangeRule:
+class ExchangeRule:
     """Which wrong rows (negative impulse in A, violated outside A) to flip: all of
     them while their number keeps falling to new lows, with `PATIENCE` rounds of
     grace, then only the last one (Murty's least-index rule, from the end), which

@@ -170,9 +170,10 @@ class VelocityScheme:
         self._spheres = searches_neighbours(system)
         self._rotating = self._spheres and bool(system.rotates)
         self._moving_metric = isinstance(system, CoordinateSystem) and not system.constant_metric
-        # The contact solver's factor: a cache kept across steps, not state (rebuilding
-        # it changes no result, so a restart need not store it).
-        self._workspace = active_set.Workspace()
+        #: The contact solver's cache (`granular.contact.active_set.Workspace`): its factor,
+        #: kept across steps, not state (rebuilding it changes no result, so a restart need
+        #: not store it), and the statistics of its last solve (``workspace.last``).
+        self.workspace = active_set.Workspace()
         self.state = self.init(*system.initial_state())
 
     @property
@@ -200,7 +201,7 @@ class VelocityScheme:
         starts of the rows between kept spheres and walls, under their new keys
         (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
         # the solver's factor belongs to the former rows and columns: rebuilt at the next step
-        self._workspace = active_set.Workspace()
+        self.workspace = active_set.Workspace()
         return exchanged_state(state, exchange, n_before, self._n)
 
     def warm_values(self, state: MauryState) -> dict:
@@ -318,7 +319,7 @@ class VelocityScheme:
                 else:
                     problem = ContactProblem(metric, G, u_star + increment, constraints.lower(h), warm_start=warm,
                                              keys=constraints.keys(self._n))
-                    maury = project(problem, solver=self.solver, workspace=self._workspace,
+                    maury = project(problem, solver=self.solver, workspace=self.workspace,
                                     speed_limit=self._speed_limit(t_next), strict=self.strict)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
