@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from _systems import exploding_spring
+from support.systems import exploding_spring
 
 ROW = [[0.0, 0.0, 0.5], [0.1, 0.0, 0.5], [0.2, 0.0, 0.5]]  # three spheres 0.1 m apart
 

@@ -16,7 +16,7 @@ import pytest
 import granular as gr
 from granular.cli import FILE_ERROR, USAGE, main
 
-from _scenes import tiny_scene
+from support.scenes import tiny_scene
 
 TINY_SCENE = tiny_scene(0.012)
 

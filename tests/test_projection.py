@@ -330,7 +330,7 @@ def test_a_settled_lattice_keeps_physical_impulses_from_step_to_step():
     kept a self-stress picked up while the layers landed: 0.55 N s, 700 times the
     bound, from t = 0.25 s on."""
     import granular as gr
-    from _systems import lattice_in_a_box
+    from support.systems import lattice_in_a_box
 
     world = lattice_in_a_box(0)
     dt = 1e-3

@@ -473,7 +473,7 @@ def test_struck_balls_end_rolling_at_five_sevenths_of_v0_times_one_plus_b_over_r
     """granular/scenes/struck_ball.py: each ball struck at height b keeps m r v + J omega about
     its contact point, so it ends rolling at 5/7 v0 (1 + b/r) (to the sweeps'
     round-off) whatever the step, here 2 ms over 0.8 s (the slowest rolls at 0.73 s)."""
-    from _scenes import load_scene
+    from support.scenes import load_scene
 
     scene = load_scene("struck_ball")
     trajectory = scene.run(duration=0.8, dt=2e-3, record_every=400)
