@@ -191,9 +191,10 @@ def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
     the cutoff), at least 3 cubes along a periodic axis (so a cube's neighbours
     are distinct cubes and each pair of cubes is met once), distances to the
     nearest periodic image (``lengths`` (3,) the periods). Its counting sort and
-    pair arrays repeat `_grouped`'s and `_pairs`'s: versions shared through a
-    padding argument and an append function ran slower in both kernels
-    (benchmarks/README.md, "Measurements behind the constants")."""
+    its appends to the pair arrays repeat `_grouped`'s and `_pairs`'s: versions
+    shared through a padding argument and an append function ran slower in both
+    kernels (benchmarks/README.md, "Measurements behind the constants"); only the
+    rare doubling of the arrays is shared (`grown`)."""
     n = positions.shape[0]
     total = dims[0] * dims[1] * dims[2]
     linear = np.empty(n, dtype=np.int64)
