@@ -97,12 +97,7 @@ def _pairs(positions, cutoff, origin, dims):
                         continue
                     if count == capacity:
                         capacity *= 2
-                        grown = np.empty(capacity, dtype=np.int64)
-                        grown[:count] = first[:count]
-                        first = grown
-                        grown = np.empty(capacity, dtype=np.int64)
-                        grown[:count] = second[:count]
-                        second = grown
+                        first, second = grown(first, count, capacity), grown(second, count, capacity)
                     i, j = members[a], members[b]
                     first[count] = min(i, j)
                     second[count] = max(i, j)
@@ -158,12 +153,12 @@ def _contacts(positions, radii, margin, origin, side, dims):
                     continue
                 if count == capacity:
                     capacity *= 2
-                    first = _grown(first, count, capacity)
-                    second = _grown(second, count, capacity)
+                    first = grown(first, count, capacity)
+                    second = grown(second, count, capacity)
                     wider = np.empty((capacity, 3))
                     wider[:count] = vectors[:count]
                     vectors = wider
-                    distances = _grown(distances, count, capacity)
+                    distances = grown(distances, count, capacity)
                 first[count] = i
                 # Insertion into the sorted run of sphere i (a handful of pairs).
                 slot = count
@@ -180,11 +175,13 @@ def _contacts(positions, radii, margin, origin, side, dims):
 
 
 @numba.njit(cache=True)
-def _grown(values, count, capacity):
-    """``values[:count]`` in an array of ``capacity`` entries."""
-    grown = np.empty(capacity, dtype=values.dtype)
-    grown[:count] = values[:count]
-    return grown
+def grown(values, count, capacity):
+    """``values[:count]`` (1-d) at the start of a new array of ``capacity`` entries of
+    the same type: the compiled searches' growing outputs (of `_pairs`,
+    `_pairs_periodic`, `_contacts`, `granular.mesh_index`), doubled when full."""
+    larger = np.empty(capacity, dtype=values.dtype)
+    larger[:count] = values[:count]
+    return larger
 
 
 @numba.njit(cache=True)
@@ -194,9 +191,10 @@ def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
     the cutoff), at least 3 cubes along a periodic axis (so a cube's neighbours
     are distinct cubes and each pair of cubes is met once), distances to the
     nearest periodic image (``lengths`` (3,) the periods). Its counting sort and
-    pair arrays repeat `_grouped`'s and `_pairs`'s: versions shared through a
-    padding argument and an append function ran slower in both kernels
-    (benchmarks/README.md, "Measurements behind the constants")."""
+    its appends to the pair arrays repeat `_grouped`'s and `_pairs`'s: versions
+    shared through a padding argument and an append function ran slower in both
+    kernels (benchmarks/README.md, "Measurements behind the constants"); only the
+    rare doubling of the arrays is shared (`grown`)."""
     n = positions.shape[0]
     total = dims[0] * dims[1] * dims[2]
     linear = np.empty(n, dtype=np.int64)
@@ -258,12 +256,7 @@ def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
                         continue
                     if count == capacity:
                         capacity *= 2
-                        grown = np.empty(capacity, dtype=np.int64)
-                        grown[:count] = first[:count]
-                        first = grown
-                        grown = np.empty(capacity, dtype=np.int64)
-                        grown[:count] = second[:count]
-                        second = grown
+                        first, second = grown(first, count, capacity), grown(second, count, capacity)
                     i, j = members[a], members[b]
                     first[count] = min(i, j)
                     second[count] = max(i, j)

@@ -37,8 +37,8 @@ from . import system_shapes
 from .errors import InvalidInputError, TrajectoryFileError, UnknownAdapterError
 from .shapes import Shapes
 
-__all__ = ["Shapes", "adapter_names", "register_adapter", "resolve_adapter", "shapes_of", "check_description",
-           "stable_name", "UnknownAdapterError", "LEGACY_ADAPTERS"]
+__all__ = ["Shapes", "adapter_names", "register_adapter", "unregister_adapter", "resolve_adapter", "shapes_of",
+           "check_description", "stable_name", "UnknownAdapterError", "LEGACY_ADAPTERS"]
 
 
 
@@ -103,6 +103,19 @@ def register_adapter(name: str, function: Callable, replace: bool = False) -> No
                                 f"{registry[name].__module__}.{registry[name].__qualname__}); "
                                 "pass replace=True to replace it")
     registry[name] = function
+
+
+def unregister_adapter(name: str) -> None:
+    """Remove the drawing adapter ``name`` that `register_adapter` added (systems and run
+    files naming it are then drawn only once it is registered again). The built-in
+    adapters stay: removing one, or a name not registered, raises `InvalidInputError`."""
+    if name in _builtin_adapters():
+        raise InvalidInputError(f"drawing adapter {name!r} is built in and stays registered")
+    registry = _adapters()
+    if name not in registry:
+        raise InvalidInputError(f"no drawing adapter {name!r} is registered (registered: "
+                                f"{', '.join(adapter_names())})")
+    del registry[name]
 
 
 def _unknown(value, kind) -> UnknownAdapterError:

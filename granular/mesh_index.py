@@ -25,6 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .cell_lists import grown
 from .mesh_geometry import EDGE, FACE, FACE_TOLERANCE, MINIMUM_TOLERANCE, VERTEX
 
 #: Most cubes the grid may hold (its compressed rows allocate one offset per cube).
@@ -189,14 +190,14 @@ def _near(positions, radii, margin, spheres, corners, normals, lower, upper, ori
                             continue
                         if count == capacity:
                             capacity *= 2
-                            found_sphere = _grown_int(found_sphere, count, capacity)
-                            found_triangle = _grown_int(found_triangle, count, capacity)
-                            found_feature = _grown_int(found_feature, count, capacity)
-                            found_distance = _grown_float(found_distance, count, capacity)
-                            found_height = _grown_float(found_height, count, capacity)
-                            grown = np.empty((capacity, 3))
-                            grown[:count] = found_point[:count]
-                            found_point = grown
+                            found_sphere = grown(found_sphere, count, capacity)
+                            found_triangle = grown(found_triangle, count, capacity)
+                            found_feature = grown(found_feature, count, capacity)
+                            found_distance = grown(found_distance, count, capacity)
+                            found_height = grown(found_height, count, capacity)
+                            wider = np.empty((capacity, 3))
+                            wider[:count] = found_point[:count]
+                            found_point = wider
                         found_sphere[count] = s
                         found_triangle[count] = t
                         found_feature[count] = feature
@@ -220,18 +221,6 @@ def _outside(x, start, side):
     return 0.0
 
 
-@numba.njit(cache=True)
-def _grown_int(values, count, capacity):
-    grown = np.empty(capacity, dtype=np.int64)
-    grown[:count] = values[:count]
-    return grown
-
-
-@numba.njit(cache=True)
-def _grown_float(values, count, capacity):
-    grown = np.empty(capacity)
-    grown[:count] = values[:count]
-    return grown
 
 
 class TriangleIndex:

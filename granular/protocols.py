@@ -79,9 +79,6 @@ class NeighbourSearchSystem(MechanicalSystem, Protocol):
     def initial_rotation(self) -> tuple:
         """``(angular velocities (n, 3), orientations (n, 4))`` at the start."""
 
-    def note_rotation(self, t: float, h: float, omega: np.ndarray) -> None:
-        """Record the angular velocities a step produced (kinetic energy of rotation)."""
-
     @property
     def rotates(self) -> bool:
         """Whether contacts turn the bodies (friction), so steps carry ``omega``."""

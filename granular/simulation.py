@@ -32,6 +32,7 @@ from .protocols import CoordinateSystem, searches_neighbours
 from .recording import Frame, Recorder, missed_summary
 from .results import StepResult
 from .schemes import registry
+from .schemes.common import kinetic_energy
 from .schemes.registry import check_options, make_scheme
 from .streaming import FrameWriter, StopRequest
 from .trajectory import Trajectory
@@ -175,7 +176,10 @@ class Simulation:
         return {"t": self.t, "scheme": self.scheme.name,
                 "values": {name: _copied(value) for name, value in values.items()}}
 
-    def _set_warm_state(self, state: dict) -> None:
+    def set_warm_state(self, state: dict) -> None:
+        """Set what the scheme carries beyond ``(t, q, u)`` from ``state``, a `warm_state`
+        of a simulation of the same scheme at the same time (copies; a restart that
+        continues bit for bit)."""
         values = {name: _copied(value) for name, value in state["values"].items()}
         self.scheme.state = self.scheme.restored(self.scheme.state, values)
 
@@ -203,13 +207,9 @@ class Simulation:
         self.wall_work = 0.0 if work is None else float(work[k])
         state = getattr(trajectory, "warm_state", None)     # only the last frame's state is stored
         if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
-            self._set_warm_state(state)
+            self.set_warm_state(state)
         else:
             self._set_rotation(trajectory, k)
-        omega = self._angular_velocities()
-        if omega is not None and self.system.rotates:
-            # the world reports the kinetic energy of rotation at the time a scheme noted
-            self.system.note_rotation(self.t, self.dt, omega)
 
     def _set_spheres(self, trajectory, k: int) -> None:
         """Make the world's spheres those of frame ``k`` of a run with inlets or outlets:
@@ -276,7 +276,7 @@ class Simulation:
         Raises `NonFiniteError` (a `SolverError`) naming the time when the step
         produces a state that is not finite (a numerical blow-up)."""
         if self._flows:
-            self._exchange()
+            self.exchange()
         with np.errstate(over="ignore", invalid="ignore"):
             state, result = self.scheme.advance(self.scheme.state, self.t)
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))):
@@ -296,9 +296,10 @@ class Simulation:
             self.check_travel(result)
         return result
 
-    def _exchange(self) -> None:
+    def exchange(self) -> None:
         """Apply the world's outlets and inlets at the current time (`granular.flows`) and
-        carry the scheme's state over to the spheres then present."""
+        carry the scheme's state over to the spheres then present: the first part of
+        `step` in a world with inlets or outlets (`granular.world.SphereWorld.exchange`)."""
         system = self.system
         n_before = system.n
         exchange = system.exchange(self.t, self.dt, self._q)
@@ -500,7 +501,8 @@ class Simulation:
         radii = system.radii_at(t) if self._spheres else None
         turning = self._record_rotation
         return Frame(t, self.positions, self.velocities, radii,
-                      system.kinetic_energy(t, self._q, self._u), system.potential_energy(t, self._q),
+                      kinetic_energy(system, t, self._q, self._u, self._angular_velocities()),
+                      system.potential_energy(t, self._q),
                       self.dissipated_energy, Contacts.empty(self._normal_dimension()),
                       self.scheme.angular_velocities if turning else None,
                       self.scheme.orientations if turning else None, **self._frame_extras())

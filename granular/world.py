@@ -214,7 +214,6 @@ class SphereWorld:
         if not self.rotation and self.has_rolling_friction:
             raise InvalidInputError("rolling_friction needs spheres that turn: rotation=False leaves no rolling "
                                     "to resist")
-        self._noted_rotation = None  # (t, h, omega) of the last step a scheme took (kinetic_energy)
         self._setup_flows(inlets, outlets, restitution)
 
     # -- grains that come and go (granular.flows) ----------------------------------------
@@ -263,7 +262,6 @@ class SphereWorld:
         self.omega0 = np.concatenate([self.omega0[keep], np.zeros((k, 3))])
         self.orientations0 = np.concatenate([self.orientations0[keep], identity_quaternions(k)])
         self.n = int(self.ids.size)
-        self._noted_rotation = None
 
     def set_spheres(self, ids, radii, flow=None) -> None:
         """Make the spheres present those of ``ids`` (N,) with ``radii`` (N,) (m), their
@@ -374,23 +372,15 @@ class SphereWorld:
         """``(omega0 (N, 3) rad/s, orientations0 (N, 4))``, copies."""
         return self.omega0.copy(), self.orientations0.copy()
 
-    def note_rotation(self, t: float, h: float, omega: np.ndarray) -> None:
-        """Record the angular velocities (N, 3) a scheme reached at ``t`` (step ``h``), so
-        that `kinetic_energy` without ``angular_velocities`` reports them at that time."""
-        self._noted_rotation = (float(t), float(h), np.asarray(omega, dtype=float).reshape(self.n, 3).copy())
-
     def _angular_velocities(self, t: float, given) -> np.ndarray:
-        """The angular velocities (N, 3) at ``t``: given, constant (no rotating
-        contacts), initial at ``t0``, or the ones a scheme noted at ``t``; otherwise
-        an error rather than a guess."""
+        """The angular velocities (N, 3) at ``t``: the ``given`` ones, else the world's
+        own where they are known without a scheme (constant without rotating contacts,
+        the initial ones at ``t0``); otherwise `InvalidInputError` rather than a guess
+        (the scheme's state holds them: `granular.results.StepResult.angular_velocities`)."""
         if given is not None:
             return finite_array(given, "angular_velocities", (self.n, 3))
         if not self.rotates or t == self.t0:
             return self.omega0
-        if self._noted_rotation is not None:
-            noted_t, h, omega = self._noted_rotation
-            if abs(t - noted_t) <= 1e-6 * h:  # the same step, up to round-off of t0 + n h
-                return omega
         raise InvalidInputError(f"the angular velocities of this rotating world at t = {t:.6g} s are "
                                 "unknown here: pass angular_velocities= (StepResult.angular_velocities)")
 
@@ -422,8 +412,7 @@ class SphereWorld:
 
         ``u`` is (3N,) (then ``omega`` is ``angular_velocities`` (N, 3), or when None
         the world's own: constant without rotating contacts, the initial ones at
-        ``t0``, those a scheme noted at ``t``, else `InvalidInputError`) or the
-        generalised ``(u, omega)`` (6N,)."""
+        ``t0``, else `InvalidInputError`) or the generalised ``(u, omega)`` (6N,)."""
         masses = self.masses_at(t)
         if u.size == 6 * self.n:
             u, omega = u[:3 * self.n], u[3 * self.n:].reshape(self.n, 3)

@@ -7,13 +7,7 @@ import scipy.sparse as sp
 from granular.contact import delassus_rows
 from granular.contact.delassus_rows import DelassusRows
 from granular.contact.sparse_blocks import cross_block, principal_block
-
-
-class _Diagonal:
-    """A diagonal metric (what a sphere world gives the solver)."""
-
-    def __init__(self, inverse_diagonal):
-        self.inverse_diagonal = inverse_diagonal
+from support.systems import InverseMassDiagonal
 
 
 def _contact_jacobian(rng, m: int, n_bodies: int, zero_rows=()) -> sp.csr_matrix:
@@ -79,15 +73,15 @@ def test_blocks_and_couplings_are_the_same_before_and_after_w_is_formed():
     m = 5000
     G = _contact_jacobian(rng, m, 1500)
     masses = rng.uniform(0.5, 2.0, 1500).repeat(3)
-    data = DelassusRows(_Diagonal(1.0 / masses), G, rng.normal(size=m))
+    data = DelassusRows(InverseMassDiagonal(1.0 / masses), G, rng.normal(size=m))
     rows = np.sort(rng.choice(m, size=100, replace=False))
     columns = np.setdiff1d(np.arange(m), rows)[:30]
     first_block = data.block(rows, 1e-3).toarray()
     first_coupling = data.couplings(rows, columns)
-    assert data._delassus is None
+    assert data.sparse_delassus is None
     for _ in range(m // delassus_rows.USE_OVERHEAD_ROWS + 2):
         later_block = data.block(rows, 1e-3).toarray()
-    assert data._delassus is not None
+    assert data.sparse_delassus is not None
     later_coupling = data.couplings(rows, columns)
     scale = np.abs(first_block).max()
     np.testing.assert_allclose(later_block, first_block, rtol=0, atol=1e-14 * scale)
@@ -112,7 +106,7 @@ def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
     if axis_aligned:
         G.data = np.sign(G.data) * (np.abs(G.data) > 0.5)
     masses = rng.uniform(0.5, 2.0, 120).repeat(3)
-    data = DelassusRows(_Diagonal(1.0 / masses), G, rng.normal(size=500))
+    data = DelassusRows(InverseMassDiagonal(1.0 / masses), G, rng.normal(size=500))
     rows = np.sort(np.concatenate([[3, 40], rng.choice(np.setdiff1d(np.arange(500), [3, 40]), 250, replace=False)]))
     shift = 1e-3 * data.diagonal[rows]
     H = csr_rows(data.H, rows)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import granular.analysis as A
-from _falling import SIDE, falling
-from _piles import SIDE as PILE_SIDE
-from _piles import pile
+from support.falling import SIDE, falling
+from support.piles import SIDE as PILE_SIDE
+from support.piles import pile
 
 EPS = np.finfo(float).eps
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import granular.analysis as A
-from _piles import SIDE, pile
+from support.piles import SIDE, pile
 
 EPS = np.finfo(float).eps
 

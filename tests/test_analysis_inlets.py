@@ -68,10 +68,10 @@ def test_the_viewer_draws_a_fed_run_without_a_nan_vertex():
 
     run = fed_run()
     k = len(run) - 1
-    shown = viewer._shown_positions(run, k, 1e-6, np.zeros(3))
+    shown = viewer.shown_positions(run, k, 1e-6, np.zeros(3))
     present = run.present(k)
     assert np.all(np.isfinite(shown))
-    sizes = viewer._sizes(run, [k], ["t"])
+    sizes = viewer.sphere_diameters(run, [k], ["t"])
     sizes = sizes["t"] if isinstance(sizes, dict) else sizes
     absent = np.setdiff1d(np.arange(run.positions.shape[1]), present)
     assert absent.size > 0 and np.all(sizes[absent] == 0.0) and np.all(sizes[present] > 0.0)

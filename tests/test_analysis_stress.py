@@ -1,6 +1,6 @@
 """The Love–Weber stress and the wall loads of piles at rest balance their weight.
 
-The piles (`tests._piles`) are stepped with a frame each step, so the discrete
+The piles (`tests/support/piles.py`) are stepped with a frame each step, so the discrete
 momentum balance of a step, ``m_i (u_i^{n+1} - u_i^n) = h (F_i + m_i g)`` (``F_i`` the
 net contact force on sphere i), holds to round-off between two frames: the
 inertia that keeps a pile from being exactly at rest is measured, not assumed.
@@ -11,7 +11,7 @@ import pytest
 import granular as gr
 import granular.analysis as A
 from granular.analysis.stress import sphere_moments
-from _piles import SIDE, pile
+from support.piles import SIDE, pile
 
 EPS = np.finfo(float).eps
 

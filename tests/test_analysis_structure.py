@@ -5,7 +5,7 @@ import pytest
 
 import granular.analysis as A
 from granular.analysis.forces import FrameForces
-from _piles import pile
+from support.piles import pile
 
 EPS = np.finfo(float).eps
 

@@ -6,7 +6,7 @@ import pytest
 
 import granular as gr
 import granular.analysis as A
-from _piles import pile
+from support.piles import pile
 from test_wall_work import drum_world
 
 EPS = np.finfo(float).eps

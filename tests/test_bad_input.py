@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from _systems import exploding_spring
+from support.systems import exploding_spring
 
 ROW = [[0.0, 0.0, 0.5], [0.1, 0.0, 0.5], [0.2, 0.0, 0.5]]  # three spheres 0.1 m apart
 
@@ -185,7 +185,7 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
     monkeypatch.setattr(osqp_backend, "solve",
                         lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
     monkeypatch.setattr(projection, "interior_point", fails)
-    monkeypatch.setattr(projection, "_small_problem", lambda *args: None)  # pivoting fails too
+    monkeypatch.setattr(projection, "pivoted_impulses", lambda *args: None)  # pivoting fails too
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     expected = r"did not converge at t = 0.002 s \(solver 'osqp', status 'not_converged'"
     with pytest.raises(gr.SolverError, match=expected) as caught:

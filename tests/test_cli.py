@@ -21,7 +21,7 @@ import pytest
 import granular as gr
 from granular.cli import FILE_ERROR, FAILURE, USAGE, main
 
-from _scenes import repository_scenes, tiny_scene
+from support.scenes import repository_scenes, tiny_scene
 TINY_SCENE = tiny_scene(0.027)
 
 

@@ -10,7 +10,7 @@ import pytest
 
 import granular as gr
 import granular.analysis as A
-from _falling import SIDE, save
+from support.falling import SIDE, save
 from granular.cli import USAGE, main
 from granular.walls import surface_names
 

@@ -16,7 +16,7 @@ import pytest
 import granular as gr
 from granular.cli import FILE_ERROR, USAGE, main
 
-from _scenes import tiny_scene
+from support.scenes import tiny_scene
 
 TINY_SCENE = tiny_scene(0.012)
 
@@ -245,7 +245,7 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
     assert active_counts(noisy)[-1] == clean.n_contacts[-1]
     assert main(["inspect", str(path)]) == 0
     assert f"{clean.n_contacts[-1]} active" in capsys.readouterr().out
-    figure = plots._multipliers(plt, noisy)
+    figure = plots.figure(plt, noisy, "multipliers")
     bars = figure.axes[0].patches
     low = min(bar.get_x() for bar in bars)
     high = max(bar.get_x() + bar.get_width() for bar in bars)

@@ -12,7 +12,7 @@ import granular as gr
 from granular.cli import main
 from granular.walls import surface_names
 
-from _scenes import load_scene, repository_scenes
+from support.scenes import load_scene, repository_scenes
 
 ROOT = Path(__file__).resolve().parents[1]
 TWO = [[0.05, 0.05, 0.05], [0.05, 0.08, 0.05]]

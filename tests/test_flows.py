@@ -42,8 +42,8 @@ def test_an_inlet_inserts_at_its_rate_without_overlaps():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gr.TimeStepWarning)
         for _ in range(40):
-            simulation._exchange()                          # the exchange a step starts with
-            world.check_admissible(simulation.t, simulation._q)
+            simulation.exchange()                          # the exchange a step starts with
+            world.check_admissible(simulation.t, simulation.positions)
             simulation.scheme.state, _ = simulation.scheme.advance(simulation.scheme.state, simulation.t)
             simulation.steps_taken += 1
     expected = 1500.0 * 40 * DT
@@ -175,11 +175,11 @@ def test_warm_starts_follow_the_ids_when_a_sphere_leaves():
     world = pile_with_a_runner()
     simulation = gr.Simulation(world, dt=DT)
     for _ in range(100):
-        if world.outlets[0].leaving(simulation._q.reshape(-1, 3))[0]:
+        if world.outlets[0].leaving(simulation.positions)[0]:
             break
         simulation.step()
     table = id_keyed(simulation.scheme.state, world.ids, world.n)
-    simulation._exchange()
+    simulation.exchange()
     assert 0 not in world.ids and world.n == 27
     survivors = {key: value for key, value in table.items() if 0 not in key[:2]}
     assert len(survivors) < len(table) and any(value > 0 and key[1] >= 0 for key, value in survivors.items())

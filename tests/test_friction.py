@@ -12,7 +12,7 @@ from granular.constraints import ConstraintSet
 from granular.contact.friction import project_frictional
 from granular.contact.problem import ContactProblem
 from granular.errors import InvalidInputError
-from _reference import reference_contact_law
+from support.reference import reference_contact_law
 from granular.metric import DenseMetric
 from granular.contact.projection import project
 from granular.systems.frictional import block_on_incline

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from _scenes import load_scene as load
+from support.scenes import load_scene as load
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
 from granular.sphere_rows import tangent_basis
 

@@ -21,7 +21,8 @@ import scipy.sparse as sp
 from granular.contact import coulomb_newton, coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
-from test_friction_stall import _Diagonal, assert_coulomb_law
+from support.systems import InverseMassDiagonal
+from test_friction_stall import assert_coulomb_law
 
 #: Sweeps allowed in these tests: the repairs end the stall within it; the sweeps with
 #: momentum alone are still 1.1-4 times the tolerance after it.
@@ -33,7 +34,7 @@ def settling_box():
     data = dict(np.load(Path(__file__).parent / "data" / "stall_of_a_settling_box.npz"))
     G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
     T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
-    rows = coulomb_rows.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     assert rows is not None and rows.w_tangent is not None   # turning spheres
     return data, G, T, rows
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from _scenes import load_scene as load
+from support.scenes import load_scene as load
 
 ROUNDOFF = 1e-10
 
@@ -67,7 +67,7 @@ def test_rod_steps_are_the_2017_studys_discrete_law(scene, runs):
     """Where end A carries an impulse, u_{n+1} is S(q, v): the kinetic-metric projection
     of 0 onto (v + M^-1 R) cap {G u = -D/h}, computed independently with cvxpy."""
     pytest.importorskip("cvxpy")
-    from _reference import reference_contact_law
+    from support.reference import reference_contact_law
 
     trajectory, dt = runs[5e-3], 5e-3
     system = scene.build()

@@ -25,21 +25,16 @@ import scipy.sparse as sp
 from granular.contact import coulomb_newton, coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
-from _systems import sand_pile_scene
+from support.systems import InverseMassDiagonal, sand_pile_scene
 
 DATA = Path(__file__).parent / "data" / "stalled_turning_cluster.npz"
-
-
-class _Diagonal:
-    def __init__(self, inverse):
-        self.inverse_diagonal = inverse
 
 
 @pytest.fixture(scope="module")
 def cluster():
     data = dict(np.load(DATA))
     G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
-    rows = coulomb_rows.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     assert rows is not None and rows.w_tangent is not None   # turning spheres: v = w + r^2/J terms
     return data, G, T, rows
 
@@ -68,7 +63,7 @@ def approached():
     tolerance, and its answer approached open contacts left out of it."""
     data = dict(np.load(Path(__file__).parent / "data" / "stall_of_approached_contacts.npz"))
     G, T = sp.csr_matrix(data["G"]), sp.csr_matrix(data["T"])
-    rows = coulomb_rows.sweep_rows(_Diagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
     return data, G, T, rows
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from _scenes import load_scene as load
+from support.scenes import load_scene as load
 
 
 @pytest.fixture(scope="module")

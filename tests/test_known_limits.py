@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import granular as gr
-from _systems import lattice_in_a_box, sand_pile_scene
+from support.systems import lattice_in_a_box, sand_pile_scene
 
 
 @pytest.mark.long

@@ -104,7 +104,7 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     monkeypatch.setattr(osqp_backend, "solve",
                         lambda problem, warm=None, **kw: BackendResult(np.full(problem.lower.size, 0.5),
                                                                         "not_converged"))
-    monkeypatch.setattr(projection, "_small_problem", lambda *args: None)
+    monkeypatch.setattr(projection, "pivoted_impulses", lambda *args: None)
     monkeypatch.setattr(projection, "interior_point",
                         lambda *args, **kwargs: (_ for _ in ()).throw(gr.SolverError("simulated")))
     metric, G = DiagonalMetric(np.ones(2)), sp.csr_matrix(np.eye(2))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from _systems import exploding_spring
+from support.systems import exploding_spring
 
 
 def _row_that_jams():

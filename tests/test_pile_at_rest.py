@@ -37,7 +37,7 @@ def test_a_pile_at_rest_reuses_its_factor_and_carries_its_weight():
     g = -world.gravity[2]
     for step in range(12):
         result = simulation.step()
-        stats = simulation.scheme._workspace.last
+        stats = simulation.scheme.workspace.last
         if step >= 2:   # the first steps build the factor; the contacts do not change after
             assert stats.rounds == 1 and stats.factorisations == 0, (step, stats)
         contacts = result.contacts

@@ -203,7 +203,7 @@ def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense, path
     if path != "active-set":
         monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     if path == "refined":
-        monkeypatch.setattr(projection, "_SMALL_PROBLEM", 0)
+        monkeypatch.setattr(projection, "SMALL_PROBLEM", 0)
     metric, G, v, b, u_star, _ = known_solution_problem(seed, d=12, active=30, inactive=20, dense=dense,
                                                         duplicates=5)
     answers = {}
@@ -280,7 +280,7 @@ def test_a_failed_projection_reachable_only_at_absurd_speed_is_a_jam(monkeypatch
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     monkeypatch.setattr(osqp_backend, "solve",
                         lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
-    monkeypatch.setattr(projection, "_small_problem", lambda *args: None)
+    monkeypatch.setattr(projection, "pivoted_impulses", lambda *args: None)
     monkeypatch.setattr(projection, "interior_point",
                         lambda *args, **kwargs: (_ for _ in ()).throw(SolverError("simulated")))
     metric = DiagonalMetric(np.ones(2))
@@ -330,7 +330,7 @@ def test_a_settled_lattice_keeps_physical_impulses_from_step_to_step():
     kept a self-stress picked up while the layers landed: 0.55 N s, 700 times the
     bound, from t = 0.25 s on."""
     import granular as gr
-    from _systems import lattice_in_a_box
+    from support.systems import lattice_in_a_box
 
     world = lattice_in_a_box(0)
     dt = 1e-3

@@ -246,9 +246,7 @@ def test_obstacles_level_with_the_camera_stay_visible():
 
 # -- colour bar and caption scale together with the frame ------------------
 def test_colour_bar_text_and_box_scale_with_the_frame():
-    from types import SimpleNamespace
-
-    from granular.render.pyvista_ import CAPTION_SCALE, Renderer, colorbar_layout, font_size
+    from granular.render.pyvista_ import CAPTION_SCALE, colorbar_layout, font_size, scalar_bar_arguments
 
     small, large = colorbar_layout((320, 240)), colorbar_layout((1280, 960))
     for size, layout in (((320, 240), small), ((1280, 960), large)):
@@ -258,7 +256,7 @@ def test_colour_bar_text_and_box_scale_with_the_frame():
         assert layout["position_x"] + layout["width"] < 1.0             # inside the frame
     assert large["font_size"] / small["font_size"] == pytest.approx(4.0, rel=0.15)
     assert large["reserved_width"] == pytest.approx(small["reserved_width"], rel=0.15)
-    arguments = Renderer._bar_args(SimpleNamespace(bar_layout=small), "impulse (N s)")
+    arguments = scalar_bar_arguments(small, "impulse (N s)")
     assert arguments["unconstrained_font_size"] is True                 # VTK would shrink the labels
     assert arguments["label_font_size"] == small["font_size"] and arguments["width"] == small["width"]
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from _scenes import load_scene
+from support.scenes import load_scene
 
 
 @pytest.mark.parametrize("angle", [0.0, 20.0, 35.0])

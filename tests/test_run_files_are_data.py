@@ -14,7 +14,8 @@ import pytest
 import granular as gr
 from granular import drawing
 from granular.cli import main
-from granular.drawing import LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of
+from granular.drawing import (LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of,
+                              unregister_adapter)
 from granular.errors import TrajectoryFileError
 from granular.systems.examples import bouncing_ball, double_pendulum_wall, impact_oscillator
 from granular.systems.frictional import block_on_incline, painleve_rod
@@ -157,10 +158,14 @@ def pointer_shapes(description: dict, q: np.ndarray) -> Shapes:
 
 
 @pytest.fixture
-def user_adapter(monkeypatch):
-    monkeypatch.setattr(drawing, "_registry", dict(drawing._adapters()))    # leave the registry as it was
+def user_adapter():
+    before = {name: drawing.resolve_adapter(name) for name in drawing.adapter_names()}
     register_adapter("pointer", pointer_shapes)
-    return "pointer"
+    yield "pointer"
+    for name in set(drawing.adapter_names()) - set(before):     # leave the registry as it was
+        unregister_adapter(name)
+    for name, function in before.items():
+        register_adapter(name, function, replace=True)
 
 
 def test_a_registered_user_adapter_draws_a_user_system_and_its_run_file(tmp_path, user_adapter):
@@ -210,3 +215,13 @@ def test_rebuilding_a_run_never_imports_the_scene_file_its_meta_names(tmp_path, 
     with pytest.raises(scenes.SceneError):
         scenes.rebuild_simulation({**base, "scene": "evil_scene"}, scene_file=script)
     assert marker.exists()
+
+
+def test_unregister_adapter_removes_a_users_adapter_and_keeps_the_builtin_ones(user_adapter):
+    unregister_adapter(user_adapter)
+    assert user_adapter not in drawing.adapter_names()
+    with pytest.raises(gr.InvalidInputError, match="no drawing adapter 'pointer' is registered"):
+        unregister_adapter(user_adapter)
+    with pytest.raises(gr.InvalidInputError, match="'ball' is built in"):
+        unregister_adapter("ball")
+    assert "ball" in drawing.adapter_names()

@@ -12,7 +12,7 @@ import granular as gr
 from granular import scenes
 from granular.cli import USAGE, main
 
-from _scenes import load_scene as load_repository_scene
+from support.scenes import load_scene as load_repository_scene
 
 SCENE = '''\
 """Param: a few spheres dropped into a box (a test scene with parameters)."""

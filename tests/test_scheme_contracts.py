@@ -207,7 +207,7 @@ def test_restart_values_round_trip_and_continue_bit_for_bit(scheme, system):
     restarted = gr.Simulation(system(), dt, scheme=scheme, **options)
     restarted.steps_taken = running.steps_taken
     restarted.scheme.state = restarted.scheme.init(running.t, running.positions, running.velocities)
-    restarted._set_warm_state(warm)
+    restarted.set_warm_state(warm)
     for _ in range(30):
         a, b = running.step(), restarted.step()
         assert np.array_equal(a.positions, b.positions) and np.array_equal(a.velocities, b.velocities)
@@ -247,10 +247,9 @@ def test_the_beam_run_takes_the_fast_path_and_records_the_stepped_frames(penalty
 @pytest.mark.exact
 def test_a_fast_beam_run_continued_from_its_last_frame_repeats_the_whole_run_bit_for_bit():
     """The fast path restarts its blocks at every recorded step, so a run continued from
-    a recorded frame with its warm state (`Simulation._continue_from`, what
-    `Simulation.from_trajectory` does) computes the same products in the same shapes
-    as the uninterrupted run, and adds the same step losses to the same total in the
-    same order: its frames, dissipated energy included, are the uninterrupted run's
+    a recorded frame with its warm state (`Simulation.from_trajectory`) computes the
+    same products in the same shapes as the uninterrupted run, and adds the same step
+    losses to the same total in the same order: its frames, dissipated energy included, are the uninterrupted run's
     bit for bit, whichever BLAS kernel computes them. The restart at 0.1 s falls
     inside the first contact period (from 0.0878 s)."""
     dt, every = 5e-5, 250
@@ -258,8 +257,7 @@ def test_a_fast_beam_run_continued_from_its_last_frame_repeats_the_whole_run_bit
     first = gr.Simulation(Beam(), dt, scheme="newmark", beta=0.5)
     half = first.run(steps=2000, record_every=every)
     half.warm_state = first.warm_state()
-    continued = gr.Simulation(Beam(), dt, scheme="newmark", beta=0.5)
-    continued._continue_from(half, len(half) - 1)
+    continued = gr.Simulation.from_trajectory(half, world=Beam())
     joined = gr.Trajectory.concatenate([half, continued.run(steps=1000, record_every=every)])
     # the obstacles acted (the projection dissipated) before and after the restart
     assert 0.0 < half.dissipated_energy[-1] < whole.dissipated_energy[-1]

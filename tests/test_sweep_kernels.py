@@ -14,7 +14,6 @@ import pytest
 
 import granular as gr
 from granular.contact import coulomb_rows
-from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact import sweep_kernels
 from granular.contact.problem import check_friction, rolling_rows
 
@@ -125,9 +124,9 @@ def test_longest_step_stops_at_the_first_contact_to_leave_its_cone():
     r = np.array([[2.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 0.0, 0.0]])
     delta = np.array([[-1.0, 0.0, 0.0], [0.0, 0.5 / 3.0, 0.0], [-2.0, 0.0, 0.0]])
     mu = np.full(3, 0.5)
-    assert gauss_seidel._longest_step(r, delta, mu) == pytest.approx(2.0, rel=1e-9)
-    assert gauss_seidel._longest_step(r[1:], delta[1:], mu[1:]) == pytest.approx(3.0, rel=1e-9)
-    assert gauss_seidel._longest_step(r[2:], delta[2:], mu[2:]) == 1e4
+    assert sweep_kernels.longest_step(r, delta, mu, 1e4) == pytest.approx(2.0, rel=1e-9)
+    assert sweep_kernels.longest_step(r[1:], delta[1:], mu[1:], 1e4) == pytest.approx(3.0, rel=1e-9)
+    assert sweep_kernels.longest_step(r[2:], delta[2:], mu[2:], 1e4) == 1e4
 
 
 def parallel_colours(cols, dummy):
@@ -212,7 +211,7 @@ def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
 def test_a_contact_without_normal_impulse_keeps_no_friction_even_below_underflow():
     """The cone holds exactly: with ``l_N = 0`` the friction and rolling impulses are
     0, also when their squares underflow (1e-170), which the sweeps rely on to skip
-    open contacts (`sweep_kernels._normal_velocity`)."""
+    open contacts (`granular.contact.sweep_kernels`)."""
     r = np.array([[0.0, 1e-170, -1e-170, 1e-170, 0.0], [1.0, 3.0, 4.0, 0.3, 0.4]])
     mu, rolling = np.array([0.5, 0.5]), np.array([0.1, 0.1])
     sweep_kernels.onto_cones(r, mu, rolling)

@@ -8,7 +8,7 @@ import pytest
 
 import granular as gr
 import granular.analysis as A
-from _falling import save
+from support.falling import save
 from granular.cli import main
 from granular.constraints import Contacts
 from granular.render import viewer
@@ -19,7 +19,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def run_file(tmp_path_factory):
-    """Eight spheres falling into a box, 0.1 s, 11 frames (`_falling`)."""
+    """Eight spheres falling into a box, 0.1 s, 11 frames (`support.falling`)."""
     path = tmp_path_factory.mktemp("view") / "run.h5"
     save(path)
     return path

@@ -119,14 +119,14 @@ def test_the_beams_obstacles_are_exported_as_squares_at_their_planes(tmp_path):
 def test_renders_draw_a_moving_wall_where_it_is_in_each_frame(piston_run):
     """The animation's piston (a lid: drawn as edges) follows the recorded
     displacements: after drawing frame k its edges lie at TOP - V t_k, not at TOP."""
-    from granular.render import _renderer
+    from granular.render import make_renderer
     from granular.render.geometry import frame_scene, select_frames
 
     _, trajectory = piston_run
     indices = select_frames(trajectory)
-    renderer = _renderer(trajectory, indices, size=(64, 48), camera="fixed", view=None, up=None,
-                         color_by="speed", forces=False, force_scale=None, sphere_opacity=None, title=None,
-                         cmap=None, orbit_turns=1.0, antialias=False)
+    renderer = make_renderer(trajectory, indices, size=(64, 48), camera="fixed", view=None, up=None,
+                             color_by="speed", forces=False, force_scale=None, sphere_opacity=None, title=None,
+                             cmap=None, orbit_turns=1.0, antialias=False)
     try:
         for k in indices[1:]:
             renderer.draw(frame_scene(trajectory, int(k)), int(k))

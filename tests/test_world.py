@@ -350,7 +350,7 @@ def test_the_growing_spheres_scene_ends_in_a_jamming_error_with_its_packing_frac
     solver reached. A step that needs a sphere to cross more than its radius is a
     jam of Maury's linearised scheme: JammingError, with time and packing fraction,
     and the simulation keeps the last good state."""
-    from _scenes import load_scene
+    from support.scenes import load_scene
 
     scene = load_scene("growing_spheres")
     world = scene.build()

@@ -392,7 +392,7 @@ def exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibilit
     (after an answer of a level that is not ``last``: that answer)."""
     diagonal = rows_data.diagonal
     updates, answered = 0, None     # answered: the level's first answer, kept if updates stall
-    exchange = _ExchangeRule()
+    exchange = ExchangeRule()
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
         rows = np.flatnonzero(active)
@@ -420,7 +420,7 @@ def exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibilit
     return None
 
 
-class _ExchangeRule:
+class ExchangeRule:
     """Which wrong rows (negative impulse in A, violated outside A) to flip: all of
     them while their number keeps falling to new lows, with `PATIENCE` rounds of
     grace, then only the last one (Murty's least-index rule, from the end), which

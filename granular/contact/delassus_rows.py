@@ -36,7 +36,8 @@ class DelassusRows:
     """The rows of one projection: the linear term ``c`` (m,) and ``W = H H^T`` with
     ``H = G L^{-T}`` (m x d) for the Cholesky factor ``M = L L^T`` of the metric
     (``H = G M^{-1/2}``, sparse, for the diagonal metric of spheres; dense for a
-    small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``."""
+    small ``ConstrainedSystem``). ``diagonal`` (m,) is ``diag W``; ``sparse_delassus``
+    is ``W`` (CSC) once forming it is worth its cost (`USE_OVERHEAD_ROWS`), else None."""
 
     def __init__(self, metric, jacobian: sp.csr_matrix | np.ndarray, c: np.ndarray):
         dense = isinstance(jacobian, np.ndarray)
@@ -65,7 +66,7 @@ class DelassusRows:
         self.HT = self.H.T
         self.c = c
         self._rows, self._H_rows = None, None
-        self._delassus, self._used_rows, self._uses = None, 0, 0   # W, once worth forming
+        self.sparse_delassus, self._used_rows, self._uses = None, 0, 0   # W, once worth forming
         # Few rows: W itself, dense, serves every product (impact clusters).
         self.W = None
         if c.size <= DENSE_ROWS:
@@ -113,10 +114,10 @@ class DelassusRows:
         self._used_rows += rows
         self._uses += 1
         spent = self._used_rows + USE_OVERHEAD_ROWS * self._uses   # this use included
-        if self._delassus is None and self._uses > 1 and spent >= self.size:
-            self._delassus = sp.csc_matrix(self.H @ self.HT)
-            self._delassus.sort_indices()
-        return self._delassus
+        if self.sparse_delassus is None and self._uses > 1 and spent >= self.size:
+            self.sparse_delassus = sp.csc_matrix(self.H @ self.HT)
+            self.sparse_delassus.sort_indices()
+        return self.sparse_delassus
 
     def dense_block(self, rows: np.ndarray, rho: float) -> np.ndarray:
         """``W_AA + rho D_A`` as a dense array."""

@@ -56,7 +56,7 @@ kinetic-metric projection of 0 onto ``(v + M^{-1} R(q)) cap T(q)``, with
   ``G M^{-1} T^T = 0`` (spheres, turning or not: the normal row has no rotational
   part and is orthogonal to the tangents, so the friction impulse of a contact
   does not move its normal velocity). The tests compute the study's projection
-  directly (`reference_contact_law` in `tests/_reference.py`, with cvxpy) and check
+  directly (`reference_contact_law` in `tests/support/reference.py`, with cvxpy) and check
   that both agree.
 
 With a gap ``D > 0`` (Maury's anticipation) the normal part becomes

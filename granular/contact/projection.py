@@ -25,7 +25,7 @@ this order, from:
    subset of rows with no admissible velocity certifies that the whole set has
    none, and the certificate's cost no longer grows with the pile;
 3. otherwise OSQP on the multiplier form, on a working set grown by constraint
-   generation, with impact clusters of at most `_SMALL_PROBLEM` rows solved by
+   generation, with impact clusters of at most `SMALL_PROBLEM` rows solved by
    complementary pivoting and answers that miss the tolerances refined by a
    primal-dual interior-point method.
 
@@ -415,8 +415,8 @@ def _solve_rows(problem: ContactProblem, solver: str, warm: np.ndarray, feasibil
     (``refine=False``: the backend's answer as it is)."""
     backend = get_backend(solver)
     c = problem.jacobian @ problem.predicted - problem.lower
-    if solver == "osqp" and c.size <= _SMALL_PROBLEM:
-        impulses = _small_problem(problem.delassus(), c, feasibility, complementarity)
+    if solver == "osqp" and c.size <= SMALL_PROBLEM:
+        impulses = pivoted_impulses(problem.delassus(), c, feasibility, complementarity)
         if impulses is not None:
             return impulses, "pivoting", 0
     result = backend.solve(problem, warm if np.any(warm > 0.0) else None)
@@ -449,10 +449,10 @@ def _solve_rows(problem: ContactProblem, solver: str, warm: np.ndarray, feasibil
 #: Sub-problems with at most this many rows are first tried by complementary
 #: pivoting (dense, exact up to round-off): OSQP's setup and the interior-point
 #: refinement cost milliseconds on the few-row impact clusters of a pile.
-_SMALL_PROBLEM = 40
+SMALL_PROBLEM = 40
 
 
-def _small_problem(W, c, feasibility, complementarity) -> np.ndarray | None:
+def pivoted_impulses(W, c, feasibility, complementarity) -> np.ndarray | None:
     """Multipliers of ``min_{l >= 0} 1/2 l^T W l + c^T l`` by Lemke's method on its
     KKT conditions (the LCP ``W l + c >= 0, l >= 0, l . (W l + c) = 0``), or None
     when pivoting fails or misses the tolerances (the caller then uses OSQP)."""

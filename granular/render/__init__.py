@@ -49,8 +49,13 @@ def _trajectory(trajectory):
     return trajectory
 
 
-def _renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, force_scale,
-              sphere_opacity, title, cmap, orbit_turns, antialias, fit="scene"):
+def make_renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, force_scale,
+                  sphere_opacity, title, cmap, orbit_turns, antialias, fit="scene"):
+    """The `granular.render.pyvista_.Renderer` that draws the frames ``indices`` of
+    ``trajectory`` (its ``draw(frame_scene(trajectory, k), count)`` gives each image):
+    the arguments of `animate` checked, the scene's bounds (m) fitted to the walls and
+    bodies (``fit="scene"``) or to the bodies alone (``"bodies"``), the colour range
+    and the reference impulse (N s) of the force segments over those frames."""
     from .pyvista_ import ID_CMAP, Renderer
 
     if camera not in ("fixed", "orbit"):
@@ -119,9 +124,9 @@ def animate(trajectory, path, fps: float = 25.0, every: int = 1, frames=None, co
     output_kind(path, (".mp4", ".gif"))
     trajectory = _trajectory(trajectory)
     indices = select_frames(trajectory, frames, every)
-    renderer = _renderer(trajectory, indices, size=size, camera=camera, view=view, up=up, color_by=color_by,
-                         forces=forces, force_scale=force_scale, sphere_opacity=sphere_opacity, title=title,
-                         cmap=cmap, orbit_turns=orbit_turns, antialias=antialias, fit=fit)
+    renderer = make_renderer(trajectory, indices, size=size, camera=camera, view=view, up=up, color_by=color_by,
+                             forces=forces, force_scale=force_scale, sphere_opacity=sphere_opacity, title=title,
+                             cmap=cmap, orbit_turns=orbit_turns, antialias=antialias, fit=fit)
     fmt = time_format(trajectory.t[indices])      # enough decimals to tell the drawn frames apart
     try:
         with VideoWriter(path, fps, quality=quality) as writer:
@@ -142,10 +147,10 @@ def frame_image(trajectory, frame: int = -1, forces: bool = False, color_by="spe
     """The (h, w, 3) uint8 image of one frame (what `snapshot` writes)."""
     trajectory = _trajectory(trajectory)
     k = check_frame(trajectory, frame)
-    renderer = _renderer(trajectory, np.array([k]), size=size, camera="fixed", view=view, up=up,
-                         color_by=color_by, forces=forces, force_scale=force_scale,
-                         sphere_opacity=sphere_opacity, title=title, cmap=cmap, orbit_turns=0.0,
-                         antialias=antialias, fit=fit)
+    renderer = make_renderer(trajectory, np.array([k]), size=size, camera="fixed", view=view, up=up,
+                             color_by=color_by, forces=forces, force_scale=force_scale,
+                             sphere_opacity=sphere_opacity, title=title, cmap=cmap, orbit_turns=0.0,
+                             antialias=antialias, fit=fit)
     try:
         return renderer.draw(frame_scene(trajectory, k, color_by, forces), 0, time_format(trajectory.t))
     finally:

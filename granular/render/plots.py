@@ -54,15 +54,20 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
     import matplotlib.pyplot as plt
 
 
-    figures = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts, "wall-forces": _wall_forces}
-    if kind in analysis_plots.KINDS:       # the measurements of granular.analysis
-        figure = analysis_plots.figure(plt, trajectory, kind)
-    else:
-        figure = figures[kind](plt, trajectory)
+    drawn = figure(plt, trajectory, kind)
     if title:
-        figure.suptitle(title)
-    figure.tight_layout()
-    return save_figure(plt, figure, path, dpi)
+        drawn.suptitle(title)
+    drawn.tight_layout()
+    return save_figure(plt, drawn, path, dpi)
+
+
+def figure(plt, trajectory, kind: str):
+    """The matplotlib figure ``kind`` (one of `KINDS`) of ``trajectory``, drawn with
+    ``plt`` (``matplotlib.pyplot``), not yet written (`plot` writes it)."""
+    if kind in analysis_plots.KINDS:       # the measurements of granular.analysis
+        return analysis_plots.figure(plt, trajectory, kind)
+    figures = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts, "wall-forces": _wall_forces}
+    return figures[kind](plt, trajectory)
 
 
 def save_figure(plt, figure, path, dpi: int) -> Path:

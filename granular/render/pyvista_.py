@@ -98,6 +98,17 @@ def colorbar_layout(size) -> dict:
                 bar_ratio=strip / box, reserved_width=(box + 2.0 * margin) / width, position_y=0.08, height=0.74)
 
 
+def scalar_bar_arguments(layout: dict, title: str) -> dict:
+    """pyvista's ``scalar_bar_args`` of a colour bar placed by ``layout`` (`colorbar_layout`)
+    with ``title``, its unit on a line of its own ("impulse (N s)" in one line is wider
+    than the bar), its labels at the layout's font size, never shrunk by VTK."""
+    return dict(title=title.replace(" (", "\n(") + "\n", vertical=True, position_x=layout["position_x"],
+                position_y=layout["position_y"],
+                height=layout["height"], width=layout["width"], title_font_size=layout["font_size"],
+                label_font_size=layout["font_size"], unconstrained_font_size=True, color=TEXT_COLOR,
+                fmt="%.2g", n_labels=4)
+
+
 def _prepare_environment() -> None:
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
             and not os.environ.get("WAYLAND_DISPLAY"):
@@ -310,7 +321,7 @@ class Renderer:
             cloud["value"] = np.asarray(scene.colors, float)
             style.update(scalars="value", clim=self.color_range, cmap=self.cmap or SPEED_CMAP,
                          show_scalar_bar=self.color_label is not None,
-                         scalar_bar_args=self._bar_args(self.color_label or ""))
+                         scalar_bar_args=scalar_bar_arguments(self.bar_layout, self.color_label or ""))
         else:
             style.update(color=GHOST_COLOR if self.ghosts else BODY_COLOR)
         geometry = pv.Sphere(radius=1.0, theta_resolution=resolution[0], phi_resolution=resolution[1])
@@ -360,16 +371,7 @@ class Renderer:
         tubes = _tubes(self.pv, chains.segments[keep], radii, values=chains.impulses[keep], name="impulse")
         self._update("chains", tubes, scalars="impulse", cmap=FORCE_CMAP, clim=(0.0, reference or 1.0),
                      smooth_shading=True, specular=0.2,
-                     scalar_bar_args=self._bar_args("impulse (N s)"))
-
-    def _bar_args(self, title: str) -> dict:
-        layout = self.bar_layout
-        # the unit on its own line: "impulse (N s)" in one line is wider than the bar
-        return dict(title=title.replace(" (", "\n(") + "\n", vertical=True, position_x=layout["position_x"],
-                    position_y=layout["position_y"],
-                    height=layout["height"], width=layout["width"], title_font_size=layout["font_size"],
-                    label_font_size=layout["font_size"], unconstrained_font_size=True, color=TEXT_COLOR,
-                    fmt="%.2g", n_labels=4)
+                     scalar_bar_args=scalar_bar_arguments(self.bar_layout, "impulse (N s)"))
 
     def _title(self, scene: FrameScene, time_format: str) -> None:
         lines = [f"t = {time_format.format(scene.t)} s"]

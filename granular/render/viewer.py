@@ -180,9 +180,11 @@ def _check(trajectory) -> None:
         raise ValueError("trajectory: granular view shows runs of spheres")
 
 
-def _sizes(trajectory, frames, times) -> np.ndarray | dict:
-    """The spheres' diameters (m): one array when they keep their radii, else one per
-    frame kept; 0 for a sphere absent from a frame (a run with inlets or outlets)."""
+def sphere_diameters(trajectory, frames, times) -> np.ndarray | dict:
+    """The spheres' diameters (m) drawn in the frames ``frames`` (indices) shown at
+    ``times``: one (N,) float32 array when they keep their radii, else ``{time: (N,)}``
+    for each frame kept; 0 for a sphere absent from a frame (a run with inlets or
+    outlets), since WebGL draws every point of the plot."""
     radii = np.nan_to_num(np.asarray(trajectory.radii, float)[frames], nan=0.0)
     radii[~np.isfinite(np.asarray(trajectory.positions, float)[frames]).all(axis=2)] = 0.0
     if np.all(radii == radii[:1]):
@@ -190,10 +192,11 @@ def _sizes(trajectory, frames, times) -> np.ndarray | dict:
     return {t: (2.0 * r).astype(np.float32) for t, r in zip(times, radii)}
 
 
-def _shown_positions(trajectory, k: int, step: float, parking: np.ndarray) -> np.ndarray:
-    """Frame ``k``'s centres, quantised; a sphere absent from the frame (NaN in a run
-    with inlets or outlets, drawn with size 0) is parked at ``parking`` (3,) (m),
-    since WebGL cannot place a NaN vertex."""
+def shown_positions(trajectory, k: int, step: float, parking: np.ndarray) -> np.ndarray:
+    """Frame ``k``'s centres (N, 3) (m), quantised to ``step`` (m, `quantise`); a sphere
+    absent from the frame (NaN in a run with inlets or outlets, drawn with size 0,
+    `sphere_diameters`) is parked at ``parking`` (3,) (m), since WebGL cannot place a
+    NaN vertex."""
     positions = np.asarray(trajectory.positions[k], float).copy()
     positions[~np.isfinite(positions).all(axis=1)] = parking
     return quantise(positions, step)
@@ -216,8 +219,8 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
     low = min(float(v.min(initial=0.0)) for v in values.values())
     high = max(float(v.max(initial=0.0)) for v in values.values())
     plot = k3d.plot(grid_visible=False, axes_helper=0, camera_auto_fit=True, name="granular")
-    plot += k3d.points({t: _shown_positions(trajectory, k, step, parking) for t, k in zip(times, frames)},
-                       point_sizes=_sizes(trajectory, frames, times),
+    plot += k3d.points({t: shown_positions(trajectory, k, step, parking) for t, k in zip(times, frames)},
+                       point_sizes=sphere_diameters(trajectory, frames, times),
                        attribute=values, color_map=k3d.colormaps.matplotlib_color_maps.Viridis,
                        color_range=[low, high if high > low else low + 1.0], shader="3d",
                        name=f"spheres ({color if isinstance(color, str) else 'values'})")

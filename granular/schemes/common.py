@@ -43,6 +43,17 @@ def initial_state(t, q, u) -> tuple[float, np.ndarray, np.ndarray]:
     return float(t), np.array(q, dtype=float), np.array(u, dtype=float)
 
 
+def kinetic_energy(system, t: float, q: np.ndarray, u: np.ndarray, omega: np.ndarray | None) -> float:
+    """The kinetic energy (J) of ``system`` at ``t`` with velocities ``u`` and, for
+    spheres, the angular velocities ``omega`` (N, 3) (rad/s) that the scheme's state
+    holds (None: a system without rotational state). The system is asked, not
+    changed: a rotating `granular.world.SphereWorld` knows its angular velocities
+    only at ``t0``."""
+    if omega is None:
+        return system.kinetic_energy(t, q, u)
+    return system.kinetic_energy(t, q, u, angular_velocities=omega)
+
+
 def make_result(system, t, q, u, predicted, contacts, dissipated, stats, rotation=None, radii=None) -> StepResult:
     """A `StepResult` with energies filled in from the system (``radii`` (N,) of
     spheres, or None for a system of generalised coordinates).
@@ -54,13 +65,9 @@ def make_result(system, t, q, u, predicted, contacts, dissipated, stats, rotatio
     shape = system.state_shape
     size = int(np.prod(shape))
     omega, orientations = (None, None) if rotation is None else rotation
-    if omega is None:
-        kinetic = system.kinetic_energy(t, q, u)
-    else:
-        kinetic = system.kinetic_energy(t, q, u[:size], angular_velocities=omega)
     return StepResult(t=t, positions=q.reshape(shape), velocities=u[:size].reshape(shape), contacts=contacts,
                       predicted=predicted[:size].reshape(shape),
-                      kinetic_energy=kinetic,
+                      kinetic_energy=kinetic_energy(system, t, q, u[:size], omega),
                       potential_energy=system.potential_energy(t, q),
                       dissipated_energy=dissipated, radii=radii, solver=stats,
                       angular_velocities=omega, orientations=orientations)

@@ -170,9 +170,10 @@ class VelocityScheme:
         self._spheres = searches_neighbours(system)
         self._rotating = self._spheres and bool(system.rotates)
         self._moving_metric = isinstance(system, CoordinateSystem) and not system.constant_metric
-        # The contact solver's factor: a cache kept across steps, not state (rebuilding
-        # it changes no result, so a restart need not store it).
-        self._workspace = active_set.Workspace()
+        #: The contact solver's cache (`granular.contact.active_set.Workspace`): its factor,
+        #: kept across steps, not state (rebuilding it changes no result, so a restart need
+        #: not store it), and the statistics of its last solve (``workspace.last``).
+        self.workspace = active_set.Workspace()
         self.state = self.init(*system.initial_state())
 
     @property
@@ -200,7 +201,7 @@ class VelocityScheme:
         starts of the rows between kept spheres and walls, under their new keys
         (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
         # the solver's factor belongs to the former rows and columns: rebuilt at the next step
-        self._workspace = active_set.Workspace()
+        self.workspace = active_set.Workspace()
         return exchanged_state(state, exchange, n_before, self._n)
 
     def warm_values(self, state: MauryState) -> dict:
@@ -222,19 +223,16 @@ class VelocityScheme:
         """Current orientations (N, 4), unit quaternions ``(w, x, y, z)``, or None."""
         return None if self.state.orientations is None else self.state.orientations.copy()
 
-    def set_rotation(self, angular_velocities, orientations=None, t: float | None = None) -> None:
+    def set_rotation(self, angular_velocities, orientations=None) -> None:
         """Restart the rotational state: ``angular_velocities`` (N, 3) rad/s and
-        ``orientations`` (N, 4) unit quaternions (kept when None). With ``t`` (s), the
-        time of that state, a rotating world also reports them in its kinetic energy
-        at ``t`` (`granular.world.SphereWorld.note_rotation`)."""
+        ``orientations`` (N, 4) unit quaternions (kept when None). The scheme's state
+        holds them; the system is not changed."""
         state = self.state
         if state.omega is None:
             raise InvalidInputError("this system has no rotational state")
         omega = finite_array(angular_velocities, "angular_velocities", state.omega.shape).copy()
         orientations = state.orientations if orientations is None else unit_quaternions(orientations, omega.shape[0])
         self.state = replace(state, omega=omega, orientations=orientations)
-        if t is not None and self._rotating:
-            self.system.note_rotation(t, self.dt, omega)
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
@@ -321,7 +319,7 @@ class VelocityScheme:
                 else:
                     problem = ContactProblem(metric, G, u_star + increment, constraints.lower(h), warm_start=warm,
                                              keys=constraints.keys(self._n))
-                    maury = project(problem, solver=self.solver, workspace=self._workspace,
+                    maury = project(problem, solver=self.solver, workspace=self.workspace,
                                     speed_limit=self._speed_limit(t_next), strict=self.strict)
         except JammingError as error:
             raise self._jamming(error, t_next) from None
@@ -471,7 +469,7 @@ class VelocityScheme:
         wall_work = _wall_work(constraints, impulses, tangential)
         dissipated = -0.5 * float(contact_change @ (velocities + predicted)) + wall_work
         timing = dict(outcome["seconds"], total=seconds)
-        rotation = self._advance_rotation(t_next, velocities, state)
+        rotation = self._advance_rotation(velocities, state)
         torque = None if rolling is None else rolling * constraints.rolling_radius[:, None]  # N m s
         radii = system.radii_at(t_next) if self._spheres else None
         result = make_result(system, t_next, q_next, velocities, predicted,
@@ -487,9 +485,10 @@ class VelocityScheme:
         return MauryState(t_next, q_next.copy(), velocities[:q_next.size].copy(), previous_kick=kick,
                           omega=omega, orientations=orientations, **carried), result
 
-    def _advance_rotation(self, t_next, velocities, state):
+    def _advance_rotation(self, velocities, state):
         """``(omega^{n+1} (N, 3), orientations^{n+1} (N, 4))``, or None without rotational
-        state; a rotating world notes them when finite (module docstring)."""
+        state (the spheres' rotation: ``omega`` from the projection when the world
+        `rotates`, else constant, and the orientations turned by it over the step)."""
         if state.omega is None:
             return None
         n = state.omega.shape[0]
@@ -497,9 +496,6 @@ class VelocityScheme:
         orientations = state.orientations
         if np.any(omega):
             orientations = rotate_quaternions(orientations, omega, self.dt)
-        finite = np.all(np.isfinite(omega)) and np.all(np.isfinite(orientations)) and np.all(np.isfinite(velocities))
-        if finite and self._rotating:
-            self.system.note_rotation(t_next, self.dt, omega)
         return omega.copy(), orientations.copy()
 
 

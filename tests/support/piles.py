@@ -1,7 +1,7 @@
 """Piles of spheres at rest in an open box, for the measurements of `granular.analysis`.
 
 The settled configurations are stored in ``tests/data/pile_*.csv`` (positions,
-radii, velocities); ``python -m tests._piles`` pours them again: 120 spheres of
+radii, velocities); ``python -m tests.support.piles`` pours them again: 120 spheres of
 radii 9-11 mm placed at random (`granular.packing.fill_box`, seed 3) fall into a
 box of 8 x 8 cm with e = 0 and settle (about 10 s of computing each). A test
 loads one and steps it a few times, recording every step, so that the frames it
@@ -19,7 +19,7 @@ import granular as gr
 from granular.configurations import read_configuration, write_configuration
 from granular.packing import fill_box
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 SIDE = 0.08                 # m, the box's side
 DT = 1e-3                   # s
 DENSITY = 2500.0            # kg/m^3

@@ -35,3 +35,12 @@ def sand_pile_scene():
     from granular.scenes import sand_pile
 
     return sand_pile
+
+
+class InverseMassDiagonal:
+    """A diagonal metric as the contact solvers read it from a sphere world: only its
+    ``inverse_diagonal`` (d,), the inverse masses (1/kg) and moments of inertia
+    (1/(kg m^2)) of the coordinates (`granular.metric.DiagonalMetric`)."""
+
+    def __init__(self, inverse_diagonal):
+        self.inverse_diagonal = inverse_diagonal
