@@ -90,12 +90,18 @@ def positive_radii(values) -> np.ndarray:
     return values
 
 
+def as_number(value, name: str, expected: str) -> float:
+    """``float(value)``, or `InvalidInputError` "``name`` must be ``expected``, got
+    ..." when it is not a number (a string that does not read as one, a list, None)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be {expected}, got {value!r}") from None
+
+
 def unit_coefficient(value, name: str) -> float:
     """One number in [0, 1], or `InvalidInputError` saying what was given."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be one number in [0, 1], got {value!r}") from None
+    number = as_number(value, name, "one number in [0, 1]")
     if not 0.0 <= number <= 1.0:   # NaN fails too
         raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
     return number
