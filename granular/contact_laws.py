@@ -140,13 +140,14 @@ class RowLaws:
 
     def take(self, rows: np.ndarray) -> "RowLaws":
         """The laws of ``rows`` (indices or a mask), in their order."""
-        return RowLaws(self.restitution[rows], self.friction[rows], _take(self.rolling_friction, rows),
-                       _take(self.tangential_restitution, rows))
+        return RowLaws(self.restitution[rows], self.friction[rows], take_optional(self.rolling_friction, rows),
+                       take_optional(self.tangential_restitution, rows))
 
     @staticmethod
     def empty() -> "RowLaws":
         return RowLaws(np.zeros(0))
 
 
-def _take(values: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+def take_optional(values: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    """``values[rows]``, None for None (a per-row array a step may leave out)."""
     return None if values is None else values[rows]

@@ -121,7 +121,7 @@ def tangential_jacobian(constraints) -> tuple[sp.csr_matrix, int]:
 def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
     """``(mu, T, s)`` of a constraint set, or `InvalidInputError` naming the bad row:
     a negative or non-finite coefficient, or a frictional row without a tangent."""
-    mu = np.asarray(constraints.friction, dtype=float)
+    mu = np.asarray(constraints.laws.friction, dtype=float)
     bad = np.flatnonzero(~np.isfinite(mu) | (mu < 0.0))
     if bad.size:
         raise InvalidInputError(f"friction coefficient of constraint {bad[0]} is {mu[bad[0]]}; "
@@ -142,7 +142,7 @@ def rolling_rows(constraints) -> tuple:
     """``(mu_r (m,), R (2m, d))`` of a constraint set with rolling resistance, else
     ``(None, None)``; `InvalidInputError` for a negative or non-finite coefficient or
     rows of the wrong shape."""
-    R, mu_r = getattr(constraints, "rolling", None), getattr(constraints, "rolling_friction", None)
+    R, mu_r = constraints.rolling, constraints.laws.rolling_friction
     if R is None or mu_r is None:
         return None, None
     mu_r = np.asarray(mu_r, dtype=float)
