@@ -33,18 +33,13 @@ from dataclasses import KW_ONLY, dataclass
 import numpy as np
 
 from .errors import InvalidInputError
-from .validation import as_number
+from .validation import unit_coefficient
 
 
 def checked_unit_coefficient(value, name: str) -> float | None:
     """``value`` as a number in [0, 1] (a coefficient of restitution), None kept as
-    None; `InvalidInputError` naming ``name`` otherwise."""
-    if value is None:
-        return None
-    number = as_number(value, name, "a number in [0, 1]")
-    if not 0.0 <= number <= 1.0:   # NaN fails too
-        raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
-    return number
+    None; `InvalidInputError` naming ``name`` otherwise (`unit_coefficient`)."""
+    return None if value is None else unit_coefficient(value, name)
 
 
 def check_nonnegative_coefficient(value, name: str) -> None:

@@ -46,13 +46,19 @@ def _holds_text(value) -> bool:
     return array.dtype.kind == "O" and any(isinstance(item, (str, bytes)) for item in array.reshape(-1))
 
 
-def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
-    """A scalar or (n,) array broadcast to (n,), every entry finite and > 0."""
+def finite_per_item(value, name: str, n: int) -> np.ndarray:
+    """A scalar or (n,) array broadcast to (n,), every entry finite (`finite_array`)."""
     array = finite_array(value, name)
     if array.ndim == 0:
         array = np.full(n, float(array))
     if array.shape != (n,):
         raise InvalidInputError(f"{name} must be a scalar or have shape ({n},), got {array.shape}")
+    return array
+
+
+def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
+    """A scalar or (n,) array broadcast to (n,), every entry finite and > 0."""
+    array = finite_per_item(value, name, n)
     bad = np.flatnonzero(array <= 0.0)
     if bad.size:
         raise InvalidInputError(f"{name} must be positive: entry {bad[0]} is {array[bad[0]]}{unit}")
@@ -61,11 +67,7 @@ def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
 
 def coefficient_per_item(value, name: str, n: int, upper: float | None = 1.0) -> np.ndarray:
     """A scalar or (n,) coefficient in [0, upper] broadcast to (n,)."""
-    array = finite_array(value, name)
-    if array.ndim == 0:
-        array = np.full(n, float(array))
-    if array.shape != (n,):
-        raise InvalidInputError(f"{name} must be a scalar or have shape ({n},), got {array.shape}")
+    array = finite_per_item(value, name, n)
     bad = np.flatnonzero((array < 0.0) | ((array > upper) if upper is not None else False))
     if bad.size:
         bounds = f"[0, {upper}]" if upper is not None else "[0, inf)"
