@@ -8,6 +8,10 @@ step, ``t_{n+1}``, around the current configuration ``q^n`` (Bernicot and Lefebv
 ``D`` are gaps (m for spheres, the unit of ``g`` for a `ConstrainedSystem`), ``G``
 the sparse Jacobian (m x d), one row per constraint. The multiplier ``lambda_k``
 of row k is an impulse over the step (N s for spheres): ``M (u^{n+1} - v) = G^T lambda``.
+
+A `ConstraintSet` holds the rows' geometry; their contact laws (restitution, friction,
+rolling resistance, tangential restitution) are its one field ``laws``
+(`granular.contact_laws.RowLaws`).
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .contact_laws import RowLaws, take_optional
 
 #: Keys of the further rows of a sphere on one surface (`ConstraintSet.keys`) start
 #: here, below every other key: ``(wall, sphere)`` pairs up to 2^40 with 2^20 rows each.
@@ -62,8 +67,9 @@ class ConstraintSet:
         ``D_k(t_{n+1}, q^n)``.
     jacobian : (m, d) sparse CSR
         Rows ``G_k = grad_q D_k``.
-    restitution : (m,) array
-        Coefficient of restitution of each row, in [0, 1].
+    laws : `granular.contact_laws.RowLaws`
+        The contact law of each row: restitution, friction, rolling friction and
+        tangential restitution coefficients, (m,) each.
     i, j, wall : (m,) int arrays
         Who touches whom: sphere ``i`` and sphere ``j`` (``wall == -1``), or sphere
         ``i`` and wall ``wall`` (``j == -1``). For a `ConstrainedSystem`, ``i`` is the
@@ -71,26 +77,21 @@ class ConstraintSet:
     normal : (m, k) array
         Unit normal from ``i`` to ``j`` (into the admissible side for a wall), or
         the Jacobian row itself for a `ConstrainedSystem`.
-    friction : (m,) array
-        Coulomb coefficient of each row (0: frictionless).
     tangents : (m, s, d) array, sparse (m s, d) matrix, or None
         Rows of the tangential Jacobian (``s`` = 1 in the plane, 2 in 3D) for
         frictional rows: unit-tangent velocities of the contact point. Dense for a
         `ConstrainedSystem`; sparse for a `SphereWorld`, row ``s k + a`` being tangent
-        ``a`` of row ``k``. ``None`` when no row has friction.
+        ``a`` of row ``k``. ``None`` when no row has friction (``laws.friction``).
     seconds : dict
         Wall time spent building the set (s), by phase ("neighbors", "assembly").
     separation_speed : float or None
         Fastest separation (m/s) of a row that overlaps (``D < 0``): its bound is
         ``G_k u >= min(-D_k/h, separation_speed)`` (`lower`); None: Maury's bound
         ``-D_k/h`` however deep the overlap.
-    rolling_friction : (m,) array or None
-        Rolling resistance coefficient ``mu_r`` of each row (0: none;
-        `granular.contact.friction`): its rolling impulse obeys ``|l_R,k| <= mu_r lambda_k``.
-        None when no row has rolling resistance.
     rolling : sparse (2m, d) matrix or None
         Rows ``2k + a``: the relative angular velocity of contact ``k`` along its
-        tangent ``a`` times its rolling radius ``R*_k`` (m/s).
+        tangent ``a`` times its rolling radius ``R*_k`` (m/s), for the rows with
+        rolling resistance (``laws.rolling_friction``, `granular.contact.friction`).
     rolling_radius : (m,) array or None
         ``R*_k`` (m): the torque impulse of a rolling impulse ``l_R`` is ``R* l_R`` (N m s).
     tangential_offset : (m, s) array or None
@@ -101,11 +102,6 @@ class ConstraintSet:
         Velocity (m/s) of the other body's contact point along each row's normal: a
         wall moving along its normal, 0 for pairs. Moreau's impact law acts on the
         relative normal velocity ``G_k u - normal_offset_k``. None: every offset is 0.
-    tangential_restitution : (m,) array or None
-        Tangential coefficient of restitution ``et`` of each row, in [0, 1]: in an
-        impact (a row with ``restitution > 0``) a sticking contact point's tangential
-        velocity is reversed and scaled by ``et`` (`granular.contact.impact`). None: every
-        ``et`` is 0.
     surface_names : tuple of str or None
         The name of each contact surface, by ``wall`` index, as the user's walls give
         them ("floor", "box x-max"; `granular.walls.surface_names`), for messages.
@@ -117,28 +113,21 @@ class ConstraintSet:
 
     gap: np.ndarray
     jacobian: sp.csr_matrix
-    restitution: np.ndarray
+    laws: RowLaws
     i: np.ndarray
     j: np.ndarray
     wall: np.ndarray
     normal: np.ndarray
-    friction: np.ndarray | None = None
     tangents: object = None
     seconds: dict = field(default_factory=dict, compare=False)
     separation_speed: float | None = None
-    rolling_friction: np.ndarray | None = None
     rolling: object = None
     rolling_radius: np.ndarray | None = None
     tangential_offset: np.ndarray | None = None
     normal_offset: np.ndarray | None = None
-    tangential_restitution: np.ndarray | None = None
     surface_names: tuple | None = None
     feature: np.ndarray | None = None
     _keys: dict = field(default_factory=dict, compare=False, repr=False, init=False)
-
-    def __post_init__(self):
-        if self.friction is None:
-            object.__setattr__(self, "friction", np.zeros(self.size))
 
     @property
     def size(self) -> int:
@@ -179,24 +168,20 @@ class ConstraintSet:
         elif tangents is not None:
             tangents = tangents[rows]
         rolling = None if self.rolling is None else self.rolling.tocsr()[(2 * rows[:, None] + np.arange(2)).reshape(-1)]
-        return ConstraintSet(self.gap[rows], self.jacobian[rows], self.restitution[rows],
+        return ConstraintSet(self.gap[rows], self.jacobian[rows], self.laws.take(rows),
                              self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
-                             self.friction[rows], tangents, separation_speed=self.separation_speed,
-                             rolling_friction=None if self.rolling_friction is None else self.rolling_friction[rows],
-                             rolling=rolling,
-                             rolling_radius=None if self.rolling_radius is None else self.rolling_radius[rows],
-                             tangential_offset=None if self.tangential_offset is None
-                             else self.tangential_offset[rows],
-                             normal_offset=None if self.normal_offset is None else self.normal_offset[rows],
-                             tangential_restitution=None if self.tangential_restitution is None
-                             else self.tangential_restitution[rows],
-                             feature=None if self.feature is None else self.feature[rows])
+                             tangents, separation_speed=self.separation_speed, rolling=rolling,
+                             rolling_radius=take_optional(self.rolling_radius, rows),
+                             tangential_offset=take_optional(self.tangential_offset, rows),
+                             normal_offset=take_optional(self.normal_offset, rows),
+                             feature=take_optional(self.feature, rows))
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":
         none = np.zeros(0, dtype=np.int64)
-        return ConstraintSet(np.zeros(0), sp.csr_matrix((0, d)), np.zeros(0), none, none, none,
+        return ConstraintSet(np.zeros(0), sp.csr_matrix((0, d)), RowLaws.empty(), none, none, none,
                              np.zeros((0, normal_dim)))
+
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .contact_laws import SurfaceLaw
 from .errors import InvalidInputError
 from .mesh_geometry import FACE, Topology, merged
 from .mesh_index import TriangleIndex
 from .surfaces import ContactRows, WallShape, register_wall
-from .walls.common import (as_translation, check_friction, check_rolling, checked_angular_speed,
-                           checked_restitution, checked_tangential_restitution, described_velocity,
-                           motion_velocity, unit_vector, vector3)
+from .walls.common import (as_translation, checked_angular_speed, described_velocity, motion_velocity, Rotating,
+                           unit_vector, vector3)
 
 #: A triangle whose area is below this fraction of the product of its two edges from
 #: its first vertex (the sine of its angle there) is degenerate: it has no normal.
@@ -86,7 +86,7 @@ def rotation_matrix(axis: np.ndarray, angle: float) -> np.ndarray:
 
 
 @register_wall
-class TriangleMesh:
+class TriangleMesh(SurfaceLaw, Rotating):
     """A wall made of triangles (module docstring).
 
     Parameters
@@ -98,8 +98,8 @@ class TriangleMesh:
         Each triangle's three vertex indices. Triangles must not be degenerate. Their
         orientation does not matter (each triangle is two-sided).
     restitution, friction, rolling_friction, tangential_restitution : float or None
-        The mesh's contact law, as for `granular.walls.Plane`; None uses the world's
-        (the sphere's restitution).
+        The mesh's contact law (`granular.contact_laws.SurfaceLaw`; None: the world's,
+        the sphere's restitution).
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation (m/s), as for `Plane`: a vibrating chute.
     angular_velocity : float
@@ -121,11 +121,9 @@ class TriangleMesh:
                  tangential_restitution=None, velocity=None, angular_velocity: float = 0.0, axis=(0.0, 0.0, 1.0),
                  centre=(0.0, 0.0, 0.0), name: str | None = None):
         self.vertices, self.faces = _mesh_arrays(vertices, faces)
-        self.restitution = checked_restitution(restitution, "TriangleMesh")
-        self.tangential_restitution = checked_tangential_restitution(tangential_restitution, "TriangleMesh")
-        check_friction(friction, "TriangleMesh")
-        check_rolling(rolling_friction, "TriangleMesh")
-        self.friction, self.rolling_friction = friction, rolling_friction
+        SurfaceLaw.__init__(self, restitution=restitution, friction=friction, rolling_friction=rolling_friction,
+                            tangential_restitution=tangential_restitution)
+        self.check_law()
         self.angular_velocity = checked_angular_speed(angular_velocity, "TriangleMesh")
         self.axis = unit_vector(axis, "TriangleMesh axis")
         self.centre = vector3(centre, "TriangleMesh centre")
@@ -175,14 +173,6 @@ class TriangleMesh:
     def index(self) -> TriangleIndex:
         """The spatial index of the triangles (`granular.mesh_index.TriangleIndex`)."""
         return TriangleIndex(self.topology)
-
-    @property
-    def moves(self) -> bool:
-        return self._translation.moves or self.angular_velocity != 0.0
-
-    def displacement(self, t: float) -> np.ndarray:
-        """Translation (3,) (m) of the mesh at ``t`` from its position at ``t = 0``."""
-        return self._translation.displacement(t)
 
     def rotation(self, t: float) -> np.ndarray:
         """(3, 3) the rotation of the mesh at ``t`` (the identity when it does not turn)."""

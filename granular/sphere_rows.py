@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .constraints import ConstraintSet
+from .contact_laws import RowLaws
 from .errors import InvalidInputError, OverlapError
 from .neighbors import candidate_contacts, candidate_pairs, pair_vectors
 from .surfaces import ContactRows
@@ -72,19 +73,16 @@ class WorldLaw(NamedTuple):
 @dataclass(frozen=True)
 class WallRows:
     """The wall rows of a step, every surface's together (arrays of one length k):
-    sphere, surface (``Contacts.wall``), gap (m), unit normal (k, 3), restitution,
-    friction, rolling friction and tangential restitution of each row; the wall's
-    material velocity at the contact (k, 3) (m/s) or None when no wall moves; the
-    feature labels (`granular.surfaces.ContactRows.features`) or None."""
+    sphere, surface (``Contacts.wall``), gap (m), unit normal (k, 3), the contact law
+    of each row (every coefficient given); the wall's material velocity at the
+    contact (k, 3) (m/s) or None when no wall moves; the feature labels
+    (`granular.surfaces.ContactRows.features`) or None."""
 
     spheres: np.ndarray
     surface: np.ndarray
     gaps: np.ndarray
     normals: np.ndarray
-    restitution: np.ndarray
-    friction: np.ndarray
-    rolling_friction: np.ndarray
-    tangential_restitution: np.ndarray
+    laws: RowLaws
     velocities: np.ndarray | None = None
     features: np.ndarray | None = None
 
@@ -111,44 +109,55 @@ def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: floa
     law = WorldLaw(e_sphere, world.friction, world.rolling_friction, world.tangential_restitution)
     walls = all_wall_rows(world.surfaces, law, t_next, h, positions, radii, h * max_speed + skin)
     wi, wnormal, wall_velocity = walls.spheres, walls.normals, walls.velocities
-    tangential_restitution = None
-    if world.has_tangential_restitution:
-        tangential_restitution = np.concatenate([np.full(i.size, world.tangential_restitution),
-                                                 walls.tangential_restitution])
+    laws = step_laws(world, restitution, walls.laws)
     normal_offset = None
     if wall_velocity is not None:   # the impact law acts on the velocity relative to the wall
         normal_offset = np.concatenate([np.zeros(i.size), np.einsum("ka,ka->k", wall_velocity, wnormal)])
     width = 6 * n if world.rotates else 3 * n  # (u, omega) columns when rotating
     jacobian = sphere_jacobian(i, j, normals, wi, wnormal, n, width)
     minus = -np.ones(wi.size, dtype=np.int64)
-    friction, tangents = None, None
-    if world.has_friction:
-        mu = np.concatenate([np.full(i.size, world.friction), walls.friction])
-        friction, tangents = friction_rows(i, j, normals, wi, wnormal, mu, n, radii if world.rotates else None)
+    tangents = None
+    if np.any(laws.friction > 0.0):
+        tangents = sphere_tangents(i, j, normals, wi, wnormal, n, radii if world.rotates else None)
     offset = None
     if tangents is not None and wall_velocity is not None:
         offset = np.zeros((i.size + wi.size, 2))
         offset[i.size:] = np.einsum("kab,kb->ka", tangent_basis(wnormal), wall_velocity)
-    rolling_friction, rolling, rolling_radius = None, None, None
-    if world.has_rolling_friction:
-        mu_r = np.concatenate([np.full(i.size, world.rolling_friction), walls.rolling_friction])
-        rolling_friction, rolling, rolling_radius = rolling_rows(i, j, normals, wi, wnormal, mu_r, radii, n)
+    rolling, rolling_radius = None, None
+    if laws.rolling_friction is not None:
+        rolling, rolling_radius = rolling_rows(i, j, normals, wi, wnormal, laws.rolling_friction, radii, n)
     return ConstraintSet(
         gap=np.concatenate([gaps, walls.gaps]),
         jacobian=jacobian,
-        restitution=np.concatenate([restitution, walls.restitution]),
+        laws=laws,
         i=np.concatenate([i, wi]),
         j=np.concatenate([j, minus]),
         wall=np.concatenate([-np.ones(i.size, dtype=np.int64), walls.surface]),
         normal=np.concatenate([normals, wnormal]),
-        friction=friction, tangents=tangents,
+        tangents=tangents,
         seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
         separation_speed=separation_cap(world.initial_overlaps, world.separation_speed, radii, h),
-        rolling_friction=rolling_friction, rolling=rolling, rolling_radius=rolling_radius,
-        tangential_offset=offset, normal_offset=normal_offset,
-        tangential_restitution=tangential_restitution, surface_names=world.surface_names,
+        rolling=rolling, rolling_radius=rolling_radius,
+        tangential_offset=offset, normal_offset=normal_offset, surface_names=world.surface_names,
         feature=None if walls.features is None else np.concatenate([np.zeros(i.size, np.int64), walls.features]),
     )
+
+
+def step_laws(world: SphereWorld, pair_restitution: np.ndarray, wall_laws: RowLaws) -> RowLaws:
+    """The contact law of each row of a step, the pairs' first: their combined
+    restitution ``pair_restitution`` (p,) and the world's coefficients, then the wall
+    rows' ``wall_laws``. A coefficient that no contact of the world carries is left out
+    (friction 0, rolling friction and tangential restitution None)."""
+    pairs = pair_restitution.size
+
+    def joined(world_value: float, wall_values: np.ndarray, carried: bool) -> np.ndarray | None:
+        return np.concatenate([np.full(pairs, world_value), wall_values]) if carried else None
+
+    return RowLaws(np.concatenate([pair_restitution, wall_laws.restitution]),
+                   joined(world.friction, wall_laws.friction, world.has_friction),
+                   joined(world.rolling_friction, wall_laws.rolling_friction, world.has_rolling_friction),
+                   joined(world.tangential_restitution, wall_laws.tangential_restitution,
+                          world.has_tangential_restitution))
 
 
 def raise_if_overlapping(t: float, positions: np.ndarray, radii: np.ndarray, periodic, surfaces,
@@ -221,8 +230,8 @@ def combined_rows(surfaces, parts: list[ContactRows], law: WorldLaw) -> WallRows
         features = np.concatenate([part.features if part.features is not None else np.zeros(part.size, np.int64)
                                    for part in parts])
     return WallRows(spheres, surface, np.concatenate([part.gaps for part in parts]),
-                    np.concatenate([part.normals for part in parts]).reshape(-1, 3), restitution, row_law[:, 1],
-                    row_law[:, 2], row_law[:, 3], velocities, features)
+                    np.concatenate([part.normals for part in parts]).reshape(-1, 3),
+                    RowLaws(restitution, row_law[:, 1], row_law[:, 2], row_law[:, 3]), velocities, features)
 
 
 def still_plane_rows(planes, law: WorldLaw, positions, radii, margin) -> WallRows:
@@ -236,8 +245,8 @@ def still_plane_rows(planes, law: WorldLaw, positions, radii, margin) -> WallRow
     k, near = np.nonzero(gaps <= margin)
     plane_e, plane_mu, plane_mu_r, plane_et = np.array([surface_law(plane, law) for plane in planes]).T
     e = np.where(np.isnan(plane_e[k]), law.restitution[near], plane_e[k])
-    return WallRows(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k], e, plane_mu[k],
-                    plane_mu_r[k], plane_et[k])
+    return WallRows(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k],
+                    RowLaws(e, plane_mu[k], plane_mu_r[k], plane_et[k]))
 
 
 def surface_law(surface, law: WorldLaw) -> tuple[float, float, float, float]:
@@ -251,35 +260,25 @@ def surface_law(surface, law: WorldLaw) -> tuple[float, float, float, float]:
             law.tangential_restitution if et is None else float(et))
 
 
-def friction_rows(i, j, normals, wall_sphere, wall_normals, mu, n, radii=None):
-    """``(mu (m,), tangents)`` of the step's rows (pairs first, then walls), ``mu`` each
-    row's Coulomb coefficient: ``tangents`` is None without friction, else a sparse
-    (2m, 3N) matrix, (2m, 6N) with rotational columns when ``radii`` are given (a
-    world that rotates), whose row ``2k + a`` is the velocity of contact ``k``'s
-    material points along its unit tangent ``a`` (`sphere_tangents`)."""
-    if not np.any(mu > 0.0):
-        return mu, None
-    return mu, sphere_tangents(i, j, normals, wall_sphere, wall_normals, n, radii)
-
-
 def rolling_rows(i, j, normals, wall_sphere, wall_normals, mu_r, radii, n):
-    """``(mu_r (m,), rows, R* (m,))``: each row's rolling resistance coefficient (given),
-    the sparse (2m, 6N) rows ``2k + a`` of the relative angular velocity along tangent
-    ``a`` times the rolling radius ``R*`` (``-R* t_a`` on ``omega_i``, ``+R* t_a`` on
-    ``omega_j`` for a pair, ``+R* t_a`` on ``omega_i`` for a wall; None when every
-    coefficient is 0), and ``R* = r_i r_j / (r_i + r_j)`` for a pair, ``r_i`` on a
-    wall (m). Scaled so, a rolling row is a velocity (m/s) and its law a Coulomb
-    disc of coefficient ``mu_r`` (`granular.contact.friction`)."""
+    """``(rows, R* (m,))`` of the step's rows (pairs first, then walls) whose rolling
+    resistance coefficients are ``mu_r`` (m,): the sparse (2m, 6N) rows ``2k + a`` of
+    the relative angular velocity along tangent ``a`` times the rolling radius ``R*``
+    (``-R* t_a`` on ``omega_i``, ``+R* t_a`` on ``omega_j`` for a pair, ``+R* t_a`` on
+    ``omega_i`` for a wall; None when every coefficient is 0), and ``R* = r_i r_j /
+    (r_i + r_j)`` for a pair, ``r_i`` on a wall (m). Scaled so, a rolling row is a
+    velocity (m/s) and its law a Coulomb disc of coefficient ``mu_r``
+    (`granular.contact.friction`)."""
     reduced = np.concatenate([radii[i] * radii[j] / (radii[i] + radii[j]), radii[wall_sphere]])
     if not np.any(mu_r > 0.0):
-        return mu_r, None, reduced
+        return None, reduced
     pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
     p = i.size
     rows = [sphere_jacobian(i + n, j + n, reduced[:p, None] * pair_basis[:, a], wall_sphere + n,
                             reduced[p:, None] * wall_basis[:, a], n, 6 * n) for a in range(2)]
     m = i.size + wall_sphere.size
     order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
-    return mu_r, sp.vstack(rows).tocsr()[order], reduced
+    return sp.vstack(rows).tocsr()[order], reduced
 
 
 def sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> sp.csr_matrix:

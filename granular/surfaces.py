@@ -91,7 +91,8 @@ class WallShape:
 
 @runtime_checkable
 class ContactSurface(Protocol):
-    """One contact surface (one ``Contacts.wall`` index): its contact law and its rows."""
+    """One contact surface (one ``Contacts.wall`` index): its contact law (the four
+    coefficients of `granular.contact_laws.SurfaceLaw`, None taking the world's) and its rows."""
 
     restitution: float | None
     friction: float | None

@@ -46,13 +46,19 @@ def _holds_text(value) -> bool:
     return array.dtype.kind == "O" and any(isinstance(item, (str, bytes)) for item in array.reshape(-1))
 
 
-def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
-    """A scalar or (n,) array broadcast to (n,), every entry finite and > 0."""
+def finite_per_item(value, name: str, n: int) -> np.ndarray:
+    """A scalar or (n,) array broadcast to (n,), every entry finite (`finite_array`)."""
     array = finite_array(value, name)
     if array.ndim == 0:
         array = np.full(n, float(array))
     if array.shape != (n,):
         raise InvalidInputError(f"{name} must be a scalar or have shape ({n},), got {array.shape}")
+    return array
+
+
+def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
+    """A scalar or (n,) array broadcast to (n,), every entry finite and > 0."""
+    array = finite_per_item(value, name, n)
     bad = np.flatnonzero(array <= 0.0)
     if bad.size:
         raise InvalidInputError(f"{name} must be positive: entry {bad[0]} is {array[bad[0]]}{unit}")
@@ -61,11 +67,7 @@ def positive_per_item(value, name: str, n: int, unit: str = "") -> np.ndarray:
 
 def coefficient_per_item(value, name: str, n: int, upper: float | None = 1.0) -> np.ndarray:
     """A scalar or (n,) coefficient in [0, upper] broadcast to (n,)."""
-    array = finite_array(value, name)
-    if array.ndim == 0:
-        array = np.full(n, float(array))
-    if array.shape != (n,):
-        raise InvalidInputError(f"{name} must be a scalar or have shape ({n},), got {array.shape}")
+    array = finite_per_item(value, name, n)
     bad = np.flatnonzero((array < 0.0) | ((array > upper) if upper is not None else False))
     if bad.size:
         bounds = f"[0, {upper}]" if upper is not None else "[0, inf)"
@@ -90,12 +92,18 @@ def positive_radii(values) -> np.ndarray:
     return values
 
 
+def as_number(value, name: str, expected: str) -> float:
+    """``float(value)``, or `InvalidInputError` "``name`` must be ``expected``, got
+    ..." when it is not a number (a string that does not read as one, a list, None)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} must be {expected}, got {value!r}") from None
+
+
 def unit_coefficient(value, name: str) -> float:
     """One number in [0, 1], or `InvalidInputError` saying what was given."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be one number in [0, 1], got {value!r}") from None
+    number = as_number(value, name, "one number in [0, 1]")
     if not 0.0 <= number <= 1.0:   # NaN fails too
         raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
     return number

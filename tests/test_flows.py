@@ -8,6 +8,7 @@ import pytest
 
 import granular as gr
 from granular.constraints import ConstraintSet, remap_keys
+from granular.contact_laws import RowLaws
 from granular.flows import BoxRegion, CylinderRegion, Inlet, Outlet  # also gr.Inlet, ...
 from granular.runs import load_run
 
@@ -126,7 +127,7 @@ def test_remapped_keys_are_the_keys_of_the_renumbered_rows():
     def rows(i, j, wi, w, f, n_bodies):
         size = i.size + wi.size
         zero = np.zeros(size)
-        constraints = ConstraintSet(gap=zero, jacobian=None, restitution=zero,
+        constraints = ConstraintSet(gap=zero, jacobian=None, laws=RowLaws(zero),
                                     i=np.concatenate([i, wi]), j=np.concatenate([j, -np.ones(wi.size, int)]),
                                     wall=np.concatenate([-np.ones(i.size, int), w]), normal=np.zeros((size, 3)),
                                     feature=np.concatenate([np.zeros(i.size, int), f]))

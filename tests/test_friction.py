@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 import granular as gr
 from granular.constraints import ConstraintSet
+from granular.contact_laws import RowLaws
 from granular.contact.friction import project_frictional
 from granular.contact.problem import ContactProblem
 from granular.errors import InvalidInputError
@@ -36,9 +37,8 @@ def random_contacts(rng, d: int, m: int, s: int, mu_max: float = 1.5, approach: 
         predicted -= G[0] * (G[0] @ predicted + 1.0) / (G[0] @ G[0])
     friction = rng.uniform(0.0, mu_max, m)
     minus = -np.ones(m, dtype=np.int64)
-    constraints = ConstraintSet(gap=gaps, jacobian=sp.csr_matrix(G), restitution=np.zeros(m),
-                                i=np.arange(m), j=minus, wall=minus, normal=G, friction=friction,
-                                tangents=tangents)
+    constraints = ConstraintSet(gap=gaps, jacobian=sp.csr_matrix(G), laws=RowLaws(np.zeros(m), friction),
+                                i=np.arange(m), j=minus, wall=minus, normal=G, tangents=tangents)
     return metric, constraints, predicted
 
 
@@ -46,7 +46,7 @@ def check_law(metric, constraints, predicted, h, answer, tolerance):
     """The Coulomb-Maury law (N)-(T) and Proposition 1 of the 2017 study, checked directly."""
     G = constraints.jacobian.toarray()
     T = np.asarray(constraints.tangents)
-    mu = constraints.friction
+    mu = constraints.laws.friction
     u, l_n, l_t = answer.velocities, answer.impulses, answer.tangential_impulses
     scale = max(1.0, float(np.abs(predicted).max()), float(np.abs(l_n).max()))
     # momentum balance: r = M (u - v) = G^T l_N + T^T l_T, and r in R(q) (Proposition 1)
@@ -98,9 +98,10 @@ def test_frictional_solvers_at_mu_zero_agree_with_maurys_projection(s):
     h = 1e-2
     for _ in range(20):
         metric, constraints, predicted = random_contacts(rng, d=6, m=4, s=s)
-        constraints = ConstraintSet(constraints.gap, constraints.jacobian, constraints.restitution,
+        constraints = ConstraintSet(constraints.gap, constraints.jacobian,
+                                    RowLaws(constraints.laws.restitution, np.zeros(4)),
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
-                                    np.zeros(4), constraints.tangents)
+                                    constraints.tangents)
         frictional = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, h))
         maury = project(ContactProblem(metric, constraints.jacobian, predicted, -constraints.gap / h))
         scale = float(np.abs(predicted).max())
@@ -131,12 +132,12 @@ def test_planar_law_is_seed_002_projection_for_one_contact():
     rng = np.random.default_rng(5)
     for _ in range(30):
         metric, constraints, predicted = random_contacts(rng, d=4, m=1, s=1, mu_max=3.0)
-        constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.restitution,
+        constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.laws,
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
-                                    constraints.friction, constraints.tangents)
+                                    constraints.tangents)
         answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
         reference = reference_contact_law(metric.matrix(), constraints.jacobian.toarray()[0],
-                                     constraints.tangents[0], float(constraints.friction[0]), predicted)
+                                     constraints.tangents[0], float(constraints.laws.friction[0]), predicted)
         assert np.allclose(answer.velocities, reference, atol=1e-6 * np.abs(predicted).max())
 
 
@@ -150,11 +151,11 @@ def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
         G = constraints.jacobian.toarray()[0]
         direction = metric.solve(G)
         tangents = constraints.tangents[0] - np.outer(constraints.tangents[0] @ direction, G) / (G @ direction)
-        constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.restitution,
+        constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.laws,
                                     constraints.i, constraints.j, constraints.wall, constraints.normal,
-                                    constraints.friction, tangents[None])
+                                    tangents[None])
         answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
-        reference = reference_contact_law(metric.matrix(), G, tangents, float(constraints.friction[0]), predicted)
+        reference = reference_contact_law(metric.matrix(), G, tangents, float(constraints.laws.friction[0]), predicted)
         # the fixed point stops when sigma moves by FRICTION_TOLERANCE x scale; converging at a
         # linear rate rho, it is then within rho / (1 - rho) of that (rho <= 0.99 here)
         assert np.allclose(answer.velocities, reference, atol=100 * FRICTION_TOLERANCE * np.abs(predicted).max())
@@ -292,12 +293,14 @@ def test_a_frictional_row_without_a_tangent_is_refused_by_name():
     tangents = np.array(constraints.tangents)
     tangents[2] = 0.0
     for given in (tangents, sp.csr_matrix(tangents.reshape(8, 6))):
-        bad = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian, restitution=np.zeros(4),
+        bad = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian,
+                            laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.3, 0.3])),
                             i=np.arange(4), j=constraints.j, wall=constraints.wall, normal=constraints.normal,
-                            friction=np.array([0.3, 0.3, 0.3, 0.3]), tangents=given)
+                            tangents=given)
         with pytest.raises(InvalidInputError, match="constraint 2 has friction 0.3 but a zero tangent"):
             ContactProblem.from_constraints(metric, bad, predicted, 1e-2)
-        fine = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian, restitution=np.zeros(4),
+        fine = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian,
+                             laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.0, 0.3])),
                              i=np.arange(4), j=constraints.j, wall=constraints.wall, normal=constraints.normal,
-                             friction=np.array([0.3, 0.3, 0.0, 0.3]), tangents=given)
+                             tangents=given)
         ContactProblem.from_constraints(metric, fine, predicted, 1e-2)

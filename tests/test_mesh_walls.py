@@ -287,9 +287,10 @@ def test_a_mesh_carries_its_own_contact_law():
     rows = world.constraints(1e-3, world.q0, 1e-3, 0.0)
     on_mesh, on_plane = rows.wall == 0, rows.wall == 1
     assert on_mesh.sum() == 2 and on_plane.sum() == 1
-    assert np.all(rows.friction[on_mesh] == 0.7) and np.all(rows.friction[on_plane] == 0.2)
-    assert np.all(rows.rolling_friction[on_mesh] == 0.05) and np.all(rows.rolling_friction[on_plane] == 0.01)
-    assert np.all(rows.restitution[on_mesh] == 0.4) and np.all(rows.restitution[on_plane] == 0.9)
+    laws = rows.laws
+    assert np.all(laws.friction[on_mesh] == 0.7) and np.all(laws.friction[on_plane] == 0.2)
+    assert np.all(laws.rolling_friction[on_mesh] == 0.05) and np.all(laws.rolling_friction[on_plane] == 0.01)
+    assert np.all(laws.restitution[on_mesh] == 0.4) and np.all(laws.restitution[on_plane] == 0.9)
 
 
 def test_a_turning_mesh_is_drawn_turned_in_each_frame(tmp_path):

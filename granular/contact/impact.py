@@ -102,8 +102,8 @@ class ImpactAnswer:
 
 def is_frictional(constraints, rows: np.ndarray) -> bool:
     """Whether some of ``rows`` carries friction or rolling resistance."""
-    mu_r = constraints.rolling_friction
-    return bool(np.any(constraints.friction[rows] > 0.0)
+    mu_r = constraints.laws.rolling_friction
+    return bool(np.any(constraints.laws.friction[rows] > 0.0)
                 or (constraints.rolling is not None and mu_r is not None and np.any(mu_r[rows] > 0.0)))
 
 
@@ -132,9 +132,9 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
     ``rows`` of ``constraints``, applied to the velocity ``u`` (d,) before the impact.
 
     Raises what `project_frictional` raises (`JammingError`, `ConvergenceError`)."""
-    e = constraints.restitution[rows].astype(float)
-    et = np.zeros(rows.size) if constraints.tangential_restitution is None \
-        else constraints.tangential_restitution[rows].astype(float)
+    e = constraints.laws.restitution[rows].astype(float)
+    et = np.zeros(rows.size) if constraints.laws.tangential_restitution is None \
+        else constraints.laws.tangential_restitution[rows].astype(float)
     clusters = _clusters(constraints.jacobian[rows])
     moving = _moving(constraints, rows)
     iterations = 0

@@ -82,7 +82,11 @@ class ContactProblem:
         """The frictional problem of a step's `ConstraintSet` (gaps at ``t_{n+1}``, rows at
         ``q^n``) for the step ``h`` (s): ``b = -D/h`` (`ConstraintSet.lower`), the tangent
         and rolling rows checked (`InvalidInputError` naming a bad row). Rolling
-        resistance without friction gets zero tangent rows (s = 2)."""
+        resistance without friction gets zero tangent rows (s = 2).
+
+        The rows' laws (`granular.contact_laws.RowLaws`) become the problem's
+        coefficients here, and only here: ``mu`` (`check_friction`) and ``mu_r``
+        (`rolling_rows`)."""
         mu, T, s = check_friction(constraints)
         mu_r, R = rolling_rows(constraints)
         m = constraints.jacobian.shape[0]
@@ -119,9 +123,10 @@ def tangential_jacobian(constraints) -> tuple[sp.csr_matrix, int]:
 
 
 def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
-    """``(mu, T, s)`` of a constraint set, or `InvalidInputError` naming the bad row:
-    a negative or non-finite coefficient, or a frictional row without a tangent."""
-    mu = np.asarray(constraints.friction, dtype=float)
+    """``(mu, T, s)`` of a constraint set (``mu`` its ``laws.friction``), or
+    `InvalidInputError` naming the bad row: a negative or non-finite coefficient, or a
+    frictional row without a tangent."""
+    mu = np.asarray(constraints.laws.friction, dtype=float)
     bad = np.flatnonzero(~np.isfinite(mu) | (mu < 0.0))
     if bad.size:
         raise InvalidInputError(f"friction coefficient of constraint {bad[0]} is {mu[bad[0]]}; "
@@ -139,10 +144,11 @@ def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
 
 
 def rolling_rows(constraints) -> tuple:
-    """``(mu_r (m,), R (2m, d))`` of a constraint set with rolling resistance, else
+    """``(mu_r (m,), R (2m, d))`` of a constraint set with rolling resistance (``mu_r``
+    its ``laws.rolling_friction``), else
     ``(None, None)``; `InvalidInputError` for a negative or non-finite coefficient or
     rows of the wrong shape."""
-    R, mu_r = getattr(constraints, "rolling", None), getattr(constraints, "rolling_friction", None)
+    R, mu_r = constraints.rolling, constraints.laws.rolling_friction
     if R is None or mu_r is None:
         return None, None
     mu_r = np.asarray(mu_r, dtype=float)

@@ -311,7 +311,8 @@ class VelocityScheme:
         warm = self._warm(constraints, state)
         try:
             with solver_errors_at(t_next):
-                if np.any(constraints.friction > 0.0) or constraints.rolling is not None:  # granular.contact.friction
+                # granular.contact.friction
+                if np.any(constraints.laws.friction > 0.0) or constraints.rolling is not None:
                     problem = ContactProblem.from_constraints(
                         metric, constraints, u_star + increment, h, warm_start=warm,
                         warm_tangential=self._warm_tangential(constraints, state))

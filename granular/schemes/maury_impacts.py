@@ -58,7 +58,7 @@ def restitution_stage(metric, constraints, u, increment, h: float, solver: str, 
     carried `granular.schemes.maury_state.MauryState.previous_kick`; ``h`` the step (s),
     ``solver`` the projection's backend, ``spheres`` whether the system is spheres (whose
     rows may carry friction); the caller adds the packing fraction to a `JammingError`."""
-    G, e = constraints.jacobian, constraints.restitution
+    G, e = constraints.jacobian, constraints.laws.restitution
     zero = np.zeros(constraints.size)
     if constraints.size == 0 or not np.any(e > 0.0):
         return u, zero, ImpactReport()
@@ -115,7 +115,7 @@ def frictionless_impact(metric, constraints, rows, u, offset, solver: str):
     (1 + e) mu (k,), solver iterations, violation)``."""
     G_I = constraints.jacobian[rows]
     tangent = project(ContactProblem(metric, G_I, u, offset[rows]), solver=solver)
-    coefficients = dissipative_coefficients(metric, G_I, constraints.restitution[rows], tangent.impulses)
+    coefficients = dissipative_coefficients(metric, G_I, constraints.laws.restitution[rows], tangent.impulses)
     u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
     return u_star, (1.0 + coefficients) * tangent.impulses, tangent.iterations, tangent.violation
 

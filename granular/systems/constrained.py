@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..constraints import ConstraintSet
+from ..contact_laws import RowLaws
 from ..errors import InvalidInputError, MassMatrixError, NonFiniteError, OverlapError
 from ..metric import DenseMetric
 from ..validation import finite_array
@@ -282,8 +283,8 @@ class ConstrainedSystem:
                                 for c in self.constraint_list])
         friction = np.array([c.friction for c in self.constraint_list])
         return ConstraintSet(gap=self.gaps(t_next, q), jacobian=sp.csr_matrix(rows),
-                             restitution=restitution, i=index, j=minus, wall=minus, normal=rows,
-                             friction=friction, tangents=self._tangents(t_next, q, friction))
+                             laws=RowLaws(restitution, friction), i=index, j=minus, wall=minus, normal=rows,
+                             tangents=self._tangents(t_next, q, friction))
 
     @property
     def has_friction(self) -> bool:

@@ -1,6 +1,6 @@
 """What the walls share: checks of their arguments, prescribed translations
-(`Translation`), the bases of translating and turning walls, the helpers of their
-contact rows, and the warning about a turning wall without friction. The
+(`Translation`), the bases of translating and turning walls and of their contact rows
+(`RowsNear`), and the warning about a turning wall without friction. The
 conventions and the moving-wall rows are derived in `granular.walls`."""
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 
 from ..errors import IneffectiveWallWarning, InvalidInputError
-from ..surfaces import RecordedVelocity
+from ..surfaces import ContactRows, RecordedVelocity
+from ..validation import as_number
 
 
 def vector3(value, name: str) -> np.ndarray:
@@ -33,42 +34,8 @@ def unit_vector(value, name: str) -> np.ndarray:
     return vector / length
 
 
-def checked_restitution(value, name: str) -> float | None:
-    if value is None:
-        return None
-    e = float(value)
-    if not 0.0 <= e <= 1.0:
-        raise InvalidInputError(f"{name} restitution must lie in [0, 1], got {e}")
-    return e
-
-
-def checked_tangential_restitution(value, name: str) -> float | None:
-    if value is None:
-        return None
-    try:
-        et = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} tangential_restitution must be a number in [0, 1], got {value!r}") from None
-    if not 0.0 <= et <= 1.0:
-        raise InvalidInputError(f"{name} tangential_restitution must lie in [0, 1], got {et}")
-    return et
-
-
-def check_rolling(value, name: str) -> None:
-    if value is not None and not (np.isfinite(value) and value >= 0.0):
-        raise InvalidInputError(f"{name} rolling_friction must be finite and >= 0, got {value}")
-
-
-def check_friction(value, name: str) -> None:
-    if value is not None and not (np.isfinite(value) and value >= 0.0):
-        raise InvalidInputError(f"{name} friction must be finite and >= 0, got {value}")
-
-
 def checked_angular_speed(value, name: str) -> float:
-    try:
-        omega = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} angular_velocity must be a number (rad/s), got {value!r}") from None
+    omega = as_number(value, f"{name} angular_velocity", "a number (rad/s)")
     if not np.isfinite(omega):
         raise InvalidInputError(f"{name} angular_velocity must be finite, got {omega}")
     return omega
@@ -163,15 +130,6 @@ def as_translation(velocity, name: str) -> Translation:
     return velocity if isinstance(velocity, Translation) else Translation(velocity, name)
 
 
-def check_law(wall, name: str) -> None:
-    """Check and normalise the contact law of a frozen wall dataclass in place."""
-    object.__setattr__(wall, "restitution", checked_restitution(wall.restitution, name))
-    tangential = checked_tangential_restitution(wall.tangential_restitution, name)
-    object.__setattr__(wall, "tangential_restitution", tangential)
-    check_friction(wall.friction, name)
-    check_rolling(wall.rolling_friction, name)
-
-
 def set_translation(wall, name: str) -> Translation:
     """Give a frozen wall dataclass its `Translation` (``_translation``); a constant
     velocity is stored as an array (None for a still wall)."""
@@ -231,20 +189,39 @@ class Translating:
         return self._translation.displacement(t)
 
 
-class Turning(Translating):
-    """What a wall that may also turn about its own axis (a plane's normal) shares:
-    ``angular_velocity`` (rad/s)."""
+class Rotating(Translating):
+    """What a wall that may also turn at ``angular_velocity`` (rad/s) about an axis shares."""
 
     @property
     def moves(self) -> bool:
         """Whether the wall translates or turns."""
         return self._translation.moves or self.angular_velocity != 0.0
 
+
+class Turning(Rotating):
+    """What a wall that may turn about its own axis of symmetry (a plane's normal, a
+    cylinder's axis) shares: turning, its surface slides over itself."""
+
     @property
     def spins_in_place(self) -> bool:
         """Whether it turns about its axis: its surface slides over itself, so only
         friction feels it."""
         return self.angular_velocity != 0.0
+
+
+class RowsNear:
+    """What a contact surface whose rows are the spheres near it shares: `rows` from
+    the gaps and normals where the surface is at ``t`` (``gaps_at(t, positions,
+    radii)``) and its material velocity at the contact points
+    (``surface_velocity(points, t_next, h)``)."""
+
+    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
+        """`granular.surfaces.ContactSurface.rows`: the surface where it is at ``t``."""
+        spheres, gaps, normals = near_rows(*self.gaps_at(t, positions, radii), margin)
+        velocities = None
+        if h is not None and self.moves:
+            velocities = self.surface_velocity(contact_points(positions, radii, spheres, normals), t, h)
+        return ContactRows(spheres, gaps, normals, velocities)
 
 
 def with_motion(description: dict, translation: Translation, angular_velocity: float = 0.0) -> dict:
@@ -258,10 +235,7 @@ def with_motion(description: dict, translation: Translation, angular_velocity: f
 
 
 def positive_length(value, name: str) -> float:
-    try:
-        length = float(value)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} must be a positive number of metres, got {value!r}") from None
+    length = as_number(value, name, "a positive number of metres")
     if not (np.isfinite(length) and length > 0.0):
         raise InvalidInputError(f"{name} must be positive and finite, got {length} m")
     return length

@@ -8,19 +8,18 @@ from typing import ClassVar
 import numpy as np
 
 from .. import wall_drawing as drawing
+from ..contact_laws import SurfaceLaw
 from ..errors import InvalidInputError
-from ..surfaces import ContactRows, WallShape, register_wall
-from .common import (check_law, checked_angular_speed,
-                     contact_points, described_velocity,
-                     motion_velocity, near_rows, orthogonal_unit,
-                     positive_length, set_translation, Translation, Turning, unit_vector, vector3,
-                     with_motion)
+from ..surfaces import WallShape, register_wall
+from ..validation import as_number
+from .common import (checked_angular_speed, described_velocity, motion_velocity, orthogonal_unit, positive_length,
+                     RowsNear, set_translation, Translation, Turning, unit_vector, vector3, with_motion)
 from .planes import Plane
 
 
 @register_wall
 @dataclass(frozen=True)
-class Cylinder(Turning):
+class Cylinder(SurfaceLaw, Turning):
     """The inside of a circular cylinder: a drum, a silo, a pipe.
 
     Spheres stay within ``radius`` of the axis: the gap of sphere ``i`` is ``D =
@@ -51,8 +50,8 @@ class Cylinder(Turning):
         rotating drum. The caps turn with the side.
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation (m/s), as for `Plane`.
-    restitution, friction, rolling_friction, tangential_restitution : float or None
-        As for `Plane`, shared by the side and the caps.
+    restitution, friction, rolling_friction, tangential_restitution : float or None, keyword-only
+        The contact law (`granular.contact_laws.SurfaceLaw`), shared by the side and the caps.
     """
 
     kind: ClassVar[str] = "cylinder"
@@ -64,10 +63,6 @@ class Cylinder(Turning):
     caps: bool = True
     angular_velocity: float = 0.0
     velocity: object = None
-    restitution: float | None = None
-    friction: float | None = None
-    rolling_friction: float | None = None
-    tangential_restitution: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "centre", vector3(self.centre, "Cylinder centre"))
@@ -77,7 +72,7 @@ class Cylinder(Turning):
             object.__setattr__(self, "height", positive_length(self.height, "Cylinder height"))
         object.__setattr__(self, "caps", bool(self.caps))
         object.__setattr__(self, "angular_velocity", checked_angular_speed(self.angular_velocity, "Cylinder"))
-        check_law(self, "Cylinder")
+        self.check_law()
         set_translation(self, "Cylinder")
 
     @property
@@ -89,13 +84,11 @@ class Cylinder(Turning):
         capped, the one at ``-height/2`` first."""
         motion = self._translation if self._translation.moves else None
         half = None if self.height is None else 0.5 * self.height
-        side = CylinderSide(self.centre, self.axis, self.radius, half, self.angular_velocity, motion,
-                            self.restitution, self.friction, self.rolling_friction, self.tangential_restitution)
+        side = CylinderSide(self.centre, self.axis, self.radius, half, self.angular_velocity, motion, **self.law())
         if not self.capped:
             return [side]
-        return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, self.restitution,
-                               self.friction, self.rolling_friction, motion, sign * self.angular_velocity,
-                               self.tangential_restitution)
+        return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, motion,
+                               sign * self.angular_velocity, **self.law())
                          for sign in (1.0, -1.0)]
 
     planes = surfaces
@@ -154,8 +147,9 @@ class Cylinder(Turning):
 
 
 @dataclass(frozen=True)
-class CylinderSide:
-    """The side of a `Cylinder` as one contact surface (built by `Cylinder.surfaces`).
+class CylinderSide(SurfaceLaw, RowsNear):
+    """The side of a `Cylinder` as one contact surface (built by `Cylinder.surfaces`,
+    with its contact law).
 
     ``half_height`` None: infinite; else the side acts on the spheres whose centres
     lie within ``half_height`` of ``centre`` along the axis. ``translation`` is the
@@ -168,10 +162,6 @@ class CylinderSide:
     half_height: float | None
     angular_velocity: float
     translation: object
-    restitution: float | None
-    friction: float | None
-    rolling_friction: float | None
-    tangential_restitution: float | None = None
 
     @property
     def moves(self) -> bool:
@@ -201,13 +191,9 @@ class CylinderSide:
             gaps = np.where(np.abs(along) <= self.half_height, gaps, np.inf)
         return gaps, normals
 
-    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
-        """`granular.surfaces.ContactSurface.rows`: the side where it is at ``t``."""
-        spheres, gaps, normals = near_rows(*self.at(t).gaps(positions, radii), margin)
-        velocities = None
-        if h is not None and self.moves:
-            velocities = self.surface_velocity(contact_points(positions, radii, spheres, normals), t, h)
-        return ContactRows(spheres, gaps, normals, velocities)
+    def gaps_at(self, t: float, positions: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`gaps` of the side where it is at ``t`` (`RowsNear.rows`)."""
+        return self.at(t).gaps(positions, radii)
 
     def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
         """Velocity (k, 3) (m/s) of the side's material at ``points`` (k, 3) over the step
@@ -222,7 +208,7 @@ class CylinderSide:
 
 @register_wall
 @dataclass(frozen=True)
-class Cone(Turning):
+class Cone(SurfaceLaw, RowsNear, Turning):
     """A conical funnel (a frustum), open at both ends, a thin two-sided shell.
 
     The shell joins the circle of radius ``lower_radius`` about ``axis`` through
@@ -252,8 +238,8 @@ class Cone(Turning):
         Spin (rad/s) about the axis, felt through friction only.
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation (m/s), as for `Plane`.
-    restitution, friction, rolling_friction, tangential_restitution : float or None
-        As for `Plane`.
+    restitution, friction, rolling_friction, tangential_restitution : float or None, keyword-only
+        The contact law (`granular.contact_laws.SurfaceLaw`).
     """
 
     kind: ClassVar[str] = "cone"
@@ -266,20 +252,12 @@ class Cone(Turning):
     height: float
     angular_velocity: float = 0.0
     velocity: object = None
-    restitution: float | None = None
-    friction: float | None = None
-    rolling_friction: float | None = None
-    tangential_restitution: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "centre", vector3(self.centre, "Cone centre"))
         object.__setattr__(self, "axis", unit_vector(self.axis, "Cone axis"))
         for name in ("lower_radius", "upper_radius"):
-            try:
-                value = float(getattr(self, name))
-            except (TypeError, ValueError):
-                raise InvalidInputError(f"Cone {name} must be a number of metres, got {getattr(self, name)!r}") \
-                    from None
+            value = as_number(getattr(self, name), f"Cone {name}", "a number of metres")
             if not (np.isfinite(value) and value >= 0.0):
                 raise InvalidInputError(f"Cone {name} must be finite and >= 0, got {value} m")
             object.__setattr__(self, name, value)
@@ -287,7 +265,7 @@ class Cone(Turning):
             raise InvalidInputError("Cone needs a positive lower_radius or upper_radius")
         object.__setattr__(self, "height", positive_length(self.height, "Cone height"))
         object.__setattr__(self, "angular_velocity", checked_angular_speed(self.angular_velocity, "Cone"))
-        check_law(self, "Cone")
+        self.check_law()
         set_translation(self, "Cone")
 
     def surfaces(self) -> list["Cone"]:
@@ -314,15 +292,15 @@ class Cone(Turning):
         normals = offset[:, :1] * outward + offset[:, 1:] * self.axis
         return distance - radii, normals
 
-    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
-        centre = self.centre + self.displacement(t) if self._translation.moves else self.centre
-        spheres, gaps, normals = near_rows(*self.gaps(positions, radii, centre), margin)
-        velocities = None
-        if h is not None and self.moves:
-            points = contact_points(positions, radii, spheres, normals)
-            velocities = motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points,
-                                          t, h)
-        return ContactRows(spheres, gaps, normals, velocities)
+    def gaps_at(self, t: float, positions: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`gaps` of the cone where it is at ``t`` (`RowsNear.rows`)."""
+        return self.gaps(positions, radii, self.centre + self.displacement(t) if self._translation.moves
+                         else self.centre)
+
+    def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
+        """Velocity (k, 3) (m/s) of the shell at ``points`` (k, 3) over the step ending at
+        ``t_next``: the mean translation plus ``omega axis x (x - c(t_next))``."""
+        return motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points, t_next, h)
 
     def label(self) -> str:
         return (f"cone from radius {self.lower_radius} at {self.centre.tolist()} to radius {self.upper_radius} "

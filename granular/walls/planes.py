@@ -8,16 +8,16 @@ from typing import ClassVar
 import numpy as np
 
 from .. import wall_drawing as drawing
+from ..contact_laws import SurfaceLaw
 from ..errors import InvalidInputError
-from ..surfaces import ContactRows, WallShape, register_wall
-from .common import (check_law, checked_angular_speed, contact_points, described_velocity, motion_velocity,
-                     names_of_normal, near_rows, set_translation, Translating, Turning, unit_vector, vector3,
-                     with_motion)
+from ..surfaces import WallShape, register_wall
+from .common import (checked_angular_speed, described_velocity, motion_velocity, names_of_normal, RowsNear,
+                     set_translation, Translating, Turning, unit_vector, vector3, with_motion)
 
 
 @register_wall
 @dataclass(frozen=True)
-class Plane(Turning):
+class Plane(SurfaceLaw, RowsNear, Turning):
     """An infinite plane wall, still or moving.
 
     Parameters
@@ -25,28 +25,17 @@ class Plane(Turning):
     point : (3,) array
         A point of the plane (m), at ``t = 0`` for a moving plane.
     normal : (3,) array
-        Normal pointing to the admissible half-space; normalised here.
-    restitution : float or None
-        Coefficient of restitution of sphere-plane impacts; ``None`` uses the
-        sphere's coefficient. Rows of a plane moving along its normal use 0 (module
-        docstring).
-    friction : float or None
-        Coulomb coefficient of sphere-plane contacts; ``None`` uses the world's.
-    rolling_friction : float or None
-        Rolling resistance coefficient ``mu_r`` (dimensionless) of sphere-plane
-        contacts: torque impulse at most ``mu_r r lambda_N``; ``None`` uses the world's.
-        It resists the sphere's own rolling, as on a still plane.
+        Normal pointing to the admissible side; normalised here.
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation velocity (m/s): a piston (along the normal), a shear
         wall (along the plane). ``None``: the plane stays put.
     angular_velocity : float
         Spin (rad/s) about the normal through ``point`` (right-handed): a turntable,
         or the end cap of a turning `Cylinder`. It only acts through friction.
-    tangential_restitution : float or None
-        Tangential coefficient of restitution ``et`` in [0, 1] of sphere-plane
-        impacts (`granular.contact.impact`: a contact point that sticks in an impact leaves
-        with ``-et`` times its tangential velocity relative to the plane); ``None``
-        uses the world's.
+    restitution, friction, rolling_friction, tangential_restitution : float or None, keyword-only
+        The contact law of sphere-plane contacts (`granular.contact_laws.SurfaceLaw`;
+        None: the world's). Rolling resistance resists the sphere's own rolling, as
+        on a still plane; restitution acts on the velocity relative to a moving plane.
     """
 
     kind: ClassVar[str] = "plane"
@@ -54,18 +43,14 @@ class Plane(Turning):
 
     point: np.ndarray
     normal: np.ndarray
-    restitution: float | None = None
-    friction: float | None = None
-    rolling_friction: float | None = None
     velocity: object = None
     angular_velocity: float = 0.0
-    tangential_restitution: float | None = None
 
     def __post_init__(self):
         name = type(self).__name__
         object.__setattr__(self, "point", vector3(self.point, f"{name} point"))
         object.__setattr__(self, "normal", unit_vector(self.normal, f"{name} normal"))
-        check_law(self, name)
+        self.check_law()
         object.__setattr__(self, "angular_velocity", checked_angular_speed(self.angular_velocity, name))
         set_translation(self, name)
 
@@ -87,13 +72,9 @@ class Plane(Turning):
         gaps = (positions - self.point) @ self.normal - radii
         return gaps, np.broadcast_to(self.normal, positions.shape)
 
-    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
-        """`granular.surfaces.ContactSurface.rows`: the plane where it is at ``t``."""
-        spheres, gaps, normals = near_rows(*self.at(t).gaps(positions, radii), margin)
-        velocities = None
-        if h is not None and self.moves:
-            velocities = self.surface_velocity(contact_points(positions, radii, spheres, normals), t, h)
-        return ContactRows(spheres, gaps, normals, velocities)
+    def gaps_at(self, t: float, positions: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`gaps` of the plane where it is at ``t`` (`RowsNear.rows`)."""
+        return self.at(t).gaps(positions, radii)
 
     def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
         """Velocity (k, 3) (m/s) of the wall's material at ``points`` (k, 3) over the
@@ -134,7 +115,7 @@ class Plane(Turning):
 
 @register_wall
 @dataclass(frozen=True)
-class Box(Translating):
+class Box(SurfaceLaw, Translating):
     """An axis-aligned box container: spheres stay inside ``[lower, upper]``.
 
     Parameters
@@ -143,12 +124,10 @@ class Box(Translating):
         Opposite corners (m), ``lower < upper`` componentwise, at ``t = 0``.
     open_top : bool
         Leave out the face ``z = upper[2]`` (a container open to the sky).
-    restitution, friction, rolling_friction : float or None
-        As for `Plane`, shared by the faces.
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation of the whole box (m/s), as for `Plane`: a shaken box.
-    tangential_restitution : float or None
-        As for `Plane`, shared by the faces.
+    restitution, friction, rolling_friction, tangential_restitution : float or None, keyword-only
+        The contact law (`granular.contact_laws.SurfaceLaw`), shared by the faces.
     """
 
     kind: ClassVar[str] = "box"
@@ -156,11 +135,7 @@ class Box(Translating):
     lower: np.ndarray
     upper: np.ndarray
     open_top: bool = False
-    restitution: float | None = None
-    friction: float | None = None
-    rolling_friction: float | None = None
     velocity: object = None
-    tangential_restitution: float | None = None
 
     def __post_init__(self):
         lower = vector3(self.lower, "Box lower")
@@ -170,7 +145,7 @@ class Box(Translating):
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
         object.__setattr__(self, "open_top", bool(self.open_top))
-        check_law(self, "Box")
+        self.check_law()
         set_translation(self, "Box")
 
     def surfaces(self) -> list[Plane]:
@@ -181,11 +156,9 @@ class Box(Translating):
         for axis in range(3):
             normal = np.zeros(3)
             normal[axis] = 1.0
-            faces.append(Plane(self.lower, normal, self.restitution, self.friction, self.rolling_friction, motion,
-                               tangential_restitution=self.tangential_restitution))
+            faces.append(Plane(self.lower, normal, motion, **self.law()))
             if not (self.open_top and axis == 2):
-                faces.append(Plane(self.upper, -normal, self.restitution, self.friction, self.rolling_friction,
-                                   motion, tangential_restitution=self.tangential_restitution))
+                faces.append(Plane(self.upper, -normal, motion, **self.law()))
         return faces
 
     planes = surfaces
@@ -235,7 +208,7 @@ class Box(Translating):
 
 @register_wall
 @dataclass(frozen=True)
-class Panel(Translating):
+class Panel(SurfaceLaw, RowsNear, Translating):
     """A finite rectangle, a thin two-sided sheet: a hopper's flank, a baffle, a chute.
 
     The rectangle is ``corner + s along + w across`` for ``0 <= s, w <= 1``. The gap
@@ -256,8 +229,8 @@ class Panel(Translating):
         product of their lengths).
     velocity : None, (3,) array or callable ``t -> (3,)``
         Prescribed translation (m/s), as for `Plane`: a vibrating chute.
-    restitution, friction, rolling_friction, tangential_restitution : float or None
-        As for `Plane`.
+    restitution, friction, rolling_friction, tangential_restitution : float or None, keyword-only
+        The contact law (`granular.contact_laws.SurfaceLaw`).
     """
 
     kind: ClassVar[str] = "panel"
@@ -266,11 +239,7 @@ class Panel(Translating):
     corner: np.ndarray
     along: np.ndarray
     across: np.ndarray
-    restitution: float | None = None
-    friction: float | None = None
-    rolling_friction: float | None = None
     velocity: object = None
-    tangential_restitution: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "corner", vector3(self.corner, "Panel corner"))
@@ -283,7 +252,7 @@ class Panel(Translating):
                                     "orthogonal (a rectangle)")
         object.__setattr__(self, "along", along)
         object.__setattr__(self, "across", across)
-        check_law(self, "Panel")
+        self.check_law()
         set_translation(self, "Panel")
 
     @property
@@ -313,14 +282,14 @@ class Panel(Translating):
                            offset / np.where(distance > 0.0, distance, 1.0)[:, None])
         return gaps, normals
 
-    def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
-        corner = self.corner + self.displacement(t) if self.moves else self.corner
-        spheres, gaps, normals = near_rows(*self.gaps(positions, radii, corner), margin)
-        velocities = None
-        if h is not None and self.moves:
-            points = contact_points(positions, radii, spheres, normals)
-            velocities = motion_velocity(self._translation, 0.0, self.normal, corner, points, t, h)
-        return ContactRows(spheres, gaps, normals, velocities)
+    def gaps_at(self, t: float, positions: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """`gaps` of the panel where it is at ``t`` (`RowsNear.rows`)."""
+        return self.gaps(positions, radii, self.corner + self.displacement(t) if self.moves else self.corner)
+
+    def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
+        """Velocity (k, 3) (m/s) of the panel at ``points`` (k, 3) over the step ending
+        at ``t_next``: its mean translation (it does not turn)."""
+        return motion_velocity(self._translation, 0.0, self.normal, self.corner, points, t_next, h)
 
     def label(self) -> str:
         return f"panel at {self.corner.tolist()} with edges {self.along.tolist()} and {self.across.tolist()}"
