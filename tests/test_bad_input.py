@@ -215,3 +215,14 @@ def test_a_blow_up_raises_non_finite_error_with_the_time_and_keeps_the_last_fini
     assert f"t = {caught.value.t:.6g} s" in str(caught.value)
     assert np.all(np.isfinite(sim.positions)) and np.all(np.isfinite(sim.velocities))
     assert 0.05 < sim.t < 0.2  # growth by ~100 a step overflows 1e308 within ~150 steps
+
+
+@pytest.mark.parametrize("build", [
+    lambda: gr.Plane([0, 0, 0], [0, 0, 1], 0.3, 0.5),
+    lambda: gr.Box([0, 0, 0], [1, 1, 1], False, 0.3),
+    lambda: gr.Panel([0, 0, 0], [1, 0, 0], [0, 1, 0], 0.3),
+])
+def test_a_walls_law_and_motion_are_keywords_never_read_by_position(build):
+    """A coefficient given by position is refused, not read as the wall's motion."""
+    with pytest.raises(TypeError):
+        build()

@@ -87,8 +87,8 @@ class Cylinder(SurfaceLaw, Turning):
         side = CylinderSide(self.centre, self.axis, self.radius, half, self.angular_velocity, motion, **self.law())
         if not self.capped:
             return [side]
-        return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, motion,
-                               sign * self.angular_velocity, **self.law())
+        return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, velocity=motion,
+                               angular_velocity=sign * self.angular_velocity, **self.law())
                          for sign in (1.0, -1.0)]
 
     planes = surfaces

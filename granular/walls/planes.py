@@ -2,7 +2,7 @@
 `Panel` and the `Polygon` of flat faces (conventions in `granular.walls`)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import ClassVar
 
 import numpy as np
@@ -43,6 +43,7 @@ class Plane(SurfaceLaw, RowsNear, Turning):
 
     point: np.ndarray
     normal: np.ndarray
+    _: KW_ONLY
     velocity: object = None
     angular_velocity: float = 0.0
 
@@ -135,6 +136,7 @@ class Box(SurfaceLaw, Translating):
     lower: np.ndarray
     upper: np.ndarray
     open_top: bool = False
+    _: KW_ONLY
     velocity: object = None
 
     def __post_init__(self):
@@ -156,9 +158,9 @@ class Box(SurfaceLaw, Translating):
         for axis in range(3):
             normal = np.zeros(3)
             normal[axis] = 1.0
-            faces.append(Plane(self.lower, normal, motion, **self.law()))
+            faces.append(Plane(self.lower, normal, velocity=motion, **self.law()))
             if not (self.open_top and axis == 2):
-                faces.append(Plane(self.upper, -normal, motion, **self.law()))
+                faces.append(Plane(self.upper, -normal, velocity=motion, **self.law()))
         return faces
 
     planes = surfaces
@@ -239,6 +241,7 @@ class Panel(SurfaceLaw, RowsNear, Translating):
     corner: np.ndarray
     along: np.ndarray
     across: np.ndarray
+    _: KW_ONLY
     velocity: object = None
 
     def __post_init__(self):
