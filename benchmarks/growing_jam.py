@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 import granular as gr
-from granular.neighbors import candidate_pairs, pair_gaps
+from granular.spheres.neighbors import candidate_pairs, pair_gaps
 
 FRACTION = 0.35
 GROWTH = 2.0   # 1/s: r(t) = r0 (1 + GROWTH t)

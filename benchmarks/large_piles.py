@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.neighbors import candidate_pairs, pair_gaps
+from granular.spheres.neighbors import candidate_pairs, pair_gaps
 from tails import tail_line
 
 RADIUS = 0.01

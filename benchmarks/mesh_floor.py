@@ -8,7 +8,7 @@ same world is built twice: with the `Plane` floor, and with a `TriangleMesh` flo
 covering the container's footprint, a 100 x 100 grid of squares cut in two
 (20,000 triangles of 2.2 mm sides, a fifth of a sphere's radius: the worst case for
 the index, each bottom sphere near about a hundred triangles). A flat triangulated
-floor gives a `Plane`'s rows bit for bit (`granular.mesh_geometry`), so the two runs
+floor gives a `Plane`'s rows bit for bit (`granular.walls.mesh_geometry`), so the two runs
 take the same steps and only the floor's cost differs. The two are stepped in
 alternating blocks of ``--block`` steps (so that a busy machine slows both alike),
 ``--steps`` each; the script prints, for each, the tail line

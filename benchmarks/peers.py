@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import granular as gr
-from granular.neighbors import candidate_pairs, pair_gaps
+from granular.spheres.neighbors import candidate_pairs, pair_gaps
 from peer_scenes import scopi_box, siconos_box
 from tails import tail_line
 

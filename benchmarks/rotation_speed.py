@@ -7,7 +7,7 @@ worlds, the same positions and velocities:
 
 - ``frictionless``: mu = 0 (Maury's projection, `granular.contact.projection`);
 - ``points``: mu = 0.5, ``rotation=False`` (frictional points, 3N unknowns);
-- ``turning``: mu = 0.5, spheres that turn (6N unknowns, `granular.world`);
+- ``turning``: mu = 0.5, spheres that turn (6N unknowns, `granular.spheres.world`);
 - ``rolling``: as ``turning`` with rolling resistance mu_r = 0.1.
 
 Prints, per world, the mean and median wall time per step, the mean processor

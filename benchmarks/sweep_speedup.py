@@ -20,13 +20,13 @@ import statistics
 import tempfile
 import time
 
-from granular import sweep
+from granular.app import sweep
 
 
 def warm_up() -> str:
     """Import what a run imports (numpy, scipy, the solvers), on a worker."""
     import granular.simulation  # noqa: F401
-    import granular.sweep  # noqa: F401
+    import granular.app.sweep  # noqa: F401
 
     return "ready"
 

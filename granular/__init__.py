@@ -14,17 +14,17 @@ from .constraints import ConstraintSet, Contacts
 from .errors import (ConvergenceError, GranularError, InvalidInputError, JammingError,
                      MassMatrixError, NonFiniteError, OverlapError, RadiusError, RunInterrupted, SolverError,
                      SolverToleranceWarning, TimeStepWarning, TrajectoryFileError)
-from .results import SolverStats, StepResult
+from .records.results import SolverStats, StepResult
 from .simulation import Simulation
-from .trajectory import Trajectory
+from .records.trajectory import Trajectory
 from .walls import Box, Cone, Cylinder, Panel, PeriodicBox, Plane
-from .meshes import TriangleMesh
-from .flows import BoxRegion, CylinderRegion, Inlet, Outlet
-from .surfaces import ContactRows, Surface, WallShape, register_wall
-from .overlaps import remove_overlaps
+from .walls.meshes import TriangleMesh
+from .spheres.flows import BoxRegion, CylinderRegion, Inlet, Outlet
+from .walls.surfaces import ContactRows, Surface, WallShape, register_wall
+from .spheres.overlaps import remove_overlaps
 from .systems import Beam, Constraint, ConstrainedSystem
-from .world import SphereWorld
-from .configurations import world_from_file
+from .spheres.world import SphereWorld
+from .records.configurations import world_from_file
 
 __version__ = "0.1.0"
 

@@ -107,7 +107,7 @@ class ConstraintSet:
         them ("floor", "box x-max"; `granular.walls.surface_names`), for messages.
     feature : (m,) int array or None
         Which of a sphere's rows on one surface a row is, when a surface can touch a
-        sphere at several places (`granular.surfaces.ContactRows.features`): 0 for the
+        sphere at several places (`granular.walls.surfaces.ContactRows.features`): 0 for the
         first, 1, 2 ... for the others; 0 for pairs. None: every row is 0.
     """
 

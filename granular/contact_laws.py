@@ -52,7 +52,7 @@ def check_nonnegative_coefficient(value, name: str) -> None:
 @dataclass(frozen=True, eq=False)
 class SurfaceLaw:
     """The contact law of a wall's contacts with the spheres, a keyword-only base of
-    every wall (`granular.walls`, `granular.meshes.TriangleMesh`). ``None`` takes the
+    every wall (`granular.walls`, `granular.walls.meshes.TriangleMesh`). ``None`` takes the
     world's value for the coefficient.
 
     Parameters

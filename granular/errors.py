@@ -163,7 +163,7 @@ class TrajectoryFileError(GranularError):
 
 class RunInterrupted(KeyboardInterrupt):
     """A run stopped by a signal (SIGINT, Ctrl-C; SIGTERM, what a batch scheduler
-    sends) at the end of the step it was computing (`granular.streaming.StopRequest`).
+    sends) at the end of the step it was computing (`granular.records.streaming.StopRequest`).
 
     A `KeyboardInterrupt`, not a `GranularError`: code that catches ``Exception``
     does not swallow it. Attributes: ``signal`` the signal's number, ``t`` the time

@@ -27,15 +27,15 @@ import numpy as np
 
 from .constraints import Contacts
 from .errors import GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning
-from .flows import FlowCounters
+from .spheres.flows import FlowCounters
 from .protocols import CoordinateSystem, searches_neighbours
-from .recording import Frame, Recorder, missed_summary
-from .results import StepResult
+from .records.recording import Frame, Recorder, missed_summary
+from .records.results import StepResult
 from .schemes import registry
 from .schemes.common import kinetic_energy
 from .schemes.registry import check_options, make_scheme
-from .streaming import FrameWriter, StopRequest
-from .trajectory import Trajectory
+from .records.streaming import FrameWriter, StopRequest
+from .records.trajectory import Trajectory
 from .validation import positive_scalar
 from .render.geometry import check_frame
 from .schemes.newmark import NewmarkScheme
@@ -101,7 +101,7 @@ class Simulation:
         self._record_rotation = False   # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
         #: Work (J) the moving walls did on the spheres since the start of the run
-        #: (`granular.results.StepResult.wall_work`; a restart from a run file goes on
+        #: (`granular.records.results.StepResult.wall_work`; a restart from a run file goes on
         #: from the work stored with the frame).
         self.wall_work = 0.0
         self._travel_warned = False     # TimeStepWarning given (reset by each run)
@@ -138,7 +138,7 @@ class Simulation:
         previous impulses and sustained-contact kick, which set its next
         projection's start and its impact threshold; the previous positions of the
         two-step schemes) is set too when the trajectory has it for that frame (a
-        run saved by `granular.runs.save_run` stores it for its last frame): the
+        run saved by `granular.app.runs.save_run` stores it for its last frame): the
         continued run is then identical bit for bit to the uninterrupted one
         (``tests/test_restart.py``). Without it the first step starts cold, and the
         kick decides which contacts bounce: a pour's velocities then differed by
@@ -146,7 +146,7 @@ class Simulation:
         The velocity scheme's active-set factor is not stored; it is rebuilt, which
         changed no bit in that test. For a world with inlets or outlets the spheres
         present in the frame (their ids, radii and masses) and the counters
-        (`granular.flows.FlowCounters`) are set first; the cumulative work of the
+        (`granular.spheres.flows.FlowCounters`) are set first; the cumulative work of the
         moving walls is set from the frame when the run stored it.
         """
         from .scenes import rebuild_simulation  # cycle: scenes imports simulation
@@ -167,7 +167,7 @@ class Simulation:
 
     def warm_state(self) -> dict:
         """What the scheme carries from one step to the next beyond ``(t, q, u)``, for a
-        restart (`granular.runs.save_run` stores it; `from_trajectory` sets it back).
+        restart (`granular.app.runs.save_run` stores it; `from_trajectory` sets it back).
 
         ``{"t": time, "scheme": name, "values": {name: value}}``, values being
         arrays, tuples of arrays and floats, or None (copies): the scheme's
@@ -297,9 +297,9 @@ class Simulation:
         return result
 
     def exchange(self) -> None:
-        """Apply the world's outlets and inlets at the current time (`granular.flows`) and
+        """Apply the world's outlets and inlets at the current time (`granular.spheres.flows`) and
         carry the scheme's state over to the spheres then present: the first part of
-        `step` in a world with inlets or outlets (`granular.world.SphereWorld.exchange`)."""
+        `step` in a world with inlets or outlets (`granular.spheres.world.SphereWorld.exchange`)."""
         system = self.system
         n_before = system.n
         exchange = system.exchange(self.t, self.dt, self._q)
@@ -341,13 +341,13 @@ class Simulation:
         progress : callable ``(step_index, n_steps, result)`` or None
             Called after every step (the command-line progress bar uses it); on the
             fast path below, after every recorded step.
-        out : str, Path, `granular.streaming.FrameWriter` or None
+        out : str, Path, `granular.records.streaming.FrameWriter` or None
             Stream the frames to this run file (HDF5) as they are recorded, flushing
-            after each (`granular.streaming`): the frames are not kept in memory, so
+            after each (`granular.records.streaming`): the frames are not kept in memory, so
             memory stays flat in the number of frames, and a process that dies
             leaves every frame up to the last flush. A path is created or replaced
             at the start; the scheme's warm state is written at the end, so
-            `from_trajectory(granular.runs.load_run(out))` continues bit for bit.
+            `from_trajectory(granular.app.runs.load_run(out))` continues bit for bit.
         checkpoint_every : float or None
             With ``out``: also write the warm state at the first recorded frame at
             least this many simulated seconds (s) after the previous checkpoint, so

@@ -24,7 +24,7 @@ def test_the_drums_drive_work_is_the_dissipation_and_the_energy_gained(drum):
     """The drive supplies ``-P`` (minus the power the spheres deliver to the drum), and
     ``-P = -Omega tau`` (the drum turns about its axis). Summed over the steps, the drive's
     work is the energy dissipated plus the energy the spheres gained, plus the
-    explicit scheme's own terms (`granular.results.StepResult`): ``1/2 h^2 |g|^2 sum m``
+    explicit scheme's own terms (`granular.records.results.StepResult`): ``1/2 h^2 |g|^2 sum m``
     a step and ``h^2 sum_walls F . g`` (the walls' impulses along gravity). Averaged
     over a turn in a steady state the energy gained vanishes: the torque times Omega
     is the dissipated power. Round-off: ulps of the ~300 steps' energies."""

@@ -16,7 +16,7 @@ import scipy.optimize
 
 import granular as gr
 from granular import tolerances
-from granular.drawing import shapes_of
+from granular.drawing.adapters import shapes_of
 from granular.errors import InvalidInputError
 from granular.schemes.newmark import NewmarkScheme, discrete_energy, simulate_tip
 from granular.systems.beam import Beam

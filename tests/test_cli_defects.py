@@ -184,7 +184,7 @@ def test_an_unwritable_output_names_the_file_asked_for_not_its_temporary(here, c
 
 
 def test_atomic_path_names_the_target_when_the_directory_refuses_the_temporary(tmp_path):
-    from granular.files import atomic_path
+    from granular.records.files import atomic_path
 
     with pytest.raises(OSError) as caught:
         with atomic_path("/proc/e.png"):           # /proc refuses new files, even to root
@@ -235,7 +235,7 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
     import matplotlib.pyplot as plt
 
     from granular.render import plots
-    from granular.runs import active_counts, noise_impulse
+    from granular.app.runs import active_counts, noise_impulse
 
     clean = gr.Trajectory.load(here / "runs" / "tiny.h5")
     path = damaged(here, "noisy.h5", _with_noise)
@@ -255,7 +255,7 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
 
 # -- 9. a negative "dissipation" is never printed --------------------------------------------------
 def test_growth_work_is_printed_as_energy_supplied_not_negative_dissipation(here, capsys):
-    from granular.runs import dissipation_text
+    from granular.app.runs import dissipation_text
 
     def grow(trajectory):       # what growing_spheres saved: swelling radii, contacts doing work
         trajectory.radii = trajectory.radii * (1.0 + 0.01 * np.arange(len(trajectory)))[:, None]
@@ -270,7 +270,7 @@ def test_growth_work_is_printed_as_energy_supplied_not_negative_dissipation(here
 
 
 def test_negative_round_off_prints_zero_and_force_work_names_the_contacts(here):
-    from granular.runs import dissipation_text
+    from granular.app.runs import dissipation_text
 
     trajectory = gr.Trajectory.load(here / "runs" / "tiny.h5")
     trajectory.dissipated_energy = np.full(len(trajectory), -1e-18)      # round-off of a J-scale run

@@ -98,7 +98,7 @@ def test_scenes_and_make_demo_write_outside_the_tracked_renders():
 
 
 def test_counts_are_plural_only_when_not_one(tmp_path, monkeypatch, capsys):
-    from granular.runs import plural
+    from granular.app.runs import plural
 
     assert (plural(1, "sphere"), plural(2, "run"), plural(0, "worker")) == ("1 sphere", "2 runs", "0 workers")
     monkeypatch.chdir(tmp_path)

@@ -9,8 +9,8 @@ import pytest
 import granular as gr
 from granular.constraints import ConstraintSet, remap_keys
 from granular.contact_laws import RowLaws
-from granular.flows import BoxRegion, CylinderRegion, Inlet, Outlet  # also gr.Inlet, ...
-from granular.runs import load_run
+from granular.spheres.flows import BoxRegion, CylinderRegion, Inlet, Outlet  # also gr.Inlet, ...
+from granular.app.runs import load_run
 
 R = 0.005
 DT = 1e-3
@@ -215,7 +215,7 @@ def test_renders_exports_and_inspect_show_the_spheres_present(tmp_path, capsys):
     from granular.cli.__main__ import main
     from granular.render.geometry import frame_scene
     from granular.render.vtkfiles import export_vtk
-    from granular.runs import save_run
+    from granular.app.runs import save_run
 
     world = fed_box(rate=3000.0, radius=R)
     trajectory = quiet_run(gr.Simulation(world, dt=DT), steps=30, record_every=10)

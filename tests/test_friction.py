@@ -240,7 +240,7 @@ def test_sphere_sliding_on_a_rough_floor_decelerates_at_mu_g_and_stops():
 
 
 def test_sphere_tangents_are_orthonormal_to_the_normals():
-    from granular.sphere_rows import tangent_basis
+    from granular.spheres.assembly import tangent_basis
     rng = np.random.default_rng(8)
     normals = rng.normal(size=(50, 3))
     normals[:3] = np.eye(3)

@@ -9,7 +9,7 @@ import pytest
 import granular as gr
 from support.scenes import load_scene as load
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
-from granular.sphere_rows import tangent_basis
+from granular.spheres.assembly import tangent_basis
 
 DT = 1e-3
 GRAVITY = 9.81

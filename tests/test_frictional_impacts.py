@@ -43,7 +43,7 @@ import pytest
 import granular as gr
 from granular.schemes import maury_impacts
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
-from granular.sphere_rows import tangent_basis
+from granular.spheres.assembly import tangent_basis
 
 #: Relative round-off of a one-contact impact: a few dozen floating-point operations,
 #: counted generously (64 ulps).

@@ -24,7 +24,7 @@ import pytest
 
 import granular as gr
 from granular.cli import main
-from granular.runs import load_run, restart_frame
+from granular.app.runs import load_run, restart_frame
 
 ROOT = Path(__file__).resolve().parents[1]
 DT, EVERY = 1e-3, 2

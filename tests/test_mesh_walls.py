@@ -1,12 +1,12 @@
-"""Triangle-mesh walls (granular.meshes): rows against analytic distances, a flat
+"""Triangle-mesh walls (granular.walls.meshes): rows against analytic distances, a flat
 triangulated floor against a Plane, the compiled search against the numpy reference,
 motion, files and bad input."""
 import numpy as np
 import pytest
 
 import granular as gr
-from granular.mesh_geometry import Topology, closest_points, local_minima, merged
-from granular.meshes import rotation_matrix
+from granular.walls.mesh_geometry import Topology, closest_points, local_minima, merged
+from granular.walls.meshes import rotation_matrix
 
 trimesh = pytest.importorskip("trimesh")
 
@@ -144,7 +144,7 @@ def random_mesh(seed: int) -> gr.TriangleMesh:
 
 
 def test_the_compiled_search_finds_the_rows_of_the_numpy_reference_over_every_pair():
-    """`granular.mesh_index` (a cell list, compiled) against `closest_points` and
+    """`granular.walls.mesh_index` (a cell list, compiled) against `closest_points` and
     `local_minima` over every (sphere, triangle) pair of a bumpy closed mesh, then
     merged alike: the same rows, gaps and normals."""
     mesh, rng = random_mesh(4), np.random.default_rng(5)
@@ -239,7 +239,7 @@ def test_a_mesh_world_round_trips_through_its_run_file(tmp_path):
     """The description written to the run file rebuilds the same walls: names,
     surface count, polygons for the export."""
     from granular.render.geometry import wall_polygons
-    from granular.surfaces import surface_count, surface_names, wall_from_description
+    from granular.walls.surfaces import surface_count, surface_names, wall_from_description
 
     mesh = grid_floor(3, 0.1)
     walls = [mesh, gr.Cone([0, 0, 0.05], [0, 0, 1], 0.03, 0.08, 0.05), gr.Panel([-0.1, -0.1, 0.2], [0.2, 0, 0],
@@ -301,7 +301,7 @@ def test_a_turning_mesh_is_drawn_turned_in_each_frame(tmp_path):
     from scipy.spatial.transform import Rotation
 
     from granular.render.geometry import frame_scene, shifted_walls, wall_polygons
-    from granular.runs import load_run, save_run
+    from granular.app.runs import load_run, save_run
 
     vertices = np.array([[0.1, 0.0, 0.0], [0.0, 0.08, 0.0], [-0.05, 0.0, 0.0], [0.0, -0.03, 0.0]])
     mesh = gr.TriangleMesh(vertices, [[0, 1, 2], [0, 2, 3]], angular_velocity=2.0, axis=(0, 0, 1), centre=(0, 0, 0))

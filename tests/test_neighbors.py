@@ -1,4 +1,4 @@
-"""Neighbour search (granular.neighbors) against the brute-force oracle, the
+"""Neighbour search (granular.spheres.neighbors) against the brute-force oracle, the
 constraint rows a SphereWorld builds, and the search margin of the step.
 
 The oracle itself is checked first on hand-made cases (a pair across a periodic
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.neighbors import brute_force_pairs, candidate_pairs, pair_gaps
+from granular.spheres.neighbors import brute_force_pairs, candidate_pairs, pair_gaps
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, SEARCH_SKIN
 
 
@@ -92,13 +92,13 @@ def test_candidate_pairs_of_a_periodic_cloud_outside_the_cell_and_of_one_sphere(
     assert i.size == 0 and j.size == 0
 
 
-# -- the cell list of open scenes (granular.cell_lists) --------------------------------------
+# -- the cell list of open scenes (granular.spheres.cell_lists) --------------------------------------
 
 @pytest.mark.exact
 def test_the_cell_list_finds_every_pair_within_its_cutoff_and_no_other():
     """Centres at most ``cutoff`` apart, against all N(N-1)/2 distances; the grid's
     cubes are exactly ``cutoff`` wide, so many pairs straddle cube faces."""
-    from granular.cell_lists import pairs_within
+    from granular.spheres.cell_lists import pairs_within
     positions, _ = random_cloud(10, 700, 1.0, 0.03)
     cutoff = 0.1
     i, j = np.triu_indices(len(positions), k=1)
@@ -132,7 +132,7 @@ def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_dis
     spheres, the tree otherwise) gives the brute-force pairs, and for each the
     vector ``q_j - q_i`` and its length exactly as `pair_vectors` and
     ``np.linalg.norm`` compute them: the constraint rows are built from them."""
-    from granular.neighbors import candidate_contacts, pair_vectors
+    from granular.spheres.neighbors import candidate_contacts, pair_vectors
     margin = 0.01
     if case == "margin lattice":
         r, margin = 0.01, 0.004
@@ -153,7 +153,7 @@ def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_dis
 def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
     """A bounding box of far more cubes than spheres: the cell list declines, and
     the k-d tree gives the brute-force pairs."""
-    from granular.cell_lists import pairs_within
+    from granular.spheres.cell_lists import pairs_within
     positions, radii = random_cloud(11, 300, 1.0, 0.03)
     positions[7] = [1e4, -3e3, 50.0]
     assert pairs_within(positions, 0.1) is None
@@ -167,7 +167,7 @@ def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs
     that a cube's neighbours through the faces are distinct cubes: a period of
     3.05 and 3.9 cutoffs takes three cubes (pairs wrap through both faces), 2.5
     falls back on the tree. Both give the brute-force pairs."""
-    from granular.cell_lists import pairs_within
+    from granular.spheres.cell_lists import pairs_within
     rng = np.random.default_rng(12)
     radius, margin = 0.03, 0.01
     cutoff = 2 * radius + margin
@@ -188,7 +188,7 @@ def test_a_crowd_with_more_pairs_than_the_cell_list_first_makes_room_for(axes, m
     """The kernels start with room for 16 pairs a sphere and double it when full:
     300 spheres with more candidate pairs than that give the brute-force pairs (the
     periodic margin keeps three cubes a period, so the cell list is used)."""
-    from granular.cell_lists import pairs_within
+    from granular.spheres.cell_lists import pairs_within
     rng = np.random.default_rng(13)
     positions, radii = rng.uniform(0.0, 1.0, (300, 3)), np.full(300, 0.1)
     periodic = None if axes is None else gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=axes)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.neighbors import candidate_pairs, pair_gaps
+from granular.spheres.neighbors import candidate_pairs, pair_gaps
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE, OVERLAP_TOLERANCE
 
 

@@ -1,4 +1,4 @@
-"""Packings and initial configurations (`granular.packing`, ``granular pack``).
+"""Packings and initial configurations (`granular.spheres.packing`, ``granular pack``).
 
 Filled regions are checked independently of the packing code: every pair by a
 brute-force distance, every sphere against the walls by its coordinates.
@@ -12,8 +12,8 @@ import pytest
 
 import granular as gr
 from granular.cli import USAGE, main
-from granular.configurations import read_configuration, world_from_file, write_configuration
-from granular.packing import fill_box, fill_cylinder, packing_fraction
+from granular.records.configurations import read_configuration, world_from_file, write_configuration
+from granular.spheres.packing import fill_box, fill_cylinder, packing_fraction
 
 LOWER, UPPER = np.zeros(3), np.full(3, 0.2)
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.drawing import Shapes, register_adapter
+from granular.drawing.adapters import Shapes, register_adapter
 from granular.render import animate, frame_image, snapshot
 from granular.render.geometry import contact_segments, force_chains, frame_scene, scene_bounds
 

@@ -13,7 +13,7 @@ import pytest
 
 import granular as gr
 from granular.cli import USAGE, main
-from granular.runs import load_run
+from granular.app.runs import load_run
 
 BOUNCY_SCENE = '''\
 """Bouncy: spheres rain on a floor and on each other with restitution 0.6 (a test scene)."""
@@ -84,7 +84,7 @@ def test_run_from_without_out_extends_the_file_itself(here, tmp_path):
 
 @pytest.mark.exact
 def test_simulation_from_trajectory_continues_bit_for_bit_and_needs_the_warm_state(here):
-    from granular.runs import concatenate
+    from granular.app.runs import concatenate
 
     half, full = load_run("half.h5"), load_run("full.h5")
     assert half.warm_state["scheme"] == "velocity" and half.warm_state["t"] == half.t[-1]

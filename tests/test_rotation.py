@@ -1,5 +1,5 @@
 """Spheres that turn: angular velocities, moments of inertia, orientations,
-and Coulomb friction acting at the contact point (`granular.world`).
+and Coulomb friction acting at the contact point (`granular.spheres.world`).
 
 The analytic references are those of a rigid sphere of mass m, radius r and moment
 of inertia J = 2/5 m r^2 on a plane inclined by theta (g = 9.81 m/s^2):
@@ -26,7 +26,7 @@ import pytest
 
 import granular as gr
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
-from granular.rotation import rotate_quaternions
+from granular.spheres.rotation import rotate_quaternions
 
 G_EARTH = 9.81
 #: Velocities a single persisting contact gets from the Gauss-Seidel sweeps: the

@@ -1,6 +1,6 @@
 """A run file is data: reading, inspecting, rendering or exporting it never imports
 or calls code the file names. Drawing adapters are looked up by name in
-`granular.drawing`'s registry; the ``"module:function"`` strings that earlier
+`granular.drawing.adapters`'s registry; the ``"module:function"`` strings that earlier
 versions wrote are understood through a fixed table, never imported."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular import drawing
+from granular.drawing import adapters as drawing
 from granular.cli import main
-from granular.drawing import (LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of,
-                              unregister_adapter)
+from granular.drawing.adapters import (
+    LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of, unregister_adapter)
 from granular.errors import TrajectoryFileError
 from granular.systems.examples import bouncing_ball, double_pendulum_wall, impact_oscillator
 from granular.systems.frictional import block_on_incline, painleve_rod

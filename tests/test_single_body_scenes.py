@@ -43,7 +43,7 @@ def test_impact_oscillator_section_converges_to_the_exact_period_one_orbit(oscil
 
 
 def test_scene_systems_start_admissible_and_draw():
-    from granular.drawing import shapes_of
+    from granular.drawing.adapters import shapes_of
     for name in ("bouncing_ball_1dof", "double_pendulum_wall"):
         system = load(name).build()
         t, q, _ = system.initial_state()

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.drawing import shapes_of
+from granular.drawing.adapters import shapes_of
 from granular.schemes.paoli_schatzman import PaoliSchatzmanScheme
 from granular.schemes.dzonou_monteiro_marques import DzonouMonteiroMarquesScheme
 from granular.systems.examples import (GRAVITY, bouncing_ball, double_pendulum_wall, impact_oscillator,

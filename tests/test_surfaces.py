@@ -1,4 +1,4 @@
-"""The wall protocol (granular.surfaces) and the finite walls Panel and Cone: a wall
+"""The wall protocol (granular.walls.surfaces) and the finite walls Panel and Cone: a wall
 type of one's own in one class, descriptions that round-trip, analytic gaps."""
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.surfaces import (ContactRows, WallShape, register_wall, surface_count, surface_names,
-                               wall_from_description)
+from granular.walls.surfaces import (
+    ContactRows, WallShape, register_wall, surface_count, surface_names, wall_from_description)
 
 EPS = np.finfo(float).eps
 

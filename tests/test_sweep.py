@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular import sweep
+from granular.app import sweep
 from granular.cli import FAILURE, USAGE, main
 
 distributed = pytest.importorskip("distributed")

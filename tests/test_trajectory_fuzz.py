@@ -3,7 +3,7 @@
 `Trajectory.load` reads run files that may have been cut short (a full disk, an
 interrupted copy) or damaged. Whatever the bytes, it must either return a
 `Trajectory` whose arrays agree in shape (F frames, N bodies) and whose values are
-finite or refused by the commands' check (`granular.runs.check_run_file`), or raise
+finite or refused by the commands' check (`granular.app.runs.check_run_file`), or raise
 `TrajectoryFileError` with a one-line message naming the file: never another
 exception, never a crash of the interpreter, never a hang.
 
@@ -90,11 +90,11 @@ def check_loaded(path: str) -> tuple[str, str]:
         if any(count != m for count in rows.values()):
             problems.append(f"contact rows {rows} for {m} impulses")
     # Values: a flipped data byte may make one NaN or inf. The loader returns what
-    # the file holds; every command then checks it (`granular.runs.check_run_file`),
+    # the file holds; every command then checks it (`granular.app.runs.check_run_file`),
     # which must refuse it with a one-line file error naming the file.
     finite = all(np.all(np.isfinite(getattr(trajectory, name))) for name in ("t", "positions", "velocities"))
     if not finite:
-        from granular.runs import check_run_file
+        from granular.app.runs import check_run_file
         try:
             check_run_file(trajectory, path)
             problems.append("a non-finite state passes check_run_file")

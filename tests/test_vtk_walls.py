@@ -5,7 +5,7 @@ import pytest
 
 import granular as gr
 from granular.render.vtkfiles import export_vtk
-from granular.runs import noise_impulse
+from granular.app.runs import noise_impulse
 from granular.walls import Cylinder
 
 pyvista = pytest.importorskip("pyvista")

@@ -72,7 +72,7 @@ def test_chained_restarts_keep_the_walls_work(tmp_path):
     energy of every frame are the same numbers (the run files store the work, so a
     restart does not start it at 0), the piston has done work by the end, and the
     dissipation never falls."""
-    from granular.runs import load_run, save_run
+    from granular.app.runs import load_run, save_run
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gr.TimeStepWarning)

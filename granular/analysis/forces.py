@@ -9,7 +9,7 @@ to are ``q^n = q^{n+1} - h u^{n+1}`` (`step_start_positions`), recovered to roun
 
 Force of a contact (N): its impulse over the step divided by ``h``. A pair ``(i, j)``
 with normal ``n`` (from i to j) and friction impulses ``l_T,a`` along the tangent
-basis ``t_a(n)`` (`granular.sphere_rows.tangent_basis`) gives sphere ``j`` the force
+basis ``t_a(n)`` (`granular.spheres.assembly.tangent_basis`) gives sphere ``j`` the force
 ``F = (lambda n + sum_a l_T,a t_a) / h`` and sphere ``i`` its opposite; a wall row
 gives its sphere ``F`` with ``n`` out of the wall, and the wall ``-F``. Rolling
 resistance adds a couple (torque) but no force, and is not part of these records.
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runs import noise_impulse
-from ..sphere_rows import tangent_basis
+from ..app.runs import noise_impulse
+from ..spheres.assembly import tangent_basis
 from ..walls import PeriodicBox
 
 
@@ -164,7 +164,7 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     """The contact forces of frame ``k`` (`FrameForces`).
 
     ``threshold`` (N s): contacts whose normal impulse is at most this are left out;
-    None: the solver's noise level (`granular.runs.noise_impulse`), so that the
+    None: the solver's noise level (`granular.app.runs.noise_impulse`), so that the
     contacts are those ``granular inspect`` calls active. 0 keeps every contact
     that carries an impulse.
     """

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import averages, coarse, flow, stress, structure, walls
 from .forces import frame_forces, sphere_masses
-from ..files import atomic_path
+from ..records.files import atomic_path
 from ..walls import surface_names
 
 TABLE_SUFFIXES = (".csv", ".parquet")

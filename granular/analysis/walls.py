@@ -9,7 +9,7 @@ f_c`` (N m), and the power the spheres deliver to it is ``sum_c f_c . w(x_c)`` (
 ``Omega e_w x (x - c_w)`` about its own axis (a drum). The drive that keeps a wall on
 its prescribed motion supplies the opposite: a drum needs the torque ``-torque``
 about its axis, and the power ``-power``, which in a steady state the contacts
-dissipate (`granular.results.StepResult.wall_work`).
+dissipate (`granular.records.results.StepResult.wall_work`).
 
 The translation in ``w`` is the one the scheme used over the frame's step: a constant
 velocity as described in the run file; for a velocity given as a function of time,

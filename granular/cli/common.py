@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..errors import CommandError, InvalidInputError, TrajectoryFileError
 from ..render.geometry import check_frame
-from ..runs import load_run
+from ..app.runs import load_run
 
 # The exit statuses of the package docstring (granular.cli).
 USAGE, FAILURE, FILE_ERROR, INTERRUPTED = 2, 1, 3, 130
@@ -33,7 +33,7 @@ def check_figure_suffix(out, suffixes) -> None:
 
 
 def load_run_file(path):
-    """The run file at ``path``, checked (`granular.runs.load_run`: NaN frames, missing
+    """The run file at ``path``, checked (`granular.app.runs.load_run`: NaN frames, missing
     radii); an unreadable or refused file is one `FILE_ERROR` line for every command."""
     try:
         return load_run(path)

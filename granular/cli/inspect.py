@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runs import active, dissipation_text
+from ..app.runs import active, dissipation_text
 from .arguments import add_command, positive_int
 from .common import frame_index, load_run_file
 from ..analysis.tables import floor_load, weight
-from ..flows import FlowCounters
+from ..spheres.flows import FlowCounters
 from ..walls import surface_names
 
 #: The line of 'granular --help', and the text of 'granular inspect --help'.
@@ -26,7 +26,7 @@ def add_parser(commands) -> None:
 
 def _print_missed_steps(summary) -> None:
     """One line on the steps that kept a contact solver's best answer short of its
-    tolerance (`granular.recording.missed_summary`), when there were any."""
+    tolerance (`granular.records.recording.missed_summary`), when there were any."""
     if not summary:
         return
     t, residual, ratio = summary["worst"]
@@ -39,7 +39,7 @@ def _print_missed_steps(summary) -> None:
 
 
 def _print_flow(trajectory, k: int) -> None:
-    """The inlets' and outlets' counts up to frame ``k`` (`granular.flows.FlowCounters`)."""
+    """The inlets' and outlets' counts up to frame ``k`` (`granular.spheres.flows.FlowCounters`)."""
     flows = trajectory.system.get("flows", {})
     inlets, outlets = len(flows.get("inlets", [])), len(flows.get("outlets", []))
     counters = FlowCounters.from_row(trajectory.flow[k], inlets, outlets)

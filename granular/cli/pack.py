@@ -7,7 +7,7 @@
 
 SI units (m). With ``--radius-max`` the radii are uniform in ``[radius,
 radius-max]``, else all equal ``radius``. The file is written atomically; its
-columns are those of `granular.packing` (``x,y,z,r``). A region that cannot hold
+columns are those of `granular.spheres.packing` (``x,y,z,r``). A region that cannot hold
 the spheres is a usage error (exit 2) whose one line gives the packing fraction
 asked and how many spheres fitted. A vector starting with a minus sign is
 written ``--lower=-1,0,0`` (argparse would take ``-1,0,0`` for an option).
@@ -20,9 +20,9 @@ import math
 import numpy as np
 
 from .arguments import add_command, checked_number, positive_float, positive_int
-from ..configurations import write_configuration
+from ..records.configurations import write_configuration
 from ..errors import InvalidInputError
-from ..packing import fill_box, fill_cylinder, packing_fraction
+from ..spheres.packing import fill_box, fill_cylinder, packing_fraction
 
 #: Output formats `write_configuration` knows.
 _SUFFIXES = (".csv", ".xyz")

@@ -15,7 +15,7 @@ from typing import Callable
 
 from .arguments import add_command
 from .common import USAGE, CommandError, check_figure_suffix, load_run_file
-from .. import sweep
+from ..app import sweep
 from ..render.plots import FIGURE_SUFFIXES, plot
 
 
@@ -41,7 +41,7 @@ def plot_run(args) -> int:
 
 def plot_sweep(args) -> int:
     """``granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT]``: prints the
-    mean and spread of each point, then draws them (`granular.sweep.plot_summary`)."""
+    mean and spread of each point, then draws them (`granular.app.sweep.plot_summary`)."""
     if not args.x or not args.y:
         raise CommandError("a summary plot needs --x PARAMETER and --y FIGURE", USAGE)
     directory = Path(args.run)

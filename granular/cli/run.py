@@ -1,7 +1,7 @@
 """``granular run``: run a scene, or continue a run file, and save the trajectory.
 
-The run itself is `granular.runs.stream_simulation`: each recorded frame is written
-to ``RUN.partial.h5`` as it is made (`granular.streaming`), after the frames of the
+The run itself is `granular.app.runs.stream_simulation`: each recorded frame is written
+to ``RUN.partial.h5`` as it is made (`granular.records.streaming`), after the frames of the
 run it continues, if any; the file becomes ``RUN.h5`` (renamed, atomically) when the
 run completes, or ends the way its scene expects (`granular.scenes.expected_errors`),
 and stays ``RUN.partial.h5`` when it fails, is stopped (SIGINT, SIGTERM: exit
@@ -19,16 +19,16 @@ from pathlib import Path
 import numpy as np
 
 from .. import scenes
-from ..runs import (ProgressBar, active_counts, dissipation_text, failure_reason, plural, restart_frame,
-                   stream_simulation)
+from ..app.runs import (
+    ProgressBar, active_counts, dissipation_text, failure_reason, plural, restart_frame, stream_simulation)
 from ..simulation import Simulation, signal_name
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_float
 from .common import FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError, check_run_suffix, load_run_file
 from .render import render_run
 from ..errors import InvalidInputError, RunInterrupted, TimeStepWarning
 from ..render.output import output_kind
-from ..streaming import update_meta
-from ..trajectory import Trajectory
+from ..records.streaming import update_meta
+from ..records.trajectory import Trajectory
 
 #: The line of 'granular --help', and the text of 'granular run --help'.
 HELP = "run a scene and save the trajectory (HDF5)"
@@ -148,7 +148,7 @@ def _continued_run(args, scene_file) -> _Job:
     """``granular run --from RUN.h5 --duration T``: the run's scene rebuilt from the name
     and parameters it stores (`Simulation.from_trajectory`: a scene of the scenes
     directories, or the file ``--scene`` names; never a file the run names), at the
-    state of its checkpoint (`granular.runs.restart_frame`); the new frames follow
+    state of its checkpoint (`granular.app.runs.restart_frame`); the new frames follow
     the earlier ones and the whole run is written to --out (default RUN.h5 itself)."""
     if args.duration is None:
         raise CommandError("--from needs --duration T: how much longer to run (s)", USAGE)
@@ -163,7 +163,7 @@ def _continued_run(args, scene_file) -> _Job:
     elif "scene" not in meta:
         raise CommandError(f"{args.restart} does not say which scene made it (a run made in Python): give "
                            "--scene FILE.py whose build() makes its system, or continue it in Python with "
-                           "Simulation.from_trajectory(granular.runs.load_run(RUN), world=...)", USAGE)
+                           "Simulation.from_trajectory(granular.app.runs.load_run(RUN), world=...)", USAGE)
     else:
         try:
             path = scenes.resolve_scene(str(meta["scene"]))

@@ -1,4 +1,4 @@
-"""``granular sweep``: argument checks and printing around `granular.sweep`, which runs
+"""``granular sweep``: argument checks and printing around `granular.app.sweep`, which runs
 a scene over a grid of parameters and seeds on Dask."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..runs import plural
+from ..app.runs import plural
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_int
 from .common import FAILURE, USAGE, CommandError
-from .. import sweep
+from ..app import sweep
 
 #: The line of 'granular --help', and the text of 'granular sweep --help'.
 HELP = "run a scene over a grid of parameters and seeds on Dask"

@@ -120,13 +120,13 @@ Contacts without friction (``mu_k = 0``) keep only their normal impulse. A set
 with no frictional row never reaches this module: the velocity scheme then calls
 `granular.contact.projection.project`, so ``mu = 0`` is Maury's step bit for bit.
 
-Spheres turn (`granular.world`): their tangential rows carry the rotational part
+Spheres turn (`granular.spheres.world`): their tangential rows carry the rotational part
 ``-r (n x t)`` of the contact point's velocity, so a sliding contact applies a
 torque and a sphere can roll; the law above is unchanged, on the generalised
 velocity ``(u, omega)`` in the metric ``diag(m, J)``.
 
 Rolling resistance (spheres). A contact with a coefficient ``mu_r > 0`` also has
-two rolling rows ``R_k`` (`granular.world`): the relative angular velocity of the
+two rolling rows ``R_k`` (`granular.spheres.world`): the relative angular velocity of the
 two spheres (of the sphere, on a wall) along the contact's tangents, times the
 rolling radius ``R* = r_i r_j / (r_i + r_j)`` (``r_i`` on a wall), a velocity
 (m/s). Its impulse ``l_R`` (N s; the torque impulse is ``R* l_R``, N m s, on

@@ -37,7 +37,7 @@ class ContactProblem:
         along its unit tangent ``a``; None without friction.
     tangent_count : ``s``, tangent directions per contact (0 without tangents).
     friction : ``mu`` (m,) Coulomb coefficients, or None (frictionless).
-    rolling : ``R`` (2m, d) rolling rows (m/s, `granular.world`), or None.
+    rolling : ``R`` (2m, d) rolling rows (m/s, `granular.spheres.world`), or None.
     rolling_friction : ``mu_r`` (m,) rolling coefficients, or None.
     tangential_offset : (m, s) tangential velocity of a moving wall's surface (m/s),
         taken off ``T v``; None for fixed walls and pairs.

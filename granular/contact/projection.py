@@ -49,6 +49,7 @@ from .interior_point import interior_point
 from .kkt import accurate, kkt_holds
 from ..metric import DiagonalMetric
 from .backends import get_backend
+from .pivoting import lemke
 from .problem import ContactProblem
 from .solution import ContactSolution
 from .working_set import RoundAnswer
@@ -456,8 +457,6 @@ def pivoted_impulses(W, c, feasibility, complementarity) -> np.ndarray | None:
     """Multipliers of ``min_{l >= 0} 1/2 l^T W l + c^T l`` by Lemke's method on its
     KKT conditions (the LCP ``W l + c >= 0, l >= 0, l . (W l + c) = 0``), or None
     when pivoting fails or misses the tolerances (the caller then uses OSQP)."""
-    from .pivoting import lemke  # the same pivoting solves the planar Coulomb law
-
     try:
         impulses, _ = lemke(W.toarray() if sp.issparse(W) else np.asarray(W), c)
     except GranularError:

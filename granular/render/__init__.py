@@ -11,7 +11,7 @@ steps between two pictures is ``record_every`` (chosen when running) times
 
 What is drawn: spheres with their per-frame radii, coloured by speed, by index, or
 by a user array; walls and boxes translucent; for other systems the `Shapes` of
-their drawing adapter (`granular.drawing.shapes_of`): balls, links as tubes,
+their drawing adapter (`granular.drawing.adapters.shapes_of`): balls, links as tubes,
 obstacle planes as thin slabs on their inadmissible side (visible edge-on). The
 caption (title, time, contacts or impulses) sits on a translucent white box.
 ``forces=True`` overlays the force network: a tube from centre to centre of every
@@ -33,7 +33,7 @@ from .geometry import (color_range, frame_scene, impulse_reference, scene_bounds
                        check_frame, clip_walls, time_format, wall_geometry)
 from .output import SUFFIXES, VideoWriter, output_kind, write_image
 from ..errors import InvalidInputError
-from ..trajectory import Trajectory
+from ..records.trajectory import Trajectory
 
 #: With ``fit="bodies"``, walls are cut this fraction of the bodies' box diagonal
 #: beyond the box: enough floor around a pile to read it as a floor, not the far

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..drawing import Shapes, UnknownAdapterError, shapes_of
+from ..drawing.adapters import Shapes, UnknownAdapterError, shapes_of
 from ..errors import InvalidInputError
-from ..surfaces import wall_from_description
-from ..wall_drawing import box_faces, plane_patch, polygon_edges, tangent_basis  # noqa: F401  (public here too)
-from ..runs import active
+from ..walls.surfaces import wall_from_description
+from ..drawing.walls import box_faces, plane_patch, polygon_edges, tangent_basis  # noqa: F401  (public here too)
+from ..app.runs import active
 
 #: Colourings by name; anything else must be an array.
 COLORINGS = ("speed", "id", "none")
@@ -123,7 +123,7 @@ def is_spheres(description: dict) -> bool:
 
 
 def present_frame(trajectory, k: int):
-    """``(trajectory, k)``, or for a run whose spheres come and go (`granular.flows`)
+    """``(trajectory, k)``, or for a run whose spheres come and go (`granular.spheres.flows`)
     frame ``k`` alone with the spheres present in it and ``0`` (`Trajectory.frame`):
     what is drawn of a frame is what was there."""
     if getattr(trajectory, "varying", False):
@@ -198,7 +198,7 @@ def skipped_steps_note(trajectory, k: int) -> str:
 
 
 def _active_contacts(trajectory, k: int) -> int:
-    """Active contacts of frame ``k``, solver noise left out as in every count (`granular.runs.active`)."""
+    """Active contacts of frame ``k``, solver noise left out as in every count (`granular.app.runs.active`)."""
     return int(np.count_nonzero(active(trajectory, k))) if k < len(trajectory.contacts) else 0
 
 
@@ -483,7 +483,7 @@ def shifted_walls(description: dict, displacements, rotations=None) -> dict:
 
 def wall_shapes(description: dict, bounds: np.ndarray) -> list:
     """``(index, wall, WallShape)`` of each wall of a system's description whose type
-    is known (`granular.surfaces.Surface.shape`), for bodies inside ``bounds`` (2, 3)."""
+    is known (`granular.walls.surfaces.Surface.shape`), for bodies inside ``bounds`` (2, 3)."""
     shapes = []
     for w, description_of_wall in enumerate(description.get("walls", []) or []):
         wall = wall_from_description(description_of_wall)
@@ -520,7 +520,7 @@ def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
                   rotations=None) -> list[tuple[np.ndarray, int, int]]:
     """Every wall of a sphere system as polygons ``(corners (k, 3), wall, surface)``:
     ``wall`` the index in ``description["walls"]``, ``surface`` the contact surface
-    (``Contacts.wall``), from each wall's shape (`granular.surfaces.Surface.shape`:
+    (``Contacts.wall``), from each wall's shape (`granular.walls.surfaces.Surface.shape`:
     planes are rectangles covering ``bounds``, boxes their faces, cylinders their
     side's quads and caps, meshes their triangles). ``displacements`` (W, 3) (m) shifts
     each wall (a frame of `Trajectory.wall_displacements`), ``rotations`` (W, 3, 3)
@@ -531,7 +531,7 @@ def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
     polygons, surface = [], 0
     for w, _ in enumerate(description.get("walls", []) or []):
         if w not in shapes:
-            surface += 1            # an unknown wall: one nameless surface (granular.surfaces.surface_count)
+            surface += 1            # an unknown wall: one nameless surface (granular.walls.surfaces.surface_count)
             continue
         wall, shape = shapes[w]
         polygons += [(np.asarray(corners, float), w, surface + offset) for corners, offset, _ in shape.faces]

@@ -1,6 +1,6 @@
 """Writing images and videos without ever leaving a half-written file in place.
 
-Every output goes through `granular.files.atomic_path`: written under a temporary
+Every output goes through `granular.records.files.atomic_path`: written under a temporary
 name and renamed over the target only once complete.
 
 Formats: ``.png`` stills; ``.mp4`` (H.264 through imageio-ffmpeg) and ``.gif``
@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..files import atomic_path
+from ..records.files import atomic_path
 
 VIDEO_SUFFIXES = (".mp4", ".gif")
 IMAGE_SUFFIXES = (".png",)

@@ -37,9 +37,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..files import atomic_path
+from ..records.files import atomic_path
 from ..analysis import frame_forces
-from ..runs import active
+from ..app.runs import active
 from .geometry import scene_bounds, wall_polygons
 
 #: Position quantum, as a fraction of the smallest radius.

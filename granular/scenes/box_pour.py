@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.runs import progress
+from granular.app.runs import progress
 from granular.render import animate, snapshot
 from granular.render.viewer import write_html
 

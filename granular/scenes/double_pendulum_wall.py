@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.drawing import shapes_of
+from granular.drawing.adapters import shapes_of
 from granular.systems.examples import double_pendulum_wall, pendulum_mass_matrix, pendulum_tip
 from granular.render import animate, snapshot
 

@@ -11,7 +11,7 @@ this fill and speed does not do.
 `summary` gives the torque the drum needs (N m): the mean power of the walls over
 the second half of the run, the slope of `granular.Trajectory.wall_work` against
 time, divided by ``omega`` (a turning wall's work per step is ``torque omega dt``,
-`granular.results.StepResult.wall_work`), and the highest centre (m) any grain
+`granular.records.results.StepResult.wall_work`), and the highest centre (m) any grain
 reached above the drum's axis, which the lifters raise.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.runs import progress
+from granular.app.runs import progress
 
 RADIUS = 0.08          # m, the drum's inner radius
 LENGTH = 0.04          # m

@@ -39,8 +39,8 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.flows import CylinderRegion, Inlet, Outlet, BoxRegion
-from granular.runs import progress
+from granular.spheres.flows import CylinderRegion, Inlet, Outlet, BoxRegion
+from granular.app.runs import progress
 from granular.render import snapshot
 
 DENSITY = 2500.0          # kg/m^3, glass

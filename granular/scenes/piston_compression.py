@@ -27,8 +27,8 @@ import numpy as np
 
 import granular as gr
 from granular.render.plots import plot_stress_strain, stress_strain
-from granular.packing import fill_box
-from granular.runs import progress
+from granular.spheres.packing import fill_box
+from granular.app.runs import progress
 
 RADIUS = 0.005              # m
 SIDE = 0.06                 # m, the box's square cross-section
@@ -42,7 +42,7 @@ CLEARANCE = 0.004           # m, free space under the piston at the start
 AGITATION = 0.02            # m/s, spread of each initial velocity component
 
 PARAMETERS = dict(n=64, speed=0.1, restitution=0.0, friction=0.0, seed=0)
-PARAMETER_HELP = dict(n="number of spheres, placed at random under the piston (granular.packing.fill_box)",
+PARAMETER_HELP = dict(n="number of spheres, placed at random under the piston (granular.spheres.packing.fill_box)",
                       speed="piston speed, downwards (m/s)",
                       restitution="coefficient of restitution e of sphere impacts (1); the moving piston's "
                                   "own rows are inelastic",
@@ -59,7 +59,7 @@ def build(n: int = 64, speed: float = 0.1, restitution: float = 0.0, friction: f
     if not (np.isfinite(speed) and speed >= 0.0):
         raise gr.InvalidInputError(f"piston speed must be finite and >= 0, got {speed} m/s")
 
-    # Random sequential addition under the piston (granular.packing): a lattice of
+    # Random sequential addition under the piston (granular.spheres.packing): a lattice of
     # equal spheres collapses into simultaneous contacts the projection handles worse.
     # Up to CLEARANCE under the piston: nothing touches it in the first steps.
     positions, _ = fill_box(n, [0.0, 0.0, 0.0], [SIDE, SIDE, HEIGHT - CLEARANCE], RADIUS, seed=seed)

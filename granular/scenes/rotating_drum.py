@@ -3,7 +3,7 @@ horizontal axis, and their dynamic angle of repose.
 
 The drum is a `Cylinder` of radius 0.10 m and depth 0.06 m about y, turning at
 3 rad/s; the beads (radii 4.5-5.5 mm, 2,500 kg/m^3) start at rest where random
-sequential addition put them (`granular.packing.fill_cylinder`, seed 0) and fall
+sequential addition put them (`granular.spheres.packing.fill_cylinder`, seed 0) and fall
 to the bottom. Beads, drum and caps share e = 0.3, mu = 0.5 and mu_r = 0.1
 (rolling resistance). The wall drags the bed up through friction until its free
 surface slides: in the rolling regime of a drum (Froude number ``w^2 R / g`` =
@@ -21,7 +21,7 @@ import sys
 import numpy as np
 
 import granular as gr
-from granular.packing import fill_cylinder
+from granular.spheres.packing import fill_cylinder
 
 DRUM_RADIUS = 0.10      # m
 DRUM_DEPTH = 0.06       # m, along the axis y

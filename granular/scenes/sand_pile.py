@@ -6,7 +6,7 @@ default). ``N`` spheres of radii 4-6 mm (polydisperse, so the heap does not
 crystallise) start at random in a loose column ``width`` wide above x = 0 (0.3 m by
 default, 0.23 m tall for 300 spheres) and fall, the higher ones later; Coulomb
 friction ``mu`` acts between spheres and between spheres and the floor. By default
-friction turns the spheres (``rotation=True``, see `granular.world`): they can
+friction turns the spheres (``rotation=True``, see `granular.spheres.world`): they can
 roll, resisted by ``rolling_friction`` (``mu_r``, the rolling friction cone of
 Tasora and Anitescu, 2013: a torque impulse at most ``mu_r R* lambda_N``, ``R* =
 r_i r_j / (r_i + r_j)`` between spheres, about 2.5 mm here, and ``r_i`` on the
@@ -175,7 +175,7 @@ def build(friction: float = 0.6, n: int = 300, width: float = COLUMN_WIDTH, seed
     about 0.35 (random sequential insertion: no lattice, so no sphere lands exactly
     on top of another, which rotation-free spheres would keep as a standing tower).
     ``rotation=True`` (default): friction turns the spheres and they can roll
-    (`granular.world`), resisted by ``rolling_friction`` (``mu_r``, between spheres and
+    (`granular.spheres.world`), resisted by ``rolling_friction`` (``mu_r``, between spheres and
     on the floor); ``False``: they do not turn (frictional points)."""
     rng = np.random.default_rng(seed)
     radii = rng.uniform(*RADIUS_RANGE, n)

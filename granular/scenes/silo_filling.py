@@ -22,8 +22,8 @@ import time
 import numpy as np
 
 import granular as gr
-from granular.flows import CylinderRegion, Inlet
-from granular.runs import progress
+from granular.spheres.flows import CylinderRegion, Inlet
+from granular.app.runs import progress
 
 DENSITY = 2500.0       # kg/m^3
 SILO_RADIUS = 0.04     # m

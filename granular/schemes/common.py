@@ -16,7 +16,7 @@ from ..errors import InvalidInputError, JammingError, solver_errors_at
 from ..contact.problem import ContactProblem
 from ..contact.projection import project
 from ..protocols import CoordinateSystem
-from ..results import StepResult
+from ..records.results import StepResult
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def kinetic_energy(system, t: float, q: np.ndarray, u: np.ndarray, omega: np.nda
     """The kinetic energy (J) of ``system`` at ``t`` with velocities ``u`` and, for
     spheres, the angular velocities ``omega`` (N, 3) (rad/s) that the scheme's state
     holds (None: a system without rotational state). The system is asked, not
-    changed: a rotating `granular.world.SphereWorld` knows its angular velocities
+    changed: a rotating `granular.spheres.world.SphereWorld` knows its angular velocities
     only at ``t0``."""
     if omega is None:
         return system.kinetic_energy(t, q, u)

@@ -53,7 +53,7 @@ import time
 import numpy as np
 
 from ..errors import ConvergenceError, InvalidInputError
-from ..results import SolverStats, StepResult
+from ..records.results import SolverStats, StepResult
 from .common import (SchemeState, check_constrained_system, constraint_contacts, gap_rates,  # noqa: F401
                      initial_state, make_result, metric_projection, restitution_coefficients)
 from .registry import refuse_unless_supported

@@ -71,7 +71,7 @@ frictional impact) and the discrete momentum balance ``M (u^{n+1} - v) = G^T lam
 + T^T lambda_T`` holds, ``lambda_T`` the impact's and Maury's friction impulses
 together (both reported in the step's `Contacts`).
 
-Rotation (`granular.world`). The scheme carries each sphere's angular velocity
+Rotation (`granular.spheres.world`). The scheme carries each sphere's angular velocity
 ``omega`` (N, 3) (rad/s) and orientation (N, 4) (unit quaternions), because the
 state the `Simulation` hands it is ``(q, u)`` of the centres. For a world that
 `rotates` (frictional), the steps above run on the generalised velocity ``(u,
@@ -81,7 +81,7 @@ rotational part, and the tangential rows of the frictional impact law (stage 3)
 and of the frictional projection (stage 4) turn the spheres. Otherwise ``omega``
 is constant.
 Either way the orientation then turns by the exact rotation of angle ``|omega^{n+1}|
-h`` about ``omega^{n+1}`` (`granular.rotation.rotate_quaternions`), as ``q^{n+1} = q^n +
+h`` about ``omega^{n+1}`` (`granular.spheres.rotation.rotate_quaternions`), as ``q^{n+1} = q^n +
 h u^{n+1}``. The rotational state advances only with a step whose results are
 finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
 """
@@ -101,8 +101,8 @@ from ..contact.problem import ContactProblem, tangential_jacobian
 from ..contact import active_set
 from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
-from ..results import SolverStats, StepResult
-from ..rotation import rotate_quaternions, unit_quaternions
+from ..records.results import SolverStats, StepResult
+from ..spheres.rotation import rotate_quaternions, unit_quaternions
 from ..validation import finite_array
 from .common import initial_state, make_result
 from .maury_impacts import restitution_stage
@@ -195,7 +195,7 @@ class VelocityScheme:
 
     def exchanged(self, state: MauryState, exchange, n_before: int) -> MauryState:
         """``state`` carried over to the spheres after ``exchange`` (a
-        `granular.flows.Exchange` of the world's ``n_before`` spheres): positions,
+        `granular.spheres.flows.Exchange` of the world's ``n_before`` spheres): positions,
         velocities, rotation and sustained-contact kick of the kept spheres, then the
         inserted ones (at rest in rotation, identity orientations, no kick); the warm
         starts of the rows between kept spheres and walls, under their new keys
@@ -404,7 +404,7 @@ class VelocityScheme:
 
     def _warm_tangential(self, constraints, state):
         """Previous friction impulses (m, s) of the rows that persist (in their own
-        tangent bases, which `granular.sphere_rows.tangent_basis` derives from the normal
+        tangent bases, which `granular.spheres.assembly.tangent_basis` derives from the normal
         alone), or None."""
         found, position = self._persisting(constraints, state)
         previous = state.previous_tangential

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..constraints import remap_keys
-from ..rotation import identity_quaternions
+from ..spheres.rotation import identity_quaternions
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class MauryState:
     omega: np.ndarray | None = None
     orientations: np.ndarray | None = None
 
-    #: Field -> name in a run file's restart group (`granular.runs.save_run`); the
+    #: Field -> name in a run file's restart group (`granular.app.runs.save_run`); the
     #: names are those of the attributes that held them before, so old files load.
     WARM_NAMES = {"previous_keys": "_previous_keys", "previous_impulses": "_previous_impulses",
                   "previous_tangential": "_previous_tangential", "previous_kick": "_previous_kick",
@@ -52,7 +52,7 @@ class MauryState:
 
 def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) -> MauryState:
     """``state`` carried over to the spheres after ``exchange`` (a
-    `granular.flows.Exchange` of the world's ``n_before`` spheres, ``n_after`` after
+    `granular.spheres.flows.Exchange` of the world's ``n_before`` spheres, ``n_after`` after
     it): positions, velocities, rotation and sustained-contact kick of the kept
     spheres, then the inserted ones (at rest in rotation, identity orientations, no
     kick); the warm starts of the rows between kept spheres and walls, under their

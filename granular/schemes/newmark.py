@@ -77,7 +77,7 @@ from ..errors import InvalidInputError, solver_errors_at
 from ..metric import DenseMetric
 from ..contact.problem import ContactProblem
 from ..contact.projection import project
-from ..results import SolverStats, StepResult
+from ..records.results import SolverStats, StepResult
 from .common import TwoStepState, initial_state, make_result
 from .newmark_blocks import BlockHistory, affine_maps, run_blocks
 from .registry import refuse_unless_supported

@@ -68,7 +68,7 @@ import numpy as np
 from dataclasses import replace
 
 from ..errors import ConvergenceError, InvalidInputError
-from ..results import SolverStats, StepResult
+from ..records.results import SolverStats, StepResult
 from .common import (TwoStepState, constraint_contacts, initial_state, make_result, metric_projection,
                      restitution_coefficients)
 from .registry import refuse_unless_supported

@@ -1,8 +1,8 @@
 """Example constrained systems.
 
 Each builder returns a `ConstrainedSystem` in SI units whose ``drawing`` dict names,
-by its registered name, its drawing adapter (`granular.system_shapes`, registered by
-`granular.drawing`). Every scene is drawn in the x-z plane (y = 0, z up).
+by its registered name, its drawing adapter (`granular.drawing.systems`, registered by
+`granular.drawing.adapters`). Every scene is drawn in the x-z plane (y = 0, z up).
 
 - `bouncing_ball`: one coordinate, the height ``z`` of a ball's centre (m), above
   a floor; the same ball as a `SphereWorld` sphere of that radius on the plane z = 0.

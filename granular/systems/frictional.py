@@ -4,7 +4,7 @@ doi:10.1007/978-3-319-55795-3_40).
 
 Both are planar `ConstrainedSystem`s in SI units with Coulomb friction on their
 contacts (one tangent row per contact, the velocity of the contact point along
-the unit tangent), drawn in the x-z plane (the system's y is drawn as z; `granular.system_shapes`).
+the unit tangent), drawn in the x-z plane (the system's y is drawn as z; `granular.drawing.systems`).
 
 - `block_on_incline`: a point mass ``q = (x, y)`` (m) on the plane through the
   origin inclined by ``theta``; gap ``n . q`` with ``n = (-sin theta, cos theta)``,

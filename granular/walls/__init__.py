@@ -1,8 +1,8 @@
 """Walls: planes, boxes, cylinders, rectangular panels and cones, still or moving; periodic boxes.
 
-Each wall is a `granular.surfaces.Surface` (its contact rows, description, names and
+Each wall is a `granular.walls.surfaces.Surface` (its contact rows, description, names and
 drawing), registered by the ``"type"`` of its description; triangle meshes are in
-`granular.meshes`.
+`granular.walls.meshes`.
 
 Conventions (those of the whole package): a plane through ``point`` with unit ``normal``
 admits the spheres on the side the normal points to; the gap of sphere ``i`` is
@@ -48,7 +48,7 @@ its approach speed relative to the wall (a ball on a vibrating plate).
 """
 from __future__ import annotations
 
-from ..surfaces import first_surface, surface_count, surface_names
+from .surfaces import first_surface, surface_count, surface_names
 from .common import Translation
 from .cylinders import Cone, Cylinder, CylinderSide
 from .periodic import PeriodicBox

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from ..errors import IneffectiveWallWarning, InvalidInputError
-from ..surfaces import ContactRows, RecordedVelocity
+from .surfaces import ContactRows, RecordedVelocity
 from ..validation import as_number
 
 
@@ -142,7 +142,7 @@ def set_translation(wall, name: str) -> Translation:
 
 def described_velocity(description: dict):
     """The velocity of a wall description: None, a constant (3,) list, or, for
-    "function", the stand-in `granular.surfaces.RecordedVelocity`."""
+    "function", the stand-in `granular.walls.surfaces.RecordedVelocity`."""
     velocity = description.get("velocity")
     if velocity == "function":
         return RecordedVelocity()
@@ -216,7 +216,7 @@ class RowsNear:
     (``surface_velocity(points, t_next, h)``)."""
 
     def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
-        """`granular.surfaces.ContactSurface.rows`: the surface where it is at ``t``."""
+        """`granular.walls.surfaces.ContactSurface.rows`: the surface where it is at ``t``."""
         spheres, gaps, normals = near_rows(*self.gaps_at(t, positions, radii), margin)
         velocities = None
         if h is not None and self.moves:

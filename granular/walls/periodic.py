@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..surfaces import WallShape, register_wall
+from .surfaces import WallShape, register_wall
 from .common import (vector3)
 
 

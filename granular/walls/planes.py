@@ -7,10 +7,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import wall_drawing as drawing
+from ..drawing import walls as drawing
 from ..contact_laws import SurfaceLaw
 from ..errors import InvalidInputError
-from ..surfaces import WallShape, register_wall
+from .surfaces import WallShape, register_wall
 from .common import (checked_angular_speed, described_velocity, motion_velocity, names_of_normal, RowsNear,
                      set_translation, Translating, Turning, unit_vector, vector3, with_motion)
 

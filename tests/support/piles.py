@@ -2,7 +2,7 @@
 
 The settled configurations are stored in ``tests/data/pile_*.csv`` (positions,
 radii, velocities); ``python -m tests.support.piles`` pours them again: 120 spheres of
-radii 9-11 mm placed at random (`granular.packing.fill_box`, seed 3) fall into a
+radii 9-11 mm placed at random (`granular.spheres.packing.fill_box`, seed 3) fall into a
 box of 8 x 8 cm with e = 0 and settle (about 10 s of computing each). A test
 loads one and steps it a few times, recording every step, so that the frames it
 measures are steps of a pile at rest.
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.configurations import read_configuration, write_configuration
-from granular.packing import fill_box
+from granular.records.configurations import read_configuration, write_configuration
+from granular.spheres.packing import fill_box
 
 DATA = Path(__file__).parent.parent / "data"
 SIDE = 0.08                 # m, the box's side

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...errors import InvalidInputError
+
 
 @dataclass(frozen=True)
 class BackendResult:
@@ -26,8 +28,9 @@ class BackendResult:
 
 
 def get_backend(name: str):
-    """The backend module of a solver name ("osqp" or "cvxpy")."""
-    from ...errors import InvalidInputError
+    """The backend module of a solver name ("osqp" or "cvxpy"), imported at first use:
+    cvxpy is an optional dependency, and OSQP's import is not needed by runs whose
+    projections the active set answers."""
     if name == "osqp":
         from . import osqp_ as module
     elif name == "cvxpy":

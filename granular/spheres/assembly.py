@@ -1,4 +1,4 @@
-"""The contact rows of a `granular.world.SphereWorld`'s step (its `ConstraintSet`), and
+"""The contact rows of a `granular.spheres.world.SphereWorld`'s step (its `ConstraintSet`), and
 the admissibility check of its positions (the rows of margin 0).
 
 Constraints (Bernicot and Lefebvre-Lepot, *Existence results for non-smooth second
@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from .constraints import ConstraintSet
-from .contact_laws import RowLaws
-from .errors import InvalidInputError, OverlapError
+from ..constraints import ConstraintSet
+from ..contact_laws import RowLaws
+from ..errors import InvalidInputError, OverlapError
 from .neighbors import candidate_contacts, candidate_pairs, pair_vectors
-from .surfaces import ContactRows
-from .tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
-from .walls import Plane
+from ..walls.surfaces import ContactRows
+from ..tolerances import OVERLAP_TOLERANCE, SEARCH_SKIN
+from ..walls import Plane
 
 if TYPE_CHECKING:
     from .world import SphereWorld
@@ -76,7 +76,7 @@ class WallRows:
     sphere, surface (``Contacts.wall``), gap (m), unit normal (k, 3), the contact law
     of each row (every coefficient given); the wall's material velocity at the
     contact (k, 3) (m/s) or None when no wall moves; the feature labels
-    (`granular.surfaces.ContactRows.features`) or None."""
+    (`granular.walls.surfaces.ContactRows.features`) or None."""
 
     spheres: np.ndarray
     surface: np.ndarray
@@ -90,7 +90,7 @@ class WallRows:
 def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: float,
                        max_speed: float) -> ConstraintSet:
     """The rows of ``world``'s step ending at ``t_next``, linearised at ``q``
-    (`granular.world.SphereWorld.constraints` says which pairs are kept and why)."""
+    (`granular.spheres.world.SphereWorld.constraints` says which pairs are kept and why)."""
     clock = time.perf_counter()
     n = world.n
     positions = q.reshape(n, 3)
@@ -199,7 +199,7 @@ def separation_cap(initial_overlaps: str, separation_speed: float | None, radii:
 
 def all_wall_rows(surfaces, law: WorldLaw, t_next, h, positions, radii, margin) -> WallRows:
     """The rows of every contact surface at the end of the step (each surface's
-    `granular.surfaces.ContactSurface.rows`), in surface order, with each row's
+    `granular.walls.surfaces.ContactSurface.rows`), in surface order, with each row's
     contact law; when every surface is a still plane, all in one pass
     (`still_plane_rows`)."""
     if surfaces and all(type(plane) is Plane and not plane.moves for plane in surfaces):

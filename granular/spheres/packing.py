@@ -27,7 +27,7 @@ Every gap of a filled region is >= 0: the placement keeps a clearance of
 `remove_overlaps`) so that rounding cannot make a gap negative, and every packing
 is checked (pairs through a KD tree, and the walls) before it is returned.
 
-Configuration files are read and written by `granular.configurations`.
+Configuration files are read and written by `granular.records.configurations`.
 """
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ from typing import Callable
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .errors import InvalidInputError, SolverError
+from ..errors import InvalidInputError, SolverError
 from .overlaps import remove_overlaps
-from .validation import finite_array, positive_radii, positive_scalar
-from .walls import Box
+from ..validation import finite_array, positive_radii, positive_scalar
+from ..walls import Box
 
 #: Relative clearance kept between placed spheres and to the walls, so that the
 #: gaps computed from the written floats are never negative by rounding.

@@ -12,11 +12,12 @@ import sys
 
 import numpy as np
 
-from .errors import GranularError, NonFiniteStateError, TrajectoryFileError
-from .files import atomic_path
-from .streaming import FrameWriter
-from .tolerances import COMPLEMENTARITY_TOLERANCE, ENERGY_ROUNDOFF
-from .trajectory import Trajectory
+from ..errors import GranularError, NonFiniteStateError, TrajectoryFileError
+from ..records.files import atomic_path
+from ..records.streaming import FrameWriter
+from ..tolerances import COMPLEMENTARITY_TOLERANCE, ENERGY_ROUNDOFF
+from ..records.trajectory import Trajectory
+from ..records.warm_state import RESTART_GROUP, read_value, write_value
 
 
 def check_finite(result, step: int) -> None:
@@ -82,7 +83,7 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
 def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: dict, previous=None, bar=None,
                       checkpoint_every: float | None = None, debug: bool = False):
     """Run ``n_steps`` steps writing each recorded frame to the run file ``path`` as it is
-    made (`granular.streaming.FrameWriter`), after the frames of ``previous`` (the run
+    made (`granular.records.streaming.FrameWriter`), after the frames of ``previous`` (the run
     it continues, whose last frame is the simulation's state); return ``(frames
     written, error or None)``.
 
@@ -193,7 +194,7 @@ def first_non_finite_frame(trajectory):
                  ("angular velocity", trajectory.angular_velocities),
                  ("orientation", trajectory.orientations)]
     first = None
-    # a run whose spheres come and go holds NaN in the columns of absent ids (granular.trajectory):
+    # a run whose spheres come and go holds NaN in the columns of absent ids (granular.records.trajectory):
     # an absent sphere is NaN in its whole row, a present one finite
     present = None
     if getattr(trajectory, "varying", False):
@@ -268,7 +269,7 @@ def dissipation_text(trajectory, k: int = -1, digits: int = 4, since: str = "") 
     contact impulses remove. It is not a dissipation when the impulses do work:
     spheres that grow push their neighbours apart (``growing_spheres`` printed
     "dissipated -0.01474 J"), and a contact bouncing under a force may take the
-    force's work (`granular.results.StepResult`). So a negative total is printed
+    force's work (`granular.records.results.StepResult`). So a negative total is printed
     as the energy the contacts supplied, attributed to growth when the radii
     changed; a negative total within round-off (`ENERGY_ROUNDOFF` of the energy
     scale per step taken) is printed as 0.
@@ -288,11 +289,6 @@ def dissipation_text(trajectory, k: int = -1, digits: int = 4, since: str = "") 
 
 
 # -- run files with the scheme's warm state ------------------------------------------------
-#: HDF5 group of a run file holding the scheme's state after its last frame
-#: (`granular.simulation.Simulation.warm_state`), for ``granular run --from``.
-RESTART_GROUP = "restart"
-
-
 def save_run(trajectory, path) -> None:
     """`Trajectory.save`, plus the ``warm_state`` the trajectory carries (if any) in
     the group `RESTART_GROUP`, all written under a temporary name and renamed at
@@ -324,35 +320,10 @@ def load_run(path):
             if RESTART_GROUP in h5:
                 group = h5[RESTART_GROUP]
                 trajectory.warm_state = {"t": float(group.attrs["t"]), "scheme": str(group.attrs["scheme"]),
-                                         "values": {name: _read_value(group[name]) for name in group}}
+                                         "values": {name: read_value(group[name]) for name in group}}
     except (OSError, KeyError, ValueError) as error:
         raise TrajectoryFileError(f"cannot read the restart state of {path}: {error}") from None
     return trajectory
-
-
-def write_value(group, name: str, value) -> None:
-    """An array or number as a dataset; a tuple as a group of items "0", "1", ...;
-    None as an empty group marked ``none`` (exact: no conversion of values)."""
-    if value is None:
-        group.create_group(name).attrs["none"] = True
-    elif isinstance(value, tuple):
-        items = group.create_group(name)
-        items.attrs["tuple"] = len(value)
-        for k, item in enumerate(value):
-            write_value(items, str(k), item)
-    else:
-        group.create_dataset(name, data=np.asarray(value))
-
-
-def _read_value(node):
-    import h5py
-
-    if isinstance(node, h5py.Dataset):
-        value = node[()]
-        return value if isinstance(value, np.ndarray) else value.item() if hasattr(value, "item") else value
-    if node.attrs.get("none"):
-        return None
-    return tuple(_read_value(node[str(k)]) for k in range(int(node.attrs["tuple"])))
 
 
 # -- progress ------------------------------------------------------------------------------
@@ -403,7 +374,7 @@ def progress(label: str = "steps", enabled: bool = True, stream=None):
     stderr: steps, steps/s, simulated time, active contacts. The bar starts at the
     first step (when the run's step count is known) and ends at the last::
 
-        trajectory = simulation.run(duration=1.0, progress=granular.runs.progress())
+        trajectory = simulation.run(duration=1.0, progress=granular.app.runs.progress())
 
     Other callbacks can be chained: ``progress(...)`` returns an object whose
     ``also(callback)`` calls ``callback(step, n_steps, result)`` after drawing.

@@ -1,9 +1,9 @@
 """The drawing adapters of the built-in systems: ``adapter(description, q) -> Shapes``.
 
 Each turns a frame's coordinates ``q`` of a system of `granular.systems` into the
-primitives of `granular.shapes` (m, drawn in the x-z plane, z up), from the
+primitives of `granular.drawing.shapes` (m, drawn in the x-z plane, z up), from the
 ``drawing`` dict the system's builder stored in its description. They are pure numpy;
-`granular.drawing` registers them under the kinds' names. The physics modules
+`granular.drawing.adapters` registers them under the kinds' names. The physics modules
 never import this one, so drawing code and physics stay apart.
 """
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from .shapes import Shapes
-from .systems.beam import interpolate
-from .systems.frictional import rod_ends
+from ..systems.beam import interpolate
+from ..systems.frictional import rod_ends
 
 
 def ball_shapes(description: dict, q: np.ndarray) -> Shapes:

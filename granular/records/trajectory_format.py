@@ -1,12 +1,12 @@
 """The trajectory file's format (HDF5): its tag and versions, the contact fields, and
 the helpers that write, read and check its arrays (per-id columns, ragged contact
-rows, the rotation of version-1 files), apart from the `granular.trajectory.Trajectory`
+rows, the rotation of version-1 files), apart from the `granular.records.trajectory.Trajectory`
 they make up."""
 from __future__ import annotations
 
 import numpy as np
 
-from .errors import TrajectoryFileError
+from ..errors import TrajectoryFileError
 
 FORMAT = "granular-trajectory"
 #: File name endings of a trajectory file (HDF5); `Trajectory.save` refuses others.
@@ -40,7 +40,7 @@ def check_structure(trajectory) -> None:
     """Raise `TrajectoryFileError` unless the arrays of a loaded trajectory agree in
     shape (F frames) and hold numbers: what `save` writes, so anything else is a
     damaged file. Values are not checked here: the commands refuse a NaN or inf
-    naming its frame (`granular.runs.check_run_file`)."""
+    naming its frame (`granular.app.runs.check_run_file`)."""
     frames = trajectory.t.shape[0] if trajectory.t.ndim == 1 else -1
     positions = trajectory.positions
 

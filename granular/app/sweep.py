@@ -28,7 +28,7 @@ Fault tolerance: a worker that dies mid-run has its task rerun elsewhere by the
 scheduler (up to ``distributed.scheduler.allowed-failures`` deaths, 3 by default;
 ``retries`` reruns a task that raised). Nothing is written until the client has a
 task's complete result, and the client writes each file under a temporary name
-renamed into place (`granular.files.atomic_path`), so no half-written file is
+renamed into place (`granular.records.files.atomic_path`), so no half-written file is
 ever named ``NAME.h5`` and the summary lists only complete files. Running the same
 sweep into the same directory resumes it: a run whose file exists, loads, and
 holds the same parameters and settings, made by the same scene file (SHA-256), is
@@ -54,12 +54,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import scenes
-from .errors import SweepError, TrajectoryFileError
-from .files import atomic_path
-from .render.plots import save_figure
+from .. import scenes
+from ..errors import SweepError, TrajectoryFileError
+from ..records.files import atomic_path
+from ..render.plots import save_figure
 from .runs import failure_reason, run_simulation
-from .trajectory import Trajectory
+from ..records.trajectory import Trajectory
 
 SUMMARY_CSV = "summary.csv"
 SUMMARY_PARQUET = "summary.parquet"

@@ -2,12 +2,12 @@
 
 Cell list. Space over the mesh's bounding box is cut into cubes of side ``side``
 (m); each triangle is listed in every cube its bounding box overlaps (a counting
-sort into compressed rows, as `granular.cell_lists` groups spheres; Allen and
+sort into compressed rows, as `granular.spheres.cell_lists` groups spheres; Allen and
 Tildesley, *Computer Simulation of Liquids*, 1987, section 5.3.2). A sphere of
 centre ``q`` and reach ``rho`` (its radius plus the search margin) is compared with
 the triangles of the cubes its box ``q +- rho`` overlaps, each triangle once (a
 stamp per triangle), first by the triangle's bounding box (its distance from ``q``
-at most ``rho``), then by its nearest point (`granular.mesh_geometry`, Ericson 2005, section 5.1.5). The cube side
+at most ``rho``), then by its nearest point (`granular.walls.mesh_geometry`, Ericson 2005, section 5.1.5). The cube side
 is the larger of twice the median triangle's bounding radius (about its centroid) and a quarter of the
 first query's median reach, so that a cube holds a few triangles, or a query covers
 at most about nine cubes a side when the triangles are small beside the spheres (a
@@ -17,7 +17,7 @@ sphere resting on a floor reaches only a disc of it). The grid never holds more 
 
 The search is one compiled loop (numba) over the spheres inside the mesh's box
 widened by their reach; it returns only the triangles whose nearest point is within
-the margin, with that point, so the rest of the row building (`granular.meshes`)
+the margin, with that point, so the rest of the row building (`granular.walls.meshes`)
 works on a few rows per sphere.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .cell_lists import grown
+from ..spheres.cell_lists import grown
 from .mesh_geometry import EDGE, FACE, FACE_TOLERANCE, MINIMUM_TOLERANCE, VERTEX
 
 #: Most cubes the grid may hold (its compressed rows allocate one offset per cube).
@@ -36,7 +36,7 @@ MAX_CELLS = 4_000_000
 def _closest_point(qx, qy, qz, corners, t):
     """Nearest point ``(x, y, z)`` of triangle ``t`` (``corners[t]`` = a, b, c) to ``q``,
     and its feature (Ericson 2005, ``ClosestPtPointTriangle``, in scalars; the features
-    of `granular.mesh_geometry`)."""
+    of `granular.walls.mesh_geometry`)."""
     ax, ay, az = corners[t, 0, 0], corners[t, 0, 1], corners[t, 0, 2]
     bx, by, bz = corners[t, 1, 0], corners[t, 1, 1], corners[t, 1, 2]
     cx, cy, cz = corners[t, 2, 0], corners[t, 2, 1], corners[t, 2, 2]
@@ -77,7 +77,7 @@ def _closest_point(qx, qy, qz, corners, t):
 @numba.njit(cache=True)
 def _is_local_minimum(feature, t, ox, oy, oz, distance, faces, face_edges, edge_inward, edge_faces, vertices,
                       neighbours):
-    """`granular.mesh_geometry.local_minima` for one nearest point, ``(ox, oy, oz) = q - point``."""
+    """`granular.walls.mesh_geometry.local_minima` for one nearest point, ``(ox, oy, oz) = q - point``."""
     if feature == FACE:
         return True
     if feature >= EDGE:
@@ -137,7 +137,7 @@ def _near(positions, radii, margin, spheres, corners, normals, lower, upper, ori
     point is a local minimum of the distance to the mesh (module docstring):
     ``(sphere, triangle, feature, point (3,), distance, height)`` for each, the
     feature reclassified as the face's when ``q``'s distance exceeds its plane distance
-    ``|height|`` by at most `FACE_TOLERANCE` of it (`granular.mesh_geometry`)."""
+    ``|height|`` by at most `FACE_TOLERANCE` of it (`granular.walls.mesh_geometry`)."""
     capacity = 64
     found_sphere = np.empty(capacity, dtype=np.int64)
     found_triangle = np.empty(capacity, dtype=np.int64)
@@ -224,7 +224,7 @@ def _outside(x, start, side):
 
 
 class TriangleIndex:
-    """The cell list of the triangles of a mesh (`granular.mesh_geometry.Topology`)."""
+    """The cell list of the triangles of a mesh (`granular.walls.mesh_geometry.Topology`)."""
 
     def __init__(self, topology):
         self.topology = topology

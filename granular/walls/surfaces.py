@@ -1,7 +1,7 @@
 """What a wall offers the world, the run files and the pictures: the `Surface` protocol.
 
 A wall (`granular.walls.Plane`, `Box`, `Cylinder`, `Panel`, `Cone`,
-`granular.meshes.TriangleMesh`, or a user's own class) is a `Surface`:
+`granular.walls.meshes.TriangleMesh`, or a user's own class) is a `Surface`:
 
 - ``surfaces()``: its contact surfaces, the objects the world asks for rows each step
   (`ContactSurface`); ``Contacts.wall`` numbers them across the world's walls in
@@ -28,7 +28,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from .errors import InvalidInputError
+from ..errors import InvalidInputError
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ class ContactSurface(Protocol):
 
 @runtime_checkable
 class Surface(Protocol):
-    """A wall of a `granular.world.SphereWorld` (module docstring)."""
+    """A wall of a `granular.spheres.world.SphereWorld` (module docstring)."""
 
     kind: ClassVar[str]
 

@@ -4,10 +4,10 @@ A `TriangleMesh` is one contact surface (one ``Contacts.wall`` index) made of
 triangles, each a thin two-sided sheet. The gap of a sphere is the distance from its
 centre to the nearest point of the mesh (on a face, an edge or a vertex) minus its
 radius, and each local minimum of that distance is one row
-(`granular.mesh_geometry`): a sphere resting on a flat triangulated floor has the
+(`granular.walls.mesh_geometry`): a sphere resting on a flat triangulated floor has the
 rows of a sphere on a `granular.walls.Plane`, one row across a convex edge or
 vertex, one row per face in a concave corner. The triangles near each sphere are
-found through a spatial index (`granular.mesh_index`), so a step costs in proportion
+found through a spatial index (`granular.walls.mesh_index`), so a step costs in proportion
 to the spheres near the mesh, not to its size.
 
 Motion. A mesh may translate (``velocity``: a constant or a function of time, as
@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .contact_laws import SurfaceLaw
-from .errors import InvalidInputError
+from ..contact_laws import SurfaceLaw
+from ..errors import InvalidInputError
 from .mesh_geometry import FACE, Topology, merged
 from .mesh_index import TriangleIndex
 from .surfaces import ContactRows, WallShape, register_wall
-from .walls.common import (as_translation, checked_angular_speed, described_velocity, motion_velocity, Rotating,
-                           unit_vector, vector3)
+from .common import (
+    as_translation, checked_angular_speed, described_velocity, motion_velocity, Rotating, unit_vector, vector3)
 
 #: A triangle whose area is below this fraction of the product of its two edges from
 #: its first vertex (the sine of its angle there) is degenerate: it has no normal.
@@ -166,12 +166,12 @@ class TriangleMesh(SurfaceLaw, Rotating):
     # -- geometry -------------------------------------------------------------------
     @functools.cached_property
     def topology(self) -> Topology:
-        """Normals, edges and their triangles (`granular.mesh_geometry.Topology`)."""
+        """Normals, edges and their triangles (`granular.walls.mesh_geometry.Topology`)."""
         return Topology(self.vertices, self.faces)
 
     @functools.cached_property
     def index(self) -> TriangleIndex:
-        """The spatial index of the triangles (`granular.mesh_index.TriangleIndex`)."""
+        """The spatial index of the triangles (`granular.walls.mesh_index.TriangleIndex`)."""
         return TriangleIndex(self.topology)
 
     def rotation(self, t: float) -> np.ndarray:
@@ -185,7 +185,7 @@ class TriangleMesh(SurfaceLaw, Rotating):
 
     # -- rows -----------------------------------------------------------------------
     def rows(self, positions, radii, margin, t, h=None) -> ContactRows:
-        """`granular.surfaces.ContactSurface.rows`: the mesh where it is at ``t`` (module docstring)."""
+        """`granular.walls.surfaces.ContactSurface.rows`: the mesh where it is at ``t`` (module docstring)."""
         if self.moves:
             rotation, origin = self.rotation(t), self.centre + self.displacement(t)
             local = (positions - origin) @ rotation + self.centre       # R^T (q - c(t)) + c_0, row-wise
@@ -204,7 +204,7 @@ class TriangleMesh(SurfaceLaw, Rotating):
         return ContactRows(spheres, gaps, normals, velocities, features)
 
     def _local_rows(self, positions, radii, margin):
-        """``(spheres, triangles, gaps, normals)`` of the mesh as given (`granular.mesh_geometry`):
+        """``(spheres, triangles, gaps, normals)`` of the mesh as given (`granular.walls.mesh_geometry`):
         one row per local minimum of each sphere's distance within ``margin``, sorted
         by sphere then triangle."""
         spheres, triangles, features, points, distance, height = self.index.near(positions, radii, margin)
@@ -278,7 +278,7 @@ class TriangleMesh(SurfaceLaw, Rotating):
 
 def _ranks(spheres: np.ndarray) -> np.ndarray:
     """Position (k,) of each row among its sphere's rows (rows sorted by sphere): 0 for
-    the first (`granular.surfaces.ContactRows.features`)."""
+    the first (`granular.walls.surfaces.ContactRows.features`)."""
     if spheres.size == 0:
         return np.zeros(0, np.int64)
     starts = np.flatnonzero(np.r_[True, spheres[1:] != spheres[:-1]])

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .constraints import Contacts
+from ..constraints import Contacts
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InvalidInputError, TrajectoryFileError
+from ..errors import InvalidInputError, TrajectoryFileError
 from .files import atomic_path
 from .trajectory import Trajectory
-from .validation import finite_array, positive_radii
-from .world import SphereWorld
+from ..validation import finite_array, positive_radii
+from ..spheres.world import SphereWorld
 
 #: The columns of a configuration CSV file, in the order written.
 _CSV_COLUMNS = ("x", "y", "z", "r", "vx", "vy", "vz", "m")

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .constraints import Contacts
+from ..constraints import Contacts
 from .trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from .simulation import Simulation
+    from ..simulation import Simulation
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class Frame:
     angular_velocities: np.ndarray | None = None
     orientations: np.ndarray | None = None
     ids: np.ndarray | None = None            # the spheres' ids (N,) in a world with inlets or outlets
-    flow: np.ndarray | None = None           # their counters (granular.flows.FlowCounters.as_row)
+    flow: np.ndarray | None = None           # their counters (granular.spheres.flows.FlowCounters.as_row)
     wall_work: float | None = None           # cumulative work of the moving walls (J), when some move
 
 
@@ -50,7 +50,7 @@ def missed_summary(missed_steps: list) -> dict:
 
 
 class Recorder:
-    """Where `Simulation.run` puts its frames: a list, or a `granular.streaming.FrameWriter`
+    """Where `Simulation.run` puts its frames: a list, or a `granular.records.streaming.FrameWriter`
     (then only the last frame stays in memory), with the checkpoints of ``checkpoint_every``."""
 
     def __init__(self, simulation: Simulation, writer, record_every: int, checkpoint_every: float | None):

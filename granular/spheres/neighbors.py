@@ -2,7 +2,7 @@
 
 ``gap_ij = |q_j - q_i| - (r_i + r_j)`` (m), with the minimum-image pair vector
 along periodic axes. `candidate_pairs` uses a compiled cell list
-(`granular.cell_lists`, O(N); in open scenes one pass that also tests the gaps)
+(`granular.spheres.cell_lists`, O(N); in open scenes one pass that also tests the gaps)
 for spheres of similar sizes and scipy's cKDTree
 (O(N log N)) otherwise (a few large spheres, spheres spread far apart, or a
 periodic cell less than three search distances wide); `brute_force_pairs` checks all N(N-1)/2 pairs and is kept as the
@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
-from .walls import PeriodicBox
+from ..walls import PeriodicBox
 
 #: Spheres larger than this multiple of the median radius are searched one by one,
 #: so that one big sphere does not inflate the search radius of all the small ones.

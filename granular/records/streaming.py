@@ -1,6 +1,6 @@
 """Writing a run's frames to its HDF5 file as they are made, and stopping a run on a signal.
 
-`FrameWriter` appends each recorded frame to the file of `granular.trajectory`'s
+`FrameWriter` appends each recorded frame to the file of `granular.records.trajectory`'s
 layout (so `Trajectory.load` reads it) and flushes the file after each frame, so
 memory stays flat in the number of frames and a process that dies (``kill -9``,
 out of memory, a node lost) leaves a file holding every frame up to its last
@@ -20,7 +20,7 @@ flush. The differences from a file written at once by `Trajectory.save`:
 - ``/walls/forces`` is not written: `Trajectory` computes it from the contacts (the
   same numbers); ``/walls/displacements`` is, when a wall moves;
 - the scheme's warm state (`Simulation.warm_state`) is written to the group
-  `granular.runs.RESTART_GROUP` at checkpoints and when the writer closes, with
+  `granular.records.warm_state.RESTART_GROUP` at checkpoints and when the writer closes, with
   the time of the frame it belongs to.
 
 The file stays in HDF5's default (earliest) format: its superblock has no "open
@@ -40,7 +40,8 @@ import numpy as np
 
 from .recording import Frame
 from .trajectory_format import FORMAT, VERSION, by_id, jsonable
-from .errors import TrajectoryFileError
+from .warm_state import RESTART_GROUP, write_value
+from ..errors import TrajectoryFileError
 
 #: Rows per chunk of the contact datasets (1-D fields; 2-D fields hold about as many values).
 CONTACT_CHUNK_ROWS = 1024
@@ -67,7 +68,7 @@ class FrameWriter:
         The run's meta (``dt``, ``scheme``, ``record_every``, provenance, ...), stored
         as the root attribute ``meta``; `update_meta` merges more into it.
 
-    A frame (`append`) has the fields of `granular.recording.Frame`: ``t`` (s),
+    A frame (`append`) has the fields of `granular.records.recording.Frame`: ``t`` (s),
     ``positions`` and ``velocities`` (N, 3) or (d,), ``radii`` (N,) or None,
     the three energies (J), ``contacts`` (`Contacts`), ``angular_velocities``
     (N, 3) and ``orientations`` (N, 4) or None; with it, ``wall_displacement`` (W, 3)
@@ -107,7 +108,7 @@ class FrameWriter:
         for name in _PER_FRAME:
             if name in h5:
                 value = np.asarray(getattr(frame, name), float)
-                if flow is not None:     # spheres in the columns of their ids (granular.trajectory)
+                if flow is not None:     # spheres in the columns of their ids (granular.records.trajectory)
                     value = by_id(value, frame.ids, int(flow[0]))
                 self._grow(name, k, value)
         for group_name, attribute in _ENERGIES:
@@ -201,7 +202,7 @@ class FrameWriter:
         dataset.resize(k + 1, axis=0)
         value = np.asarray(value)
         if dataset.ndim >= 2 and value.ndim >= 1 and value.shape[0] > dataset.shape[1]:
-            dataset.resize(value.shape[0], axis=1)     # more ids (granular.flows)
+            dataset.resize(value.shape[0], axis=1)     # more ids (granular.spheres.flows)
         _write_block(dataset, k, np.asarray(value)[None])
 
     def _append_contacts(self, contacts) -> None:
@@ -235,7 +236,6 @@ class FrameWriter:
     def write_warm_state(self, state: dict) -> None:
         """Store ``state`` (`Simulation.warm_state`, taken at the time of the last frame
         written) in the restart group, replacing the previous one, and flush."""
-        from .runs import RESTART_GROUP, write_value  # cycle: runs imports streaming
 
         h5 = self._h5
         if RESTART_GROUP in h5:

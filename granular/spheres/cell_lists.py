@@ -1,4 +1,4 @@
-"""Candidate sphere pairs by a cell list (compiled): the search of `granular.neighbors`
+"""Candidate sphere pairs by a cell list (compiled): the search of `granular.spheres.neighbors`
 for scenes of spheres of similar sizes, open or periodic.
 
 Space is cut into cubes of side ``cutoff`` (m); two spheres within ``cutoff`` of
@@ -109,12 +109,12 @@ def _pairs(positions, cutoff, origin, dims):
 def _contacts(positions, radii, margin, origin, side, dims):
     """The pairs ``i < j`` of an open scene with ``gap_ij <= margin``, sorted
     lexicographically, with their vectors ``q_j - q_i`` and distances:
-    `granular.neighbors.candidate_contacts` in one pass. Each sphere ``i`` meets
+    `granular.spheres.neighbors.candidate_contacts` in one pass. Each sphere ``i`` meets
     the spheres ``j > i`` of the 27 cubes around its own (cubes of side ``side``
     at least ``2 r_max + margin``), so the pairs come out by ``i`` and only the
     few of one sphere need sorting. The vector, its length (the square root of
     the sum of the squares in the order x, y, z) and the gap test are computed as
-    `granular.neighbors.pair_gaps` computes them, term for term."""
+    `granular.spheres.neighbors.pair_gaps` computes them, term for term."""
     members, starts, sorted_positions, cube = _grouped(positions, origin, side, dims)
     n = positions.shape[0]
     slot_of = np.empty(n, dtype=np.int64)
@@ -178,7 +178,7 @@ def _contacts(positions, radii, margin, origin, side, dims):
 def grown(values, count, capacity):
     """``values[:count]`` (1-d) at the start of a new array of ``capacity`` entries of
     the same type: the compiled searches' growing outputs (of `_pairs`,
-    `_pairs_periodic`, `_contacts`, `granular.mesh_index`), doubled when full."""
+    `_pairs_periodic`, `_contacts`, `granular.walls.mesh_index`), doubled when full."""
     larger = np.empty(capacity, dtype=values.dtype)
     larger[:count] = values[:count]
     return larger
@@ -281,7 +281,7 @@ def _bounds(positions):
 def contacts_within(positions: np.ndarray, radii: np.ndarray, margin: float):
     """``(i, j, vectors (M, 3), distances (M,))`` of the pairs ``i < j`` of an open
     scene with ``gap_ij <= margin`` (m), sorted lexicographically
-    (`granular.neighbors.candidate_contacts`), or None where `pairs_within` would
+    (`granular.spheres.neighbors.candidate_contacts`), or None where `pairs_within` would
     return None (the caller then uses the k-d tree). ``radii`` (N,) m, of similar
     sizes: the cubes are ``2 max(radii) + margin`` wide."""
     n = len(positions)

@@ -1,6 +1,6 @@
 """Orientations of turning spheres: unit quaternions and their exact rotation.
 
-Each sphere of a `granular.world.SphereWorld` carries an orientation, a unit
+Each sphere of a `granular.spheres.world.SphereWorld` carries an orientation, a unit
 quaternion ``(w, x, y, z)`` taking body axes to world axes. The scheme integrates it
 from the angular velocity of each step (`rotate_quaternions`), the exact rotation of
 angle ``|omega| h`` about ``omega``.
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InvalidInputError
-from .validation import finite_array
+from ..errors import InvalidInputError
+from ..validation import finite_array
 
 #: A given orientation quaternion may differ from unit length by this much (it is
 #: then normalised); farther is an input error (not a rotation).

@@ -42,13 +42,13 @@ mesh turns (the renders and the ParaView export draw it turned).
 ``/energy/wall_work`` (F,) (J), when some wall moves: the work the moving walls did
 on the spheres from the start of the run to each frame (a restart continues it).
 
-Spheres that come and go (`granular.flows`): a run whose world has inlets or
+Spheres that come and go (`granular.spheres.flows`): a run whose world has inlets or
 outlets stores each sphere in the column of its permanent id, so positions,
 velocities (F, I, 3), radii (F, I), angular velocities and orientations have one
 column per id issued during the run (``I``) and hold NaN where that sphere is
 absent (not yet inserted, or removed); ``Contacts.i`` and ``Contacts.j`` are ids.
 ``/flow`` (F, 1 + 2 n_inlets + 2 n_outlets) holds the counters of each frame
-(`granular.flows.FlowCounters.as_row`), ``meta["masses"]`` the mass of each id.
+(`granular.spheres.flows.FlowCounters.as_row`), ``meta["masses"]`` the mass of each id.
 `Trajectory.present` gives a frame's ids, `Trajectory.frame` a frame with only the
 spheres present (what the renderers draw).
 """
@@ -61,15 +61,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .constraints import Contacts
-from .drawing import check_description
-from .errors import InvalidInputError, TrajectoryFileError
+from ..constraints import Contacts
+from ..drawing.adapters import check_description
+from ..errors import InvalidInputError, TrajectoryFileError
 from .files import atomic_path
-from .trajectory_format import (CONTACT_FIELDS, FORMAT, OPTIONAL_CONTACT_FIELDS, PER_SPHERE, READABLE_VERSIONS,
-                                READ_ERRORS, SUFFIXES, VERSION, by_id, check_structure, concatenate_rows, flow_sizes,
-                                jsonable, rotation_of, row_offsets, walls_of, widen)
-from .sphere_rows import tangent_basis
-from .walls import surface_count
+from .trajectory_format import (
+    CONTACT_FIELDS, FORMAT, OPTIONAL_CONTACT_FIELDS, PER_SPHERE, READABLE_VERSIONS, READ_ERRORS, SUFFIXES, VERSION,
+    by_id, check_structure, concatenate_rows, flow_sizes, jsonable, rotation_of, row_offsets, walls_of, widen)
+from ..spheres.assembly import tangent_basis
+from ..walls import surface_count
 
 @dataclass
 class Trajectory:
@@ -190,7 +190,7 @@ class Trajectory:
     def show(self, color="speed", forces: bool = True, max_bytes: float = 20e6):
         """The run's view (`granular.render.viewer`: spheres, walls, force network, time
         slider) as a K3D plot, displayed inline in Jupyter; returns the plot."""
-        from .render.viewer import build_plot  # cycle: viewer -> runs -> trajectory
+        from ..render.viewer import build_plot  # K3D, an optional dependency (the "view" extra)
 
         plot = build_plot(self, color=color, forces=forces, max_bytes=max_bytes)
         plot.display()
@@ -301,7 +301,8 @@ class Trajectory:
 
         if Path(path).suffix.lower() not in SUFFIXES:
             raise InvalidInputError(f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
-                                    "(for a .csv or .xyz of one frame use granular.configurations.write_configuration)")
+                                    "(for a .csv or .xyz of one frame use "
+                                    "granular.records.configurations.write_configuration)")
         with atomic_path(path) as temporary:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
@@ -354,7 +355,7 @@ class Trajectory:
         TrajectoryFileError
             The file is missing, unreadable or not a granular trajectory, or its
             system names a drawing adapter that is neither a name nor a legacy string
-            of `granular.drawing.LEGACY_ADAPTERS` (`UnknownAdapterError`): a run file
+            of `granular.drawing.adapters.LEGACY_ADAPTERS` (`UnknownAdapterError`): a run file
             is data and never names code to run.
         """
         import h5py
@@ -391,7 +392,7 @@ class Trajectory:
 
     @staticmethod
     def _read(h5) -> "Trajectory":
-        # A file written frame by frame (granular.streaming) says how many frames are
+        # A file written frame by frame (granular.records.streaming) says how many frames are
         # complete; rows of a later frame that reached the disk before the writer
         # stopped are ignored. A file written at once holds exactly its frames.
         frames = int(h5.attrs["frames"]) if "frames" in h5.attrs else None
@@ -454,7 +455,7 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     For each wall row ``k`` of a frame (``Contacts.wall[k] >= 0``) the wall gives the
     sphere the impulse ``lambda_k n_k + sum_a l_T,k,a t_a(n_k)`` over the step (normal
     into the sphere's side, friction along the row's tangent basis,
-    `granular.sphere_rows.tangent_basis`); by Newton's third law the wall receives its
+    `granular.spheres.assembly.tangent_basis`); by Newton's third law the wall receives its
     opposite. Summed per surface and divided by ``dt``: the mean force over the step
     (N). ``S`` counts the surfaces of ``system["walls"]`` (`granular.walls.surface_count`),
     or more if the contacts name more. None for a system that is not spheres or has

@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import JammingError, SolverError
-from .contact.problem import ContactProblem
-from .contact.projection import infeasible, project
-from .tolerances import OVERLAP_TOLERANCE
+from ..errors import JammingError, SolverError
+from ..contact.problem import ContactProblem
+from ..contact.projection import infeasible, project
+from ..tolerances import OVERLAP_TOLERANCE
 from .world import SphereWorld
 
 #: Smallest fraction of the overlaps an iteration may ask to remove before the

@@ -17,8 +17,8 @@ table (`LEGACY_ADAPTERS`), never imported. A user-defined system that wants
 drawing registers its adapter in Python, in every process that draws it or its
 run files::
 
-    import granular.drawing
-    granular.drawing.register_adapter("my_arm", arm_shapes)
+    import granular.drawing.adapters
+    granular.drawing.adapters.register_adapter("my_arm", arm_shapes)
     system = gr.ConstrainedSystem(..., drawing={"kind": "arm", "adapter": "my_arm", ...})
 
 Any other adapter value is refused with `UnknownAdapterError`.
@@ -33,8 +33,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import system_shapes
-from .errors import InvalidInputError, TrajectoryFileError, UnknownAdapterError
+from . import systems as system_shapes
+from ..errors import InvalidInputError, TrajectoryFileError, UnknownAdapterError
 from .shapes import Shapes
 
 __all__ = ["Shapes", "adapter_names", "register_adapter", "unregister_adapter", "resolve_adapter", "shapes_of",
@@ -122,7 +122,7 @@ def _unknown(value, kind) -> UnknownAdapterError:
     return UnknownAdapterError(
         f"unknown drawing adapter {value!r} for system kind {kind!r} (registered: "
         f"{', '.join(adapter_names())}); a run file names its adapter and never code to run, and a "
-        "user-defined system registers its adapter with granular.drawing.register_adapter")
+        "user-defined system registers its adapter with granular.drawing.adapters.register_adapter")
 
 
 def stable_name(value, kind=None) -> str:

@@ -6,7 +6,7 @@ to (3N,) for the schemes. Mass metric ``M = diag(m_1, m_1, m_1, ..., m_N, m_N, m
 non-smooth second order differential inclusions...*, 2010).
 
 Its contact rows, with their friction and rolling resistance rows, are assembled by
-`granular.sphere_rows` (``constraints``); orientations turn by `granular.rotation`.
+`granular.spheres.assembly` (``constraints``); orientations turn by `granular.spheres.rotation`.
 
 Rotation. Each sphere also carries an angular velocity ``omega_i`` (rad/s, world
 frame), a moment of inertia ``J_i`` (kg m^2, default ``2/5 m_i r_i(t)^2``, a solid
@@ -38,7 +38,7 @@ reports it in every `StepResult` (``angular_velocities`` (N, 3),
 ``1/2 sum J_i |omega_i|^2``.
 
 Friction rows (the contact point's velocity, hence a torque on each sphere) and
-rolling resistance rows: `granular.sphere_rows`.
+rolling resistance rows: `granular.spheres.assembly`.
 """
 from __future__ import annotations
 
@@ -47,17 +47,17 @@ from typing import Callable
 
 import numpy as np
 
-from .constraints import ConstraintSet
-from .errors import InvalidInputError, NonFiniteError, RadiusError
+from ..constraints import ConstraintSet
+from ..errors import InvalidInputError, NonFiniteError, RadiusError
 from .flows import Exchange, FlowCounters, checked_flows, inserted, inserted_restitution, leaving
-from .metric import DiagonalMetric
+from ..metric import DiagonalMetric
 from .rotation import identity_quaternions, unit_quaternions
-from .sphere_rows import COMBINATION_RULES, raise_if_overlapping, sphere_constraints
-from .surfaces import Surface
-from .tolerances import SEARCH_SKIN
-from .validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar, unit_coefficient
-from .walls import PeriodicBox
-from .walls.common import warn_if_turning_without_friction
+from .assembly import COMBINATION_RULES, raise_if_overlapping, sphere_constraints
+from ..walls.surfaces import Surface
+from ..tolerances import SEARCH_SKIN
+from ..validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar, unit_coefficient
+from ..walls import PeriodicBox
+from ..walls.common import warn_if_turning_without_friction
 
 class SphereWorld:
     """N spheres in 3D: radii (possibly time-dependent), masses, walls and forces.
@@ -77,9 +77,9 @@ class SphereWorld:
         Gravitational acceleration (m/s^2).
     force : callable ``(t, q, u) -> (N, 3)`` or None
         Extra force on each sphere (N), with ``q``, ``u`` of shape (N, 3).
-    walls : sequence of walls (`granular.surfaces.Surface`)
+    walls : sequence of walls (`granular.walls.surfaces.Surface`)
         Obstacles, still or moving: `Plane`, `Box`, `Cylinder`, `Panel`, `Cone`
-        (`granular.walls`), `TriangleMesh` (`granular.meshes`) or a class of one's own.
+        (`granular.walls`), `TriangleMesh` (`granular.walls.meshes`) or a class of one's own.
         A `Box` contributes its faces, a capped `Cylinder` its side and two caps, a
         mesh one surface (``Contacts.wall`` numbers them in this order).
     restitution : float or (N,) array
@@ -137,8 +137,8 @@ class SphereWorld:
         friction). ``0`` (default): it leaves rolling without slip. It acts in
         impacts only, i.e. on rows with ``restitution > 0``, and only where friction
         acts (``mu > 0``).
-    inlets, outlets : sequences of `granular.flows.Inlet`, `granular.flows.Outlet`
-        Spheres inserted and removed during a run (`granular.flows`): the world may
+    inlets, outlets : sequences of `granular.spheres.flows.Inlet`, `granular.spheres.flows.Outlet`
+        Spheres inserted and removed during a run (`granular.spheres.flows`): the world may
         then start empty (``positions`` of shape (0, 3)); each sphere has a permanent
         id (`ids`), and `flow` counts what came and went. They need radii and
         masses given as values, solid spheres (``inertia=None``), one restitution
@@ -179,7 +179,7 @@ class SphereWorld:
         for k, wall in enumerate(self.walls):
             if not isinstance(wall, Surface) or isinstance(wall, PeriodicBox):
                 raise InvalidInputError(f"walls[{k}] must be a wall (a Plane, Box, Cylinder, Panel, Cone, "
-                                        f"TriangleMesh: granular.surfaces.Surface), got {type(wall).__name__}")
+                                        f"TriangleMesh: granular.walls.surfaces.Surface), got {type(wall).__name__}")
         #: The contact surfaces of the walls, by ``Contacts.wall`` index.
         self.surfaces = [surface for wall in self.walls for surface in wall.surfaces()]
         self.planes = self.surfaces      # the name of earlier versions
@@ -216,13 +216,13 @@ class SphereWorld:
                                     "to resist")
         self._setup_flows(inlets, outlets, restitution)
 
-    # -- grains that come and go (granular.flows) ----------------------------------------
+    # -- grains that come and go (granular.spheres.flows) ----------------------------------------
     def _setup_flows(self, inlets, outlets, restitution) -> None:
         """Check and keep the inlets and outlets; number the spheres ``0 .. N-1``."""
         self.inlets, self.outlets = checked_flows(inlets, outlets)
-        #: Permanent id of each sphere (N,) (`granular.flows`).
+        #: Permanent id of each sphere (N,) (`granular.spheres.flows`).
         self.ids = np.arange(self.n, dtype=np.int64)
-        #: What the inlets and outlets have done (`granular.flows.FlowCounters`).
+        #: What the inlets and outlets have done (`granular.spheres.flows.FlowCounters`).
         self.flow = FlowCounters.start(self.n, len(self.inlets), len(self.outlets))
         #: Mass (kg) of every sphere ever present, by id (the run file's ``meta["masses"]``).
         self.masses_by_id = None if callable(self._masses) else np.array(self._masses, dtype=float)
@@ -238,7 +238,7 @@ class SphereWorld:
     def exchange(self, t: float, h: float, positions: np.ndarray) -> Exchange:
         """Apply the outlets, then the inlets, at the start of the step from ``t`` (s)
         to ``t + h`` with the spheres at ``positions`` (N, 3) (m): the world's spheres
-        change (ids, radii, masses, counters) and the returned `granular.flows.Exchange`
+        change (ids, radii, masses, counters) and the returned `granular.spheres.flows.Exchange`
         says how, for the scheme to carry its state over. An inserted sphere is
         admissible against every sphere kept or inserted and against every wall where
         the step's constraints place it, at ``t + h``."""
@@ -376,7 +376,7 @@ class SphereWorld:
         """The angular velocities (N, 3) at ``t``: the ``given`` ones, else the world's
         own where they are known without a scheme (constant without rotating contacts,
         the initial ones at ``t0``); otherwise `InvalidInputError` rather than a guess
-        (the scheme's state holds them: `granular.results.StepResult.angular_velocities`)."""
+        (the scheme's state holds them: `granular.records.results.StepResult.angular_velocities`)."""
         if given is not None:
             return finite_array(given, "angular_velocities", (self.n, 3))
         if not self.rotates or t == self.t0:
@@ -481,7 +481,7 @@ class SphereWorld:
 
     def wall_rotations(self, t: float) -> np.ndarray:
         """Rotation (W, 3, 3) at ``t`` of each wall about its centre from its described
-        orientation: a turning mesh's (`granular.meshes.TriangleMesh.rotation`), the
+        orientation: a turning mesh's (`granular.walls.meshes.TriangleMesh.rotation`), the
         identity for the others (a turning cylinder or plane looks the same)."""
         return np.array([wall.rotation(t) if hasattr(wall, "rotation") else np.eye(3)
                          for wall in self.walls]).reshape(-1, 3, 3)

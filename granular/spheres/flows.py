@@ -28,7 +28,7 @@ stores them per frame, and a restart from any frame inserts the same spheres.
 Identity. Every sphere gets a permanent id (``SphereWorld.ids``): the initial
 spheres ``0 .. N-1``, then each inserted sphere the next unused integer. Ids are
 never reused; trajectories store each sphere in the column of its id
-(`granular.trajectory`), and the contact solver's warm starts follow the ids
+(`granular.records.trajectory`), and the contact solver's warm starts follow the ids
 (`granular.constraints.remap_keys`).
 """
 from __future__ import annotations
@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .errors import InvalidInputError
-from .validation import finite_array, positive_scalar
+from ..errors import InvalidInputError
+from ..validation import finite_array, positive_scalar
 
 
 class BoxRegion:

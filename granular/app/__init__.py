@@ -1,0 +1,1 @@
+"""Running scenes for the command line and for parameter sweeps."""

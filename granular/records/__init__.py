@@ -1,0 +1,2 @@
+"""What a run keeps and writes: step results, frames, trajectories and their HDF5 files,
+streaming, configurations."""
