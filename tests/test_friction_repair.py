@@ -49,7 +49,7 @@ def without_newton_on_the_loaded_contacts(monkeypatch):
 def test_the_sweeps_alone_stall_on_the_settling_box(settling_box, without_newton_on_the_loaded_contacts, monkeypatch):
     data, _, _, rows = settling_box
     monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)   # no repairs
-    with pytest.raises(ConvergenceError, match=f"did not converge in {SWEEPS} sweeps"):
+    with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
 
 
