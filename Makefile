@@ -38,6 +38,7 @@ $(LINT_STAMP): $(STAMP) pyproject.toml
 
 lint: $(LINT_STAMP)
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 	$(PY) -m mypy
 
 bench: $(STAMP)

@@ -11,6 +11,7 @@ times (2005 Mac G4) were 15.88 s and 753.9 s.
 
     .venv/bin/python benchmarks/beam_speed.py [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from granular.schemes.newmark import simulate_tip
 from granular.systems.beam import Beam
 
 PAPER_SECONDS = {5e-5: 15.88, 1e-6: 753.9}
-FRAME_INTERVAL = 5e-3   # s, between the frames of Simulation.run
+FRAME_INTERVAL = 5e-3  # s, between the frames of Simulation.run
 
 
 def step_by_step_cost(beam: Beam, dt: float, steps: int = 2000) -> float:
@@ -40,8 +41,7 @@ def step_by_step_cost(beam: Beam, dt: float, steps: int = 2000) -> float:
 def run_seconds(beam: Beam, dt: float) -> float:
     """Wall time (s) of `Simulation.run` over 2 s, set-up included (its fast path)."""
     start = time.perf_counter()
-    gr.Simulation(beam, dt, scheme="newmark", beta=0.5).run(duration=2.0,
-                                                            record_every=int(round(FRAME_INTERVAL / dt)))
+    gr.Simulation(beam, dt, scheme="newmark", beta=0.5).run(duration=2.0, record_every=int(round(FRAME_INTERVAL / dt)))
     return time.perf_counter() - start
 
 
@@ -49,8 +49,10 @@ def main(repeats: int = 3) -> None:
     beam = Beam()
     simulate_tip(beam, 5e-5, 0.01)  # warm up imports and BLAS
     print(f"beam, beta = 1/2, T = 2 s, J = 19 (38 unknowns); {repeats} repeats")
-    print(f"{'dt (s)':>8} {'steps':>9}   {'simulate_tip (s)':<26} {'Simulation.run (s)':<26} "
-          f"{'Simulation.step (s, extrapolated)':<36} {'paper (s)':>9}")
+    print(
+        f"{'dt (s)':>8} {'steps':>9}   {'simulate_tip (s)':<26} {'Simulation.run (s)':<26} "
+        f"{'Simulation.step (s, extrapolated)':<36} {'paper (s)':>9}"
+    )
     for dt in (5e-5, 1e-6):
         steps = int(round(2.0 / dt))
         seconds = [simulate_tip(beam, dt, 2.0, beta=0.5).seconds for _ in range(repeats)]

@@ -15,6 +15,7 @@ core): never part of the tests.
 
     python benchmarks/beverloo.py [duration_s] [orifice ...]
 """
+
 from __future__ import annotations
 
 import json
@@ -66,8 +67,7 @@ def main(argv: list[str]) -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     C, k = fit(rows, d)
-    print(f"Beverloo fit over D/d = {orifices}: C = {C:.3f}, k = {k:.2f} "
-          "(published: C = 0.55-0.65, k = 1.3-2.9)")
+    print(f"Beverloo fit over D/d = {orifices}: C = {C:.3f}, k = {k:.2f} (published: C = 0.55-0.65, k = 1.3-2.9)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ asserted.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/demo_stages.py
 """
+
 from __future__ import annotations
 
 import time
@@ -42,8 +43,10 @@ def main(steps: int = 1000) -> None:
     print(f"box_pour, {steps} steps: {total:.2f} s of processor time")
     for stage, entries in calls.items():
         entries = np.array(entries).reshape(-1, 2)
-        print(f"  {stage:34} {len(entries):5d} calls, median {np.median(entries[:, 0]):6.0f} rows, "
-              f"{entries[:, 1].sum():6.2f} s ({1e3 * entries[:, 1].mean():.3f} ms a call)")
+        print(
+            f"  {stage:34} {len(entries):5d} calls, median {np.median(entries[:, 0]):6.0f} rows, "
+            f"{entries[:, 1].sum():6.2f} s ({1e3 * entries[:, 1].mean():.3f} ms a call)"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ world's `exchange` with the scheme's `exchanged` (the state carried over), and
 `Simulation.step`, which includes both; prints the medians (ms) and the exchange's
 share. Never asserted in a test.
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,6 +36,7 @@ def main(argv: list[str]) -> None:
             value = function(*args)
             exchange_times[-1] += time.perf_counter() - start
             return value
+
         return call
 
     with warnings.catch_warnings():
@@ -48,9 +50,11 @@ def main(argv: list[str]) -> None:
             simulation.step()
             step_times.append(time.perf_counter() - start)
     cost, step = 1e3 * np.median(exchange_times), 1e3 * np.median(step_times)
-    print(f"{simulation.system.n} spheres at the end, {int(simulation.system.flow.inserted.sum())} inserted, "
-          f"{int(simulation.system.flow.removed.sum())} removed: exchange {cost:.2f} ms of a "
-          f"{step:.1f} ms step ({100 * cost / step:.1f} %), medians over {steps} steps")
+    print(
+        f"{simulation.system.n} spheres at the end, {int(simulation.system.flow.inserted.sum())} inserted, "
+        f"{int(simulation.system.flow.removed.sum())} removed: exchange {cost:.2f} ms of a "
+        f"{step:.1f} ms step ({100 * cost / step:.1f} %), medians over {steps} steps"
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ step (as a fraction of the radius).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/growing_jam.py [--n 300] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,7 +22,7 @@ import granular as gr
 from granular.spheres.neighbors import candidate_pairs, pair_gaps
 
 FRACTION = 0.35
-GROWTH = 2.0   # 1/s: r(t) = r0 (1 + GROWTH t)
+GROWTH = 2.0  # 1/s: r(t) = r0 (1 + GROWTH t)
 DT = 1e-3
 
 
@@ -60,8 +61,10 @@ def main():
     except gr.JammingError as jam:
         total = time.perf_counter() - began
         seconds = np.array(seconds)
-        print(f"{args.n} spheres, r0 = {r0:.5f} m, jammed at t = {jam.t:.3f} s after {seconds.size} steps "
-              f"(packing fraction {4.0 / 3.0 * np.pi * args.n * radii(jam.t)[0] ** 3:.4f})")
+        print(
+            f"{args.n} spheres, r0 = {r0:.5f} m, jammed at t = {jam.t:.3f} s after {seconds.size} steps "
+            f"(packing fraction {4.0 / 3.0 * np.pi * args.n * radii(jam.t)[0] ** 3:.4f})"
+        )
         print(f"wall time to the JammingError: {total:.2f} s")
         print(f"mean step: first 75 {seconds[:75].mean():.4f} s, last 27 {seconds[-27:].mean():.4f} s")
         print(f"smallest gap after any step: {worst:.3e} of a radius")

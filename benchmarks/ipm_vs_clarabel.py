@@ -15,6 +15,7 @@ absolute and relative) and runs on the same scaled problem (unit diagonal,
 unit-size linear term) as the hand-written method, on ``W`` and on the proximal
 ``W + rho diag(W)`` the hand-written method uses for degenerate networks.
 """
+
 from __future__ import annotations
 
 import time
@@ -49,13 +50,15 @@ def siconos_step(steps: int):
 
     def capture(problem, *args, **kwargs):
         if problem.size > captured.get("rows", 0):
-            captured.update(rows=problem.size,
-                            problem=(problem.metric, problem.jacobian, problem.predicted, problem.lower))
+            captured.update(
+                rows=problem.size, problem=(problem.metric, problem.jacobian, problem.predicted, problem.lower)
+            )
         return original(problem, *args, **kwargs)
 
     for _ in range(steps):
         sim.step()
     import granular.schemes.velocity as velocity
+
     velocity.project = capture
     try:
         sim.step()
@@ -71,8 +74,14 @@ def pile_refinement():
     rng = np.random.default_rng(5)
     grid = np.stack(np.meshgrid(np.arange(4), np.arange(3), np.arange(5), indexing="ij"), -1).reshape(-1, 3)
     positions = grid * 0.024 + np.array([0.015, 0.015, 0.012]) + rng.uniform(-0.002, 0.002, grid.shape)
-    world = gr.SphereWorld(positions, 0.01, velocities=rng.normal(0.0, 0.3, grid.shape), density=2500.0,
-                           walls=[gr.Box([0, 0, 0], [0.1, 0.075, 0.3], open_top=True)], restitution=0.0)
+    world = gr.SphereWorld(
+        positions,
+        0.01,
+        velocities=rng.normal(0.0, 0.3, grid.shape),
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [0.1, 0.075, 0.3], open_top=True)],
+        restitution=0.0,
+    )
     sim = gr.Simulation(world, 1e-3, warm_start=False)
     captured = []
     original = projection.interior_point
@@ -86,7 +95,7 @@ def pile_refinement():
 
     projection.interior_point = capture
     active_solve = active_set.solve
-    active_set.solve = lambda *args, **kwargs: None          # as `project` without the active set
+    active_set.solve = lambda *args, **kwargs: None  # as `project` without the active set
     try:
         while not captured and sim.steps_taken < 300:
             sim.step()
@@ -100,8 +109,10 @@ def compare_refinement():
     absolute tolerances: the largest infeasibility and natural residual reached."""
     W, c, feasibility, complementarity = pile_refinement()
     diagonal = np.maximum(W.diagonal(), np.finfo(float).tiny)
-    print(f"\npile of the restitution tests, a refinement problem: {c.size} rows; targets "
-          f"{feasibility:.1e} (feasibility) / {complementarity:.1e} m/s (natural residual)")
+    print(
+        f"\npile of the restitution tests, a refinement problem: {c.size} rows; targets "
+        f"{feasibility:.1e} (feasibility) / {complementarity:.1e} m/s (natural residual)"
+    )
     print(f"  {'solver':<34} {'seconds':>9} {'infeasibility':>14} {'natural residual':>17} {'meets':>6}")
 
     def line(label, seconds, impulses):
@@ -138,8 +149,9 @@ def clarabel_solve(W: sp.csc_matrix, c: np.ndarray):
     settings.verbose = False
     settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = TOL
     settings.tol_ktratio = TOL * 100
-    solver = clarabel.DefaultSolver(P, q, -sp.identity(m, format="csc"), np.zeros(m),
-                                    [clarabel.NonnegativeConeT(m)], settings)
+    solver = clarabel.DefaultSolver(
+        P, q, -sp.identity(m, format="csc"), np.zeros(m), [clarabel.NonnegativeConeT(m)], settings
+    )
     solution = solver.solve()
     return np.maximum(np.asarray(solution.x), 0.0) * D * v_ref, int(solution.iterations), str(solution.status)
 
@@ -165,15 +177,15 @@ def compare(name, metric, G, v, b):
     def accurate(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
-    reference_seconds, reference = timed(lambda: active_set.solve(rows, keys, np.zeros(c.size), accurate,
-                                                                  feasibility))
-    print(f"\n{name}: {c.size} rows, {int(np.count_nonzero(reference > 0)) if reference is not None else '?'} "
-          f"active; tolerances {feasibility:.1e} / {complementarity:.1e} m/s; momentum {momentum:.3g} N s")
+    reference_seconds, reference = timed(lambda: active_set.solve(rows, keys, np.zeros(c.size), accurate, feasibility))
+    print(
+        f"\n{name}: {c.size} rows, {int(np.count_nonzero(reference > 0)) if reference is not None else '?'} "
+        f"active; tolerances {feasibility:.1e} / {complementarity:.1e} m/s; momentum {momentum:.3g} N s"
+    )
     print(f"  {'solver':<34} {'seconds':>9} {'iters':>6} {'KKT':>5} {'max impulse':>12} {'|l - l_as|':>11}")
 
     def line(label, seconds, impulses, iterations="-"):
-        ok = impulses is not None and kkt_holds(W @ impulses + c, impulses, diagonal,
-                                                             feasibility, complementarity)
+        ok = impulses is not None and kkt_holds(W @ impulses + c, impulses, diagonal, feasibility, complementarity)
         largest = "-" if impulses is None else f"{impulses.max(initial=0.0):.3g}"
         distance = "-" if impulses is None or reference is None else f"{np.abs(impulses - reference).max():.1e}"
         print(f"  {label:<34} {seconds:>9.4f} {iterations!s:>6} {str(ok):>5} {largest:>12} {distance:>11}")
@@ -181,8 +193,9 @@ def compare(name, metric, G, v, b):
     line("active set (cold start)", reference_seconds, reference)
     for rho in (0.0, 1e-8):
         try:
-            seconds, impulses = timed(lambda: projection.interior_point(W, c, 0.1 * feasibility, 0.1 * complementarity,
-                                                                        regularisation=rho))
+            seconds, impulses = timed(
+                lambda: projection.interior_point(W, c, 0.1 * feasibility, 0.1 * complementarity, regularisation=rho)
+            )
         except gr.SolverError as error:
             print(f"  {'interior point, rho = ' + format(rho, 'g'):<34} failed: {error}")
             continue

@@ -21,6 +21,7 @@ density 2500 kg/m^3, e = 0) in an open box under gravity, dt = 1e-3 s.
   timed. Prints the wall time per step, the contact rows and the peak resident
   memory of the process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,7 +44,7 @@ def lattice_world(n: int, layers: int, spacing: float, seed: int = 0) -> gr.Sphe
     """n spheres on a lattice ``side x side x layers`` (spacing in radii) in an open box."""
     side = int(np.ceil(np.sqrt(n / layers)))
     index = np.arange(n)
-    grid = np.stack([index % side, (index // side) % side, index // side ** 2], axis=1)
+    grid = np.stack([index % side, (index // side) % side, index // side**2], axis=1)
     pitch = spacing * RADIUS
     positions = grid * pitch + 1.1 * RADIUS
     rng = np.random.default_rng(seed)
@@ -67,7 +68,7 @@ def periodic_layer(side: int, layers: int, seed: int = 0, friction: float = 0.0)
     cell periodic along x and y of side ``side * 2.1 r``, with Coulomb ``friction``."""
     n = side * side * layers
     index = np.arange(n)
-    grid = np.stack([index % side, (index // side) % side, index // side ** 2], axis=1)
+    grid = np.stack([index % side, (index // side) % side, index // side**2], axis=1)
     pitch = 2.1 * RADIUS
     rng = np.random.default_rng(seed)
     positions = grid * pitch + np.array([0.5 * pitch, 0.5 * pitch, 1.1 * RADIUS])
@@ -75,8 +76,15 @@ def periodic_layer(side: int, layers: int, seed: int = 0, friction: float = 0.0)
     radii = RADIUS * (1.0 - 0.05 * rng.random(n))
     length = side * pitch
     cell = gr.PeriodicBox([0.0, 0.0, 0.0], [length, length, 1.0], axes=(0, 1))
-    return gr.SphereWorld(positions, radii, density=2500.0, walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
-                          periodic=cell, restitution=0.0, friction=friction)
+    return gr.SphereWorld(
+        positions,
+        radii,
+        density=2500.0,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        periodic=cell,
+        restitution=0.0,
+        friction=friction,
+    )
 
 
 def tiled(world: gr.SphereWorld, positions, velocities, copies: int, friction: float = 0.0) -> gr.SphereWorld:
@@ -90,9 +98,17 @@ def tiled(world: gr.SphereWorld, positions, velocities, copies: int, friction: f
     cell = gr.PeriodicBox([0.0, 0.0, 0.0], [copies * length, copies * length, 1.0], axes=(0, 1))
     # A frictional layer at rest keeps the sweeps' gap error (up to 1e-7 of a radius):
     # such overlaps are accepted, and closed by the first steps.
-    return gr.SphereWorld(many, radii, density=2500.0, velocities=speeds, walls=world.walls, periodic=cell,
-                          restitution=0.0, friction=friction,
-                          initial_overlaps="separate" if friction > 0.0 else "error")
+    return gr.SphereWorld(
+        many,
+        radii,
+        density=2500.0,
+        velocities=speeds,
+        walls=world.walls,
+        periodic=cell,
+        restitution=0.0,
+        friction=friction,
+        initial_overlaps="separate" if friction > 0.0 else "error",
+    )
 
 
 #: Steps in a row with the same pushing contacts after which a pile slower than
@@ -129,10 +145,12 @@ def settle(small: gr.SphereWorld):
         if speed < G * DT and unchanged >= REST_STEPS:
             break
         if settling % 200 == 0:
-            print(f"  settling step {settling}: max speed {speed:.3g} m/s, pushing contacts unchanged for "
-                  f"{unchanged} steps", flush=True)
-    print(f"{small.n} spheres came to rest after {settling} steps ({time.perf_counter() - began:.0f} s)",
-          flush=True)
+            print(
+                f"  settling step {settling}: max speed {speed:.3g} m/s, pushing contacts unchanged for "
+                f"{unchanged} steps",
+                flush=True,
+            )
+    print(f"{small.n} spheres came to rest after {settling} steps ({time.perf_counter() - began:.0f} s)", flush=True)
     return sim.positions, sim.velocities
 
 
@@ -174,17 +192,24 @@ def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None
         clock = time.perf_counter()
         result = big.step()
         elapsed = time.perf_counter() - clock
-        print(f"  step {k + 1}: {elapsed:.2f} s, {int(result.contacts.active.sum())} active, "
-              f"{result.solver.iterations} {result.solver.status} iterations", flush=True)
+        print(
+            f"  step {k + 1}: {elapsed:.2f} s, {int(result.contacts.active.sum())} active, "
+            f"{result.solver.iterations} {result.solver.status} iterations",
+            flush=True,
+        )
         if k >= 2:
             seconds.append(elapsed)
         worst = min(worst, smallest_relative_gap(world, result))
     print(f"timed steps: {tail_line(seconds, first_step=3)}")
-    print(f"{world.n} spheres at rest: step median {np.median(seconds):.3f} s, mean {np.mean(seconds):.3f} s "
-          f"over {steps} steps (after 2 warm-up steps)")
-    print(f"last step: {len(result.contacts)} rows, {int(result.contacts.active.sum())} active, "
-          f"kinetic energy {result.kinetic_energy:.3g} J, max speed "
-          f"{np.linalg.norm(result.velocities, axis=1).max():.3g} m/s")
+    print(
+        f"{world.n} spheres at rest: step median {np.median(seconds):.3f} s, mean {np.mean(seconds):.3f} s "
+        f"over {steps} steps (after 2 warm-up steps)"
+    )
+    print(
+        f"last step: {len(result.contacts)} rows, {int(result.contacts.active.sum())} active, "
+        f"kinetic energy {result.kinetic_energy:.3g} J, max speed "
+        f"{np.linalg.norm(result.velocities, axis=1).max():.3g} m/s"
+    )
     print(f"smallest gap after any step: {worst:.3e} of the smallest radius")
 
 
@@ -198,10 +223,13 @@ def pour(n: int, steps: int):
         clock = time.perf_counter()
         result = sim.step()
         seconds.append(time.perf_counter() - clock)
-        print(f"  step {k + 1}: {seconds[-1]:.2f} s, {len(result.contacts)} rows, "
-              f"{int(result.contacts.active.sum())} active", flush=True)
+        print(
+            f"  step {k + 1}: {seconds[-1]:.2f} s, {len(result.contacts)} rows, "
+            f"{int(result.contacts.active.sum())} active",
+            flush=True,
+        )
     print(f"steps: {tail_line(seconds, first_step=1)}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # kB -> GiB
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB -> GiB
     print(f"step: mean {np.mean(seconds):.2f} s over {steps} steps; peak resident memory {peak:.2f} GiB")
 
 
@@ -213,8 +241,9 @@ def main():
     parser.add_argument("--layers", type=int, default=10, help="settled: lattice layers")
     parser.add_argument("--copies", type=int, default=10, help="settled: tiles per side")
     parser.add_argument("--mu", type=float, default=0.0, help="settled: Coulomb friction (turning spheres)")
-    parser.add_argument("--layer-file", default=None,
-                        help="settled: .npz of the layer at rest (read if it exists, else written)")
+    parser.add_argument(
+        "--layer-file", default=None, help="settled: .npz of the layer at rest (read if it exists, else written)"
+    )
     args = parser.parse_args()
     if args.case == "settled":
         settled(args.n or 100_000, args.steps or 10, args.layers, args.copies, args.layer_file, args.mu)

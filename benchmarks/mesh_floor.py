@@ -17,6 +17,7 @@ alternating blocks of ``--block`` steps (so that a busy machine slows both alike
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/mesh_floor.py [--steps 300] [--block 50] [--settle 800]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,15 +29,19 @@ import granular as gr
 from tails import tail_line
 
 RADIUS = 0.01
-SIDE = 10                       # spheres per lattice edge
+SIDE = 10  # spheres per lattice edge
 PITCH = 2.2 * RADIUS
-WIDTH = SIDE * PITCH            # m, the container's inner width
-CELLS = 100                     # squares per side of the floor's grid: 2 * CELLS^2 triangles
+WIDTH = SIDE * PITCH  # m, the container's inner width
+CELLS = 100  # squares per side of the floor's grid: 2 * CELLS^2 triangles
 
 
 def sides() -> list:
-    return [gr.Plane([0, 0, 0], [1, 0, 0]), gr.Plane([WIDTH, 0, 0], [-1, 0, 0]),
-            gr.Plane([0, 0, 0], [0, 1, 0]), gr.Plane([0, WIDTH, 0], [0, -1, 0])]
+    return [
+        gr.Plane([0, 0, 0], [1, 0, 0]),
+        gr.Plane([WIDTH, 0, 0], [-1, 0, 0]),
+        gr.Plane([0, 0, 0], [0, 1, 0]),
+        gr.Plane([0, WIDTH, 0], [0, -1, 0]),
+    ]
 
 
 def grid_floor(cells: int = CELLS) -> gr.TriangleMesh:
@@ -72,10 +77,13 @@ def main() -> None:
     positions, velocities = settled_pile(args.settle)
     mesh = grid_floor()
     floors = {"plane": gr.Plane([0, 0, 0], [0, 0, 1]), "mesh": mesh}
-    simulations = {name: gr.Simulation(gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0,
-                                                      walls=[floor, *sides()]), dt=1e-3)
-                   for name, floor in floors.items()}
-    simulations["mesh"].system.constraints(1e-3, positions.reshape(-1), 1e-3, 0.0)   # builds the index once
+    simulations = {
+        name: gr.Simulation(
+            gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0, walls=[floor, *sides()]), dt=1e-3
+        )
+        for name, floor in floors.items()
+    }
+    simulations["mesh"].system.constraints(1e-3, positions.reshape(-1), 1e-3, 0.0)  # builds the index once
     seconds = {name: [] for name in floors}
     assembly = {name: [] for name in floors}
     rows = {}
@@ -88,11 +96,15 @@ def main() -> None:
                 assembly[name].append(result.solver.seconds.get("assembly", 0.0))
                 rows[name] = int(np.sum(result.contacts.wall >= 0))
     speed = float(np.linalg.norm(simulations["plane"].velocities, axis=1).max())
-    print(f"mesh_floor: {len(positions)} spheres at rest (fastest {speed:.2e} m/s after {args.settle} settling "
-          f"steps), floor of {len(mesh.faces)} triangles, {args.steps} steps each, blocks of {args.block}")
+    print(
+        f"mesh_floor: {len(positions)} spheres at rest (fastest {speed:.2e} m/s after {args.settle} settling "
+        f"steps), floor of {len(mesh.faces)} triangles, {args.steps} steps each, blocks of {args.block}"
+    )
     for name in floors:
-        print(f"  {name:5s}  {tail_line(seconds[name])}; wall rows {rows[name]}, "
-              f"assembly median {np.median(assembly[name]) * 1e3:.3f} ms")
+        print(
+            f"  {name:5s}  {tail_line(seconds[name])}; wall rows {rows[name]}, "
+            f"assembly median {np.median(assembly[name]) * 1e3:.3f} ms"
+        )
     same = np.array_equal(simulations["plane"].positions, simulations["mesh"].positions)
     ratio = np.median(seconds["mesh"]) / np.median(seconds["plane"])
     print(f"  mesh / plane median step: {ratio:.3f} (+{100 * (ratio - 1):.1f} %); same positions bit for bit: {same}")

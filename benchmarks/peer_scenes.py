@@ -9,6 +9,7 @@
 - `siconos_box`: 1,000 spheres of 1 kg and radius 1 cm poured from a lattice into
   an open box under gravity, as run with Siconos 4.4 (Moreau-Jean, NSGS).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,8 @@ class MinstdRand0:
     ``uniform_real_distribution<double>``, which uses two draws a number:
     ``(g1 - 1 + (g2 - 1) R) / R^2`` with ``R = 2^31 - 2``, in that floating-point order."""
 
-    MODULUS = 2 ** 31 - 1
-    RANGE = float(2 ** 31 - 2)
+    MODULUS = 2**31 - 1
+    RANGE = float(2**31 - 2)
 
     def __init__(self, seed: int = 1):
         self.state = seed % self.MODULUS or 1
@@ -54,8 +55,9 @@ def scopi_state(n: int, width: float = 10.0):
                 radii.append(rng.uniform(0.8 * r0, 0.9 * r0))
                 masses.append(rng.uniform(1.0, 2.0))
                 dx, dy, dz = (rng.uniform(-0.05, 0.05) for _ in range(3))
-                positions.append((r0 + 0.1 + i * 2.0 * r0 + dx, 1.1 * r0 + 2.1 * r0 * j + dy,
-                                  r0 + 0.1 + k * 2.0 * r0 + dz))
+                positions.append(
+                    (r0 + 0.1 + i * 2.0 * r0 + dx, 1.1 * r0 + 2.1 * r0 * j + dy, r0 + 0.1 + k * 2.0 * r0 + dz)
+                )
     return np.array(positions), np.array(radii), np.array(masses)
 
 
@@ -70,17 +72,29 @@ def scopi_box(n: int = 10, width: float = 10.0, **world_options):
     r0 = width / n / 2.0
     positions, radii, masses = scopi_state(n, width)
     top = width + 2.0 * r0
-    walls = [gr.Plane([0, 0, 0], [1, 0, 0]), gr.Plane([top, 0, 0], [-1, 0, 0]),
-             gr.Plane([0, 0, 0], [0, 1, 0]), gr.Plane([0, 0, 0], [0, 0, 1]),
-             gr.Plane([0, 0, top], [0, 0, -1])]
+    walls = [
+        gr.Plane([0, 0, 0], [1, 0, 0]),
+        gr.Plane([top, 0, 0], [-1, 0, 0]),
+        gr.Plane([0, 0, 0], [0, 1, 0]),
+        gr.Plane([0, 0, 0], [0, 0, 1]),
+        gr.Plane([0, 0, top], [0, 0, -1]),
+    ]
 
     def push(t, q, u):
         force = np.zeros_like(q)
         force[:, 1] = -1.0
         return force
 
-    world = gr.SphereWorld(positions, radii, masses=masses, gravity=(0.0, 0.0, 0.0), force=push,
-                           walls=walls, restitution=0.0, **world_options)
+    world = gr.SphereWorld(
+        positions,
+        radii,
+        masses=masses,
+        gravity=(0.0, 0.0, 0.0),
+        force=push,
+        walls=walls,
+        restitution=0.0,
+        **world_options,
+    )
     return world, 0.2 * 0.9 * r0 / 2.0
 
 
@@ -94,16 +108,18 @@ def siconos_box(per_axis: int = 10, seed: int = 0, n: int | None = None, frictio
     Returns ``(world, dt)`` with dt = 1e-3 s."""
     if n is not None:
         per_axis = int(np.ceil(round(n ** (1.0 / 3.0), 9)))
-    n = per_axis ** 3 if n is None else n
+    n = per_axis**3 if n is None else n
     radius, spacing = 0.01, 0.021
     index = np.arange(n)
-    grid = np.stack([index % per_axis, (index // per_axis) % per_axis, index // per_axis ** 2], axis=1)
+    grid = np.stack([index % per_axis, (index // per_axis) % per_axis, index // per_axis**2], axis=1)
     half = (per_axis * spacing + 0.02) / 2.0
     offset = (per_axis - 1) * spacing / 2.0
-    positions = np.column_stack([grid[:, 0] * spacing - offset, grid[:, 1] * spacing - offset,
-                                 0.02 + grid[:, 2] * spacing])
+    positions = np.column_stack(
+        [grid[:, 0] * spacing - offset, grid[:, 1] * spacing - offset, 0.02 + grid[:, 2] * spacing]
+    )
     velocities = np.random.default_rng(seed).normal(0.0, 0.5, positions.shape)
     box = gr.Box([-half, -half, 0.0], [half, half, 10.0], open_top=True)
-    world = gr.SphereWorld(positions, radius, masses=1.0, velocities=velocities, walls=[box],
-                           restitution=0.0, friction=friction)
+    world = gr.SphereWorld(
+        positions, radius, masses=1.0, velocities=velocities, walls=[box], restitution=0.0, friction=friction
+    )
     return world, 1e-3

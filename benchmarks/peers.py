@@ -9,6 +9,7 @@ measured on this machine and the ratio, then the smallest gap met after any step
 as a fraction of the smallest radius (checked outside the timed step) and the
 contact rows of the last step. The scenes are in `peer_scenes.py`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,11 @@ def run(world, dt, steps: int, report_every: int = 0):
         if separated:
             worst = min(worst, smallest_relative_gap(world, result.t, result.positions))
         if report_every and (k + 1) % report_every == 0:
-            print(f"  step {k + 1}: {seconds[k]:.4f} s, {len(result.contacts)} rows, "
-                  f"{int(result.contacts.active.sum())} active, smallest gap {worst:.2e} r", flush=True)
+            print(
+                f"  step {k + 1}: {seconds[k]:.4f} s, {len(result.contacts)} rows, "
+                f"{int(result.contacts.active.sum())} active, smallest gap {worst:.2e} r",
+                flush=True,
+            )
     return seconds, worst, result
 
 
@@ -88,8 +92,11 @@ def main():
         world, dt = siconos_box(n=args.spheres or 1000, friction=args.mu)
         steps = args.steps or 200
         seconds, worst, result = run(world, dt, steps, args.progress)
-        peer = SICONOS_WINDOWS if args.mu == 0.0 and (args.spheres or 1000) == 1000 else \
-            {window: float("nan") for window in SICONOS_WINDOWS}
+        peer = (
+            SICONOS_WINDOWS
+            if args.mu == 0.0 and (args.spheres or 1000) == 1000
+            else {window: float("nan") for window in SICONOS_WINDOWS}
+        )
         report(seconds, peer, np.median, worst, result)
 
 

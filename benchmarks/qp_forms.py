@@ -14,6 +14,7 @@ tolerances of `granular.tolerances`), on the same problem.
 
     .venv/bin/python benchmarks/qp_forms.py [N ...] [--steps K]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,8 +55,11 @@ def main():
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000])
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
-    print(f"{'N':>7} {'rows':>7} {'velocity form s':>16} {'multiplier form s':>18} {'max |du| (m/s)':>15} "
-          f"{'project s':>10} {'active':>7}", flush=True)
+    print(
+        f"{'N':>7} {'rows':>7} {'velocity form s':>16} {'multiplier form s':>18} {'max |du| (m/s)':>15} "
+        f"{'project s':>10} {'active':>7}",
+        flush=True,
+    )
     for n in args.sizes:
         problem = problem_after(n, args.steps)
         seconds_v, velocity = timed(problem, "velocity")
@@ -66,8 +70,11 @@ def main():
         start = time.perf_counter()
         answer = project(ContactProblem(metric, G, problem.predicted, problem.lower))
         seconds_p = time.perf_counter() - start
-        print(f"{n:>7} {G.shape[0]:>7} {seconds_v:>16.3f} {seconds_d:>18.3f} {np.abs(u_v - u_d).max():>15.2e} "
-              f"{seconds_p:>10.3f} {int(np.count_nonzero(answer.impulses)):>7}", flush=True)
+        print(
+            f"{n:>7} {G.shape[0]:>7} {seconds_v:>16.3f} {seconds_d:>18.3f} {np.abs(u_v - u_d).max():>15.2e} "
+            f"{seconds_p:>10.3f} {int(np.count_nonzero(answer.impulses)):>7}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -57,6 +57,7 @@ the tolerance. Issue 12 asks for at most 3 times the frictionless step: met at
 is unchanged (250-265 sweeps a step: Gauss-Seidel's linear rate in a deep contact
 network); what fell is the cost of a sweep and of the residual checks.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -86,8 +87,15 @@ def pour(seed: int = 0, **options) -> gr.SphereWorld:
     positions = grid * spacing + np.array([offset, offset, 0.05])
     positions[:, :2] += rng.uniform(-0.15, 0.15, (len(positions), 2)) * RADIUS
     velocities = rng.normal(0.0, 0.05, positions.shape)
-    return gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0, restitution=0.3,
-                          walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.6], open_top=True)], **options)
+    return gr.SphereWorld(
+        positions,
+        RADIUS,
+        velocities=velocities,
+        density=2500.0,
+        restitution=0.3,
+        walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.6], open_top=True)],
+        **options,
+    )
 
 
 def measure(name: str, steps: int, seed: int = 0) -> dict:
@@ -97,7 +105,7 @@ def measure(name: str, steps: int, seed: int = 0) -> dict:
         start, cpu = time.perf_counter(), time.process_time()
         try:
             result = simulation.step()
-        except gr.ConvergenceError as error:   # a stalled contact solve: report it
+        except gr.ConvergenceError as error:  # a stalled contact solve: report it
             failure = str(error)
             break
         walls.append(time.perf_counter() - start)
@@ -106,10 +114,20 @@ def measure(name: str, steps: int, seed: int = 0) -> dict:
         contacts.append(int(np.count_nonzero(result.contacts.impulse > 0.0)))
         iterations.append(result.solver.iterations)
     walls = np.array(walls)
-    return dict(name=name, walls=walls, mean=walls.mean(), median=float(np.median(walls)), cpu=float(np.mean(cpus)),
-                solve=np.sum(solves) / walls.sum(),
-                contacts=float(np.mean(contacts)), iterations=float(np.mean(iterations)),
-                energy=result.kinetic_energy, total=walls.sum(), failure=failure, steps=len(walls))
+    return dict(
+        name=name,
+        walls=walls,
+        mean=walls.mean(),
+        median=float(np.median(walls)),
+        cpu=float(np.mean(cpus)),
+        solve=np.sum(solves) / walls.sum(),
+        contacts=float(np.mean(contacts)),
+        iterations=float(np.mean(iterations)),
+        energy=result.kinetic_energy,
+        total=walls.sum(),
+        failure=failure,
+        steps=len(walls),
+    )
 
 
 def main() -> None:
@@ -119,14 +137,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="jitter of the lattice and initial velocities")
     args = parser.parse_args()
     print(f"1,000-sphere pour, {args.steps} steps of 1 ms, seed {args.seed}")
-    print(f"  {'world':14}{'mean ms':>9}{'median':>9}{'cpu ms':>9}{'solve':>7}{'contacts':>10}{'iter/step':>11}"
-          f"{'KE end (J)':>12}")
+    print(
+        f"  {'world':14}{'mean ms':>9}{'median':>9}{'cpu ms':>9}{'solve':>7}{'contacts':>10}{'iter/step':>11}"
+        f"{'KE end (J)':>12}"
+    )
     for name in args.worlds.split(","):
         row = measure(name, args.steps, args.seed)
-        print(f"  {name:14}{1e3 * row['mean']:9.1f}{1e3 * row['median']:9.1f}{1e3 * row['cpu']:9.1f}"
-              f"{100 * row['solve']:6.0f}%"
-              f"{row['contacts']:10.0f}{row['iterations']:11.0f}{row['energy']:12.3g}   ({row['total']:.0f} s)",
-              flush=True)
+        print(
+            f"  {name:14}{1e3 * row['mean']:9.1f}{1e3 * row['median']:9.1f}{1e3 * row['cpu']:9.1f}"
+            f"{100 * row['solve']:6.0f}%"
+            f"{row['contacts']:10.0f}{row['iterations']:11.0f}{row['energy']:12.3g}   ({row['total']:.0f} s)",
+            flush=True,
+        )
         print(f"    {tail_line(row['walls'])}", flush=True)
         if row["failure"]:
             print(f"    stopped after {row['steps']} steps: {row['failure']}", flush=True)

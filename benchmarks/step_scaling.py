@@ -14,6 +14,7 @@ contacts (positive impulse).
 
     .venv/bin/python benchmarks/step_scaling.py [N ...] [--steps K] [--regime gas|dense|both]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,14 @@ def lattice_box(n: int, spacing: float = 2.2, seed: int = 0, restitution: float 
     length = side * pitch + RADIUS
     rng = np.random.default_rng(seed)
     velocities = rng.normal(0.0, 0.5 / np.sqrt(3.0), positions.shape)
-    return gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0,
-                          walls=[gr.Box([0, 0, 0], [length] * 3)], restitution=restitution)
+    return gr.SphereWorld(
+        positions,
+        RADIUS,
+        velocities=velocities,
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [length] * 3)],
+        restitution=restitution,
+    )
 
 
 def measure(n: int, steps: int, regime: str) -> dict:
@@ -50,11 +57,28 @@ def measure(n: int, steps: int, regime: str) -> dict:
         result = sim.step()
         total = time.perf_counter() - start
         seconds = result.solver.seconds
-        rows.append((total, seconds.get("neighbors", 0.0), seconds.get("assembly", 0.0),
-                     seconds.get("solve", 0.0), len(result.contacts), int(result.contacts.active.sum())))
+        rows.append(
+            (
+                total,
+                seconds.get("neighbors", 0.0),
+                seconds.get("assembly", 0.0),
+                seconds.get("solve", 0.0),
+                len(result.contacts),
+                int(result.contacts.active.sum()),
+            )
+        )
     median = np.median(np.array(rows), axis=0)
-    return dict(n=n, regime=regime, tail=tail_line([row[0] for row in rows]), total=median[0], neighbors=median[1],
-                assembly=median[2], solve=median[3], constraints=int(median[4]), active=int(median[5]))
+    return dict(
+        n=n,
+        regime=regime,
+        tail=tail_line([row[0] for row in rows]),
+        total=median[0],
+        neighbors=median[1],
+        assembly=median[2],
+        solve=median[3],
+        constraints=int(median[4]),
+        active=int(median[5]),
+    )
 
 
 def main():
@@ -64,13 +88,19 @@ def main():
     parser.add_argument("--regime", choices=["gas", "dense", "both"], default="both")
     args = parser.parse_args()
     regimes = ["gas", "dense"] if args.regime == "both" else [args.regime]
-    print(f"{'regime':>6} {'N':>8} {'step s':>9} {'search s':>9} {'assembly s':>10} {'solve s':>9} "
-          f"{'rows':>8} {'active':>7}", flush=True)
+    print(
+        f"{'regime':>6} {'N':>8} {'step s':>9} {'search s':>9} {'assembly s':>10} {'solve s':>9} "
+        f"{'rows':>8} {'active':>7}",
+        flush=True,
+    )
     for regime in regimes:
         for n in args.sizes:
             r = measure(n, args.steps, regime)
-            print(f"{regime:>6} {r['n']:>8} {r['total']:>9.4f} {r['neighbors']:>9.4f} {r['assembly']:>10.4f} "
-                  f"{r['solve']:>9.4f} {r['constraints']:>8} {r['active']:>7}   {r['tail']}", flush=True)
+            print(
+                f"{regime:>6} {r['n']:>8} {r['total']:>9.4f} {r['neighbors']:>9.4f} {r['assembly']:>10.4f} "
+                f"{r['solve']:>9.4f} {r['constraints']:>8} {r['active']:>7}   {r['tail']}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ largest step of each window and its ratio to that window's median, the whole run
 time, and the worst ratio; a run that raises prints the error and the step. The
 target: no step over 10 times its window's median.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -74,8 +75,11 @@ def main():
                 seconds, error = timed_run(n, mu, seed, args.steps)
                 windows, worst = window_report(seconds)
                 stop = "" if error is None else f"; STOPPED at step {seconds.size}: {error}"
-                print(f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s; {windows}; worst {worst:.1f}x; "
-                      f"{tail_line(seconds)}{stop}", flush=True)
+                print(
+                    f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s; {windows}; worst {worst:.1f}x; "
+                    f"{tail_line(seconds)}{stop}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

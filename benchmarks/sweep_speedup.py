@@ -12,6 +12,7 @@ the 2-worker time; the issue's target is >= 1.8 on 2 cores.
 
 Prints the load average first: other processes on the cores lower the speed-up.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,25 +52,35 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=8, help="seeds per restitution (8: 32 runs)")
     parser.add_argument("--duration", type=float, default=0.5, help="simulated time of a run (s)")
     args = parser.parse_args()
-    plan = sweep.plan_sweep("granular_gas_cooling", ["n=100", "packing=0.1", "restitution=0.6,0.7,0.8,0.9"],
-                            seeds=args.seeds, duration=args.duration)
-    print(f"{len(plan.runs)} runs of granular_gas_cooling (n=100, packing 0.1, e = 0.6-0.9, {args.seeds} seeds), "
-          f"{plan.settings.duration:g} s at dt {plan.settings.dt:g} s; {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.2f}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+    plan = sweep.plan_sweep(
+        "granular_gas_cooling",
+        ["n=100", "packing=0.1", "restitution=0.6,0.7,0.8,0.9"],
+        seeds=args.seeds,
+        duration=args.duration,
+    )
+    print(
+        f"{len(plan.runs)} runs of granular_gas_cooling (n=100, packing 0.1, e = 0.6-0.9, {args.seeds} seeds), "
+        f"{plan.settings.duration:g} s at dt {plan.settings.dt:g} s; {os.cpu_count()} cores, "
+        f"load average {os.getloadavg()[0]:.2f}, OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}"
+    )
     times = {}
     for workers in args.workers:
         seconds, rows = time_sweep(plan, workers)
         times[workers] = seconds
         per_run = [row["wall_time"] for row in rows]
-        print(f"  {workers} worker{'s' if workers > 1 else ' '}: {seconds:6.1f} s for {len(rows)} runs "
-              f"({len(rows) / seconds:.2f} runs/s; a run {statistics.mean(per_run):.2f} s on average, "
-              f"{min(per_run):.2f}-{max(per_run):.2f} s)")
+        print(
+            f"  {workers} worker{'s' if workers > 1 else ' '}: {seconds:6.1f} s for {len(rows)} runs "
+            f"({len(rows) / seconds:.2f} runs/s; a run {statistics.mean(per_run):.2f} s on average, "
+            f"{min(per_run):.2f}-{max(per_run):.2f} s)"
+        )
     base = min(times)
     for workers, seconds in times.items():
         if workers != base:
             speedup = times[base] / seconds
-            print(f"  speed-up {workers} workers / {base}: {speedup:.2f}x "
-                  f"(parallel efficiency {speedup / (workers / base):.0%})")
+            print(
+                f"  speed-up {workers} workers / {base}: {speedup:.2f}x "
+                f"(parallel efficiency {speedup / (workers / base):.0%})"
+            )
 
 
 if __name__ == "__main__":

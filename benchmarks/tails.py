@@ -2,6 +2,7 @@
 
 Medians hide the step that freezes a run; every benchmark prints this line too.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +15,8 @@ def tail_line(seconds, first_step: int = 0) -> str:
     if seconds.size == 0:
         return "no steps"
     largest = int(np.argmax(seconds))
-    return (f"median {np.median(seconds):.4f} s, p99 {np.percentile(seconds, 99):.4f} s, "
-            f"largest {seconds[largest]:.4f} s (step {first_step + largest}, "
-            f"{seconds[largest] / np.median(seconds):.1f}x the median)")
+    return (
+        f"median {np.median(seconds):.4f} s, p99 {np.percentile(seconds, 99):.4f} s, "
+        f"largest {seconds[largest]:.4f} s (step {first_step + largest}, "
+        f"{seconds[largest] / np.median(seconds):.1f}x the median)"
+    )

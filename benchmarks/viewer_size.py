@@ -7,6 +7,7 @@ kept, the size of the file written and the time to write it.
 
     .venv/bin/python benchmarks/viewer_size.py
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -36,13 +37,22 @@ def synthetic_run() -> gr.Trajectory:
         normal /= np.linalg.norm(normal, axis=1)[:, None]
         contacts.append(Contacts(i, j, np.full(3 * N, -1), np.zeros(3 * N), normal, rng.exponential(1e-3, 3 * N)))
     zeros = np.zeros(FRAMES)
-    return gr.Trajectory(t=np.arange(FRAMES) * 0.01, positions=positions, velocities=velocities,
-                         radii=np.full((FRAMES, N), RADIUS), kinetic_energy=zeros, potential_energy=zeros,
-                         dissipated_energy=zeros, contacts=contacts,
-                         system={"kind": "spheres", "walls": [{"type": "box", "lower": [0, 0, 0],
-                                                               "upper": [0.5, 0.5, 0.5], "open_top": True}],
-                                 "gravity": [0, 0, -9.81]},
-                         meta={"dt": 1e-3, "masses": [1e-3] * N})
+    return gr.Trajectory(
+        t=np.arange(FRAMES) * 0.01,
+        positions=positions,
+        velocities=velocities,
+        radii=np.full((FRAMES, N), RADIUS),
+        kinetic_energy=zeros,
+        potential_energy=zeros,
+        dissipated_energy=zeros,
+        contacts=contacts,
+        system={
+            "kind": "spheres",
+            "walls": [{"type": "box", "lower": [0, 0, 0], "upper": [0.5, 0.5, 0.5], "open_top": True}],
+            "gravity": [0, 0, -9.81],
+        },
+        meta={"dt": 1e-3, "masses": [1e-3] * N},
+    )
 
 
 if __name__ == "__main__":
@@ -54,6 +64,8 @@ if __name__ == "__main__":
             path = Path(directory) / "run.html"
             path.write_text(page, encoding="utf-8")
             seconds = time.perf_counter() - start
-            print(f"{N} spheres x {FRAMES} frames, force network {'on' if forces else 'off'}: {len(frames)} frames "
-                  f"kept, {path.stat().st_size / 1e6:.2f} MB (budget {viewer.DEFAULT_MAX_BYTES / 1e6:g} MB) "
-                  f"in {seconds:.1f} s")
+            print(
+                f"{N} spheres x {FRAMES} frames, force network {'on' if forces else 'off'}: {len(frames)} frames "
+                f"kept, {path.stat().st_size / 1e6:.2f} MB (budget {viewer.DEFAULT_MAX_BYTES / 1e6:g} MB) "
+                f"in {seconds:.1f} s"
+            )

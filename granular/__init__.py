@@ -10,10 +10,23 @@ Public API::
 
 Heavy optional parts (cvxpy, pyvista, matplotlib) are imported where used.
 """
+
 from .constraints import ConstraintSet, Contacts
-from .errors import (ConvergenceError, GranularError, InvalidInputError, JammingError,
-                     MassMatrixError, NonFiniteError, OverlapError, RadiusError, RunInterrupted, SolverError,
-                     SolverToleranceWarning, TimeStepWarning, TrajectoryFileError)
+from .errors import (
+    ConvergenceError,
+    GranularError,
+    InvalidInputError,
+    JammingError,
+    MassMatrixError,
+    NonFiniteError,
+    OverlapError,
+    RadiusError,
+    RunInterrupted,
+    SolverError,
+    SolverToleranceWarning,
+    TimeStepWarning,
+    TrajectoryFileError,
+)
 from .records.results import SolverStats, StepResult
 from .simulation import Simulation
 from .records.trajectory import Trajectory
@@ -29,12 +42,44 @@ from .records.configurations import world_from_file
 __version__ = "0.1.0"
 
 __all__ = [
-    "Beam", "Box", "Cone", "Constraint", "ContactRows", "Cylinder", "Panel", "Surface", "WallShape",
-    "register_wall", "ConstrainedSystem", "ConstraintSet", "Contacts", "ConvergenceError",
-    "GranularError", "InvalidInputError",
-    "JammingError", "MassMatrixError", "NonFiniteError", "OverlapError", "PeriodicBox", "Plane", "RadiusError",
-    "RunInterrupted", "TimeStepWarning",
-    "Simulation", "SolverError", "SolverStats", "SolverToleranceWarning", "SphereWorld", "StepResult", "Trajectory",
-    "TriangleMesh", "Inlet", "Outlet", "BoxRegion", "CylinderRegion",
-    "TrajectoryFileError", "remove_overlaps", "world_from_file",
+    "Beam",
+    "Box",
+    "Cone",
+    "Constraint",
+    "ContactRows",
+    "Cylinder",
+    "Panel",
+    "Surface",
+    "WallShape",
+    "register_wall",
+    "ConstrainedSystem",
+    "ConstraintSet",
+    "Contacts",
+    "ConvergenceError",
+    "GranularError",
+    "InvalidInputError",
+    "JammingError",
+    "MassMatrixError",
+    "NonFiniteError",
+    "OverlapError",
+    "PeriodicBox",
+    "Plane",
+    "RadiusError",
+    "RunInterrupted",
+    "TimeStepWarning",
+    "Simulation",
+    "SolverError",
+    "SolverStats",
+    "SolverToleranceWarning",
+    "SphereWorld",
+    "StepResult",
+    "Trajectory",
+    "TriangleMesh",
+    "Inlet",
+    "Outlet",
+    "BoxRegion",
+    "CylinderRegion",
+    "TrajectoryFileError",
+    "remove_overlaps",
+    "world_from_file",
 ]

@@ -1,4 +1,5 @@
 """``python -m granular``: the `granular` command (`granular.cli.main`)."""
+
 import sys
 
 from .cli import main

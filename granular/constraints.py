@@ -13,6 +13,7 @@ A `ConstraintSet` holds the rows' geometry; their contact laws (restitution, fri
 rolling resistance, tangential restitution) are its one field ``laws``
 (`granular.contact_laws.RowLaws`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,9 +25,8 @@ from .contact_laws import RowLaws, take_optional
 
 #: Keys of the further rows of a sphere on one surface (`ConstraintSet.keys`) start
 #: here, below every other key: ``(wall, sphere)`` pairs up to 2^40 with 2^20 rows each.
-_FURTHER_ROWS = -(2 ** 62)
-_FEATURE_SLOTS = 2 ** 20
-
+_FURTHER_ROWS = -(2**62)
+_FEATURE_SLOTS = 2**20
 
 
 def remap_keys(keys: np.ndarray, n_before: int, new_index: np.ndarray, n_after: int) -> tuple[np.ndarray, np.ndarray]:
@@ -40,22 +40,26 @@ def remap_keys(keys: np.ndarray, n_before: int, new_index: np.ndarray, n_after: 
     appends), so a pair keeps ``i' < j'``."""
     keys = np.asarray(keys, dtype=np.int64)
     new_index = np.asarray(new_index, dtype=np.int64)
-    further = keys < _FURTHER_ROWS // 2          # further rows lie below -2^61, first rows above
+    further = keys < _FURTHER_ROWS // 2  # further rows lie below -2^61, first rows above
     pair = keys >= 0
     base_before, base_after = np.int64(n_before + 1), np.int64(n_after + 1)
     # the (wall, sphere) code w (n + 1) + i of a wall row, and the feature slot of a further one
     code = np.where(further, (keys - _FURTHER_ROWS) // _FEATURE_SLOTS, -keys - 1)
     slot = np.where(further, (keys - _FURTHER_ROWS) % _FEATURE_SLOTS, 0)
     first = np.where(pair, keys // base_before, code % base_before)
-    second = np.where(pair, keys % base_before, code // base_before)   # j of a pair, the wall of a wall row
+    second = np.where(pair, keys % base_before, code // base_before)  # j of a pair, the wall of a wall row
     mapped_first = new_index[np.clip(first, 0, n_before - 1)] if n_before else first
     mapped_second = np.where(pair, new_index[np.clip(second, 0, n_before - 1)] if n_before else second, second)
     alive = (mapped_first >= 0) & (mapped_second >= 0)
     wall_code = second * base_after + mapped_first
-    new_keys = np.where(pair, mapped_first * base_after + mapped_second,
-                        np.where(further, _FURTHER_ROWS + wall_code * _FEATURE_SLOTS + slot, -wall_code - 1))
+    new_keys = np.where(
+        pair,
+        mapped_first * base_after + mapped_second,
+        np.where(further, _FURTHER_ROWS + wall_code * _FEATURE_SLOTS + slot, -wall_code - 1),
+    )
     kept = np.flatnonzero(alive)
     return kept, new_keys[kept]
+
 
 @dataclass(frozen=True)
 class ConstraintSet:
@@ -151,8 +155,9 @@ class ConstraintSet:
             if self.feature is not None and np.any(self.feature):
                 # A further row of a sphere on the same surface: keys below every
                 # first row's (which stay those of surfaces with one row per sphere).
-                further = (_FURTHER_ROWS + (-wall_key - 1) * _FEATURE_SLOTS
-                           + np.minimum(self.feature, _FEATURE_SLOTS - 1))
+                further = (
+                    _FURTHER_ROWS + (-wall_key - 1) * _FEATURE_SLOTS + np.minimum(self.feature, _FEATURE_SLOTS - 1)
+                )
                 wall_key = np.where(self.feature > 0, further, wall_key)
             keys = np.where(on_wall, wall_key, pair)
             keys.flags.writeable = False
@@ -168,20 +173,29 @@ class ConstraintSet:
         elif tangents is not None:
             tangents = tangents[rows]
         rolling = None if self.rolling is None else self.rolling.tocsr()[(2 * rows[:, None] + np.arange(2)).reshape(-1)]
-        return ConstraintSet(self.gap[rows], self.jacobian[rows], self.laws.take(rows),
-                             self.i[rows], self.j[rows], self.wall[rows], self.normal[rows],
-                             tangents, separation_speed=self.separation_speed, rolling=rolling,
-                             rolling_radius=take_optional(self.rolling_radius, rows),
-                             tangential_offset=take_optional(self.tangential_offset, rows),
-                             normal_offset=take_optional(self.normal_offset, rows),
-                             feature=take_optional(self.feature, rows))
+        return ConstraintSet(
+            self.gap[rows],
+            self.jacobian[rows],
+            self.laws.take(rows),
+            self.i[rows],
+            self.j[rows],
+            self.wall[rows],
+            self.normal[rows],
+            tangents,
+            separation_speed=self.separation_speed,
+            rolling=rolling,
+            rolling_radius=take_optional(self.rolling_radius, rows),
+            tangential_offset=take_optional(self.tangential_offset, rows),
+            normal_offset=take_optional(self.normal_offset, rows),
+            feature=take_optional(self.feature, rows),
+        )
 
     @staticmethod
     def empty(d: int, normal_dim: int = 3) -> "ConstraintSet":
         none = np.zeros(0, dtype=np.int64)
-        return ConstraintSet(np.zeros(0), sp.csr_matrix((0, d)), RowLaws.empty(), none, none, none,
-                             np.zeros((0, normal_dim)))
-
+        return ConstraintSet(
+            np.zeros(0), sp.csr_matrix((0, d)), RowLaws.empty(), none, none, none, np.zeros((0, normal_dim))
+        )
 
 
 @dataclass(frozen=True)
@@ -240,17 +254,34 @@ class Contacts:
         return self.take(order)
 
     def take(self, rows) -> "Contacts":
-        return Contacts(self.i[rows], self.j[rows], self.wall[rows], self.gap[rows],
-                        self.normal[rows], self.impulse[rows], self.tangential_impulse[rows],
-                        self.rolling_impulse[rows])
+        return Contacts(
+            self.i[rows],
+            self.j[rows],
+            self.wall[rows],
+            self.gap[rows],
+            self.normal[rows],
+            self.impulse[rows],
+            self.tangential_impulse[rows],
+            self.rolling_impulse[rows],
+        )
 
     @staticmethod
-    def from_constraints(constraints: ConstraintSet, impulse: np.ndarray,
-                         tangential_impulse: np.ndarray | None = None,
-                         rolling_impulse: np.ndarray | None = None) -> "Contacts":
-        return Contacts(constraints.i, constraints.j, constraints.wall, constraints.gap,
-                        constraints.normal, np.asarray(impulse, dtype=float), tangential_impulse,
-                        rolling_impulse)
+    def from_constraints(
+        constraints: ConstraintSet,
+        impulse: np.ndarray,
+        tangential_impulse: np.ndarray | None = None,
+        rolling_impulse: np.ndarray | None = None,
+    ) -> "Contacts":
+        return Contacts(
+            constraints.i,
+            constraints.j,
+            constraints.wall,
+            constraints.gap,
+            constraints.normal,
+            np.asarray(impulse, dtype=float),
+            tangential_impulse,
+            rolling_impulse,
+        )
 
     @staticmethod
     def empty(normal_dim: int = 3) -> "Contacts":

@@ -26,6 +26,7 @@ velocity ``U_N = G_k u`` and sliding velocity ``U_T`` (m/s):
   sticks leaves with ``U_T^+ = -e_t U_T^-``, ``e_t`` in [0, 1]
   (``tangential_restitution``, `granular.contact.impact`).
 """
+
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass
@@ -86,16 +87,23 @@ class SurfaceLaw:
         """Check the four coefficients, naming the wall's class in the error."""
         name = type(self).__name__
         object.__setattr__(self, "restitution", checked_unit_coefficient(self.restitution, f"{name} restitution"))
-        object.__setattr__(self, "tangential_restitution",
-                           checked_unit_coefficient(self.tangential_restitution, f"{name} tangential_restitution"))
+        object.__setattr__(
+            self,
+            "tangential_restitution",
+            checked_unit_coefficient(self.tangential_restitution, f"{name} tangential_restitution"),
+        )
         check_nonnegative_coefficient(self.friction, f"{name} friction")
         check_nonnegative_coefficient(self.rolling_friction, f"{name} rolling_friction")
 
     def law(self) -> dict:
         """The four coefficients by keyword, for the surfaces a wall is made of (a
         `granular.walls.Box`'s faces)."""
-        return {"restitution": self.restitution, "friction": self.friction,
-                "rolling_friction": self.rolling_friction, "tangential_restitution": self.tangential_restitution}
+        return {
+            "restitution": self.restitution,
+            "friction": self.friction,
+            "rolling_friction": self.rolling_friction,
+            "tangential_restitution": self.tangential_restitution,
+        }
 
 
 @dataclass(frozen=True)
@@ -120,7 +128,7 @@ class RowLaws:
     """
 
     restitution: np.ndarray
-    friction: np.ndarray = None   # type: ignore[assignment]  # None: zeros, set in __post_init__
+    friction: np.ndarray = None  # type: ignore[assignment]  # None: zeros, set in __post_init__
     rolling_friction: np.ndarray | None = None
     tangential_restitution: np.ndarray | None = None
 
@@ -135,8 +143,12 @@ class RowLaws:
 
     def take(self, rows: np.ndarray) -> "RowLaws":
         """The laws of ``rows`` (indices or a mask), in their order."""
-        return RowLaws(self.restitution[rows], self.friction[rows], take_optional(self.rolling_friction, rows),
-                       take_optional(self.tangential_restitution, rows))
+        return RowLaws(
+            self.restitution[rows],
+            self.friction[rows],
+            take_optional(self.rolling_friction, rows),
+            take_optional(self.tangential_restitution, rows),
+        )
 
     @staticmethod
     def empty() -> "RowLaws":

@@ -5,6 +5,7 @@ User mistakes are `InvalidInputError` (also a `ValueError`); failures of the num
 method are `SolverError` (also a `RuntimeError`). The simulation never continues
 from a step that raised.
 """
+
 from __future__ import annotations
 
 import copy
@@ -84,8 +85,9 @@ class JammingError(SolverError):
         Solid volume over container volume at the failing step, when a container is known.
     """
 
-    def __init__(self, message: str, t: float | None = None, status: str | None = None,
-                 packing_fraction: float | None = None):
+    def __init__(
+        self, message: str, t: float | None = None, status: str | None = None, packing_fraction: float | None = None
+    ):
         super().__init__(message, t=t, status=status)
         self.packing_fraction = packing_fraction
 
@@ -106,8 +108,16 @@ class ConvergenceError(SolverError):
         Which contact (or unknown) holds that residual.
     """
 
-    def __init__(self, message: str, t: float | None = None, status: str | None = None, best=None,
-                 residual: float | None = None, tolerance: float | None = None, where: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        t: float | None = None,
+        status: str | None = None,
+        best=None,
+        residual: float | None = None,
+        tolerance: float | None = None,
+        where: str | None = None,
+    ):
         super().__init__(message, t=t, status=status)
         self.best = best
         self.residual = residual
@@ -229,8 +239,10 @@ class NonFiniteStateError(GranularError):
     """
 
     def __init__(self, t: float, step: int):
-        super().__init__(f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
-                         "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)")
+        super().__init__(
+            f"the state or the energies became non-finite at t = {t:.6g} s (step {step}): "
+            "a numerical blow-up (try a smaller --dt, or the scheme of the scene's DEFAULTS)"
+        )
         self.t = t
         self.step = step
 

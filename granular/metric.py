@@ -7,6 +7,7 @@ gives the kinetic norm ``|u|_M^2 = u^T M u``; projections in this norm need
 `DiagonalMetric` serves the sphere world (``M = diag(m_1, m_1, m_1, ...)``,
 3N entries); `DenseMetric` serves small systems with a full ``M(q)``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -108,5 +109,4 @@ def check_spd(matrix: np.ndarray, name: str = "mass matrix") -> None:
         raise MassMatrixError(f"{name} is not symmetric (relative asymmetry {asymmetry:.3g})")
     eigenvalues = np.linalg.eigvalsh(0.5 * (matrix + matrix.T))
     if eigenvalues[0] <= 1e-14 * scale:
-        raise MassMatrixError(
-            f"{name} is not positive definite: smallest eigenvalue {eigenvalues[0]:.6g}")
+        raise MassMatrixError(f"{name} is not positive definite: smallest eigenvalue {eigenvalues[0]:.6g}")

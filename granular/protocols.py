@@ -20,6 +20,7 @@ The checks are structural (`isinstance` on a runtime-checkable protocol looks fo
 the names); `is_linear` adds that the stiffness is set, since every
 `ConstrainedSystem` has the attribute.
 """
+
 from __future__ import annotations
 
 from typing import Protocol, runtime_checkable

@@ -14,6 +14,7 @@ t_n)``, and the new state is kept only when the step succeeded with a finite res
 Schemes are looked up in `granular.schemes.registry`, which says what each needs
 of a system (`granular.protocols`).
 """
+
 from __future__ import annotations
 
 import json
@@ -69,8 +70,6 @@ def _copied(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
-
-
 class Simulation:
     """Advance a system in time with a scheme.
 
@@ -98,23 +97,25 @@ class Simulation:
         self.t0 = float(system.initial_state()[0])
         self._spheres = searches_neighbours(system)
         self.steps_taken = 0
-        self._record_rotation = False   # set by run(): whether its frames keep the spin
+        self._record_rotation = False  # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
         #: Work (J) the moving walls did on the spheres since the start of the run
         #: (`granular.records.results.StepResult.wall_work`; a restart from a run file goes on
         #: from the work stored with the frame).
         self.wall_work = 0.0
-        self._travel_warned = False     # TimeStepWarning given (reset by each run)
+        self._travel_warned = False  # TimeStepWarning given (reset by each run)
         #: ``(t, residual, missed)`` of each step that kept a contact solver's best
         #: answer short of its tolerance (`SolverStats`): time (s), residual (m/s) and
         #: residual / tolerance; summarised in a run file's meta (`_meta`).
         self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
         self._flows = self._spheres and bool(getattr(system, "has_flows", False))
-        self._stepped = (np.zeros(0, dtype=np.int64), np.zeros(0))   # ids and counters of the last step
+        self._stepped = (np.zeros(0, dtype=np.int64), np.zeros(0))  # ids and counters of the last step
         if self._flows and not hasattr(self.scheme, "exchanged"):
-            raise InvalidInputError(f"scheme {self.scheme.name!r} cannot carry its state over spheres that come "
-                                    "and go: inlets and outlets need scheme='velocity'")
+            raise InvalidInputError(
+                f"scheme {self.scheme.name!r} cannot carry its state over spheres that come "
+                "and go: inlets and outlets need scheme='velocity'"
+            )
 
     @classmethod
     def from_trajectory(cls, trajectory, frame: int = -1, scene_file=None, world=None) -> "Simulation":
@@ -158,8 +159,13 @@ class Simulation:
             meta = trajectory.meta
             if "dt" not in meta:
                 raise InvalidInputError("this trajectory does not store its time step (no 'dt' in its meta)")
-            simulation = cls(world, dt=float(meta["dt"]), solver=meta.get("solver", "osqp"),
-                             scheme=meta.get("scheme", "velocity"), **dict(meta.get("simulation_options", {})))
+            simulation = cls(
+                world,
+                dt=float(meta["dt"]),
+                solver=meta.get("solver", "osqp"),
+                scheme=meta.get("scheme", "velocity"),
+                **dict(meta.get("simulation_options", {})),
+            )
         else:
             simulation, _ = rebuild_simulation(trajectory.meta, scene_file)
         simulation._continue_from(trajectory, k)
@@ -173,8 +179,11 @@ class Simulation:
         arrays, tuples of arrays and floats, or None (copies): the scheme's
         ``warm_values`` of its state (e.g. `granular.schemes.maury_state.MauryState`)."""
         values = self.scheme.warm_values(self.scheme.state)
-        return {"t": self.t, "scheme": self.scheme.name,
-                "values": {name: _copied(value) for name, value in values.items()}}
+        return {
+            "t": self.t,
+            "scheme": self.scheme.name,
+            "values": {name: _copied(value) for name, value in values.items()},
+        }
 
     def set_warm_state(self, state: dict) -> None:
         """Set what the scheme carries beyond ``(t, q, u)`` from ``state``, a `warm_state`
@@ -187,25 +196,31 @@ class Simulation:
         """Set the state of frame ``k`` of ``trajectory`` (`from_trajectory`)."""
         steps = (float(trajectory.t[k]) - self.t0) / self.dt
         if not (steps >= 0 and abs(steps - round(steps)) <= 1e-6 * max(1.0, steps)):
-            raise InvalidInputError(f"frame {k} is at t = {trajectory.t[k]:.9g} s, not a whole number of steps "
-                                    f"of {self.dt:g} s after the scene's start t = {self.t0:g} s")
+            raise InvalidInputError(
+                f"frame {k} is at t = {trajectory.t[k]:.9g} s, not a whole number of steps "
+                f"of {self.dt:g} s after the scene's start t = {self.t0:g} s"
+            )
         if self._flows:
             self._set_spheres(trajectory, k)
         elif getattr(trajectory, "flow", None) is not None:
             raise InvalidInputError("this run had inlets or outlets; the rebuilt world has none")
         shape = self.system.state_shape
-        positions, velocities = self._frame_arrays(trajectory, k, "positions"), self._frame_arrays(trajectory, k,
-                                                                                                   "velocities")
+        positions, velocities = (
+            self._frame_arrays(trajectory, k, "positions"),
+            self._frame_arrays(trajectory, k, "velocities"),
+        )
         if positions.shape != tuple(shape) or velocities.shape != tuple(shape):
-            raise InvalidInputError(f"frame {k} holds a state of shape {positions.shape}; the rebuilt scene's "
-                                    f"is {tuple(shape)} (the scene changed since the run)")
+            raise InvalidInputError(
+                f"frame {k} holds a state of shape {positions.shape}; the rebuilt scene's "
+                f"is {tuple(shape)} (the scene changed since the run)"
+            )
         self.steps_taken = int(round(steps))
         # a fresh start of the scheme at the frame (nothing carried), then what it carried there
         self.scheme.state = self.scheme.init(self.t, positions.reshape(-1), velocities.reshape(-1))
         self.dissipated_energy = float(trajectory.dissipated_energy[k])
         work = getattr(trajectory, "wall_work", None)
         self.wall_work = 0.0 if work is None else float(work[k])
-        state = getattr(trajectory, "warm_state", None)     # only the last frame's state is stored
+        state = getattr(trajectory, "warm_state", None)  # only the last frame's state is stored
         if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
             self.set_warm_state(state)
         else:
@@ -221,7 +236,7 @@ class Simulation:
         counters = FlowCounters.from_row(trajectory.flow[k], len(system.inlets), len(system.outlets))
         masses = trajectory.meta.get("masses")
         if masses is not None and len(masses) >= counters.issued:
-            system.masses_by_id = np.asarray(masses, dtype=float)[:counters.issued].copy()
+            system.masses_by_id = np.asarray(masses, dtype=float)[: counters.issued].copy()
         system.set_spheres(ids, np.asarray(trajectory.radii[k], float)[ids], counters)
 
     @staticmethod
@@ -241,13 +256,17 @@ class Simulation:
             return
         omega, orientations = trajectory.angular_velocities, trajectory.orientations
         if omega is not None and orientations is not None:
-            scheme.set_rotation(self._frame_arrays(trajectory, k, "angular_velocities"),
-                                self._frame_arrays(trajectory, k, "orientations"))
+            scheme.set_rotation(
+                self._frame_arrays(trajectory, k, "angular_velocities"),
+                self._frame_arrays(trajectory, k, "orientations"),
+            )
             return
         # a run without them: fine only if nothing turns (the scheme's initial rotation stays exact)
         if self.system.rotates or np.any(self._angular_velocities() != 0):
-            raise InvalidInputError("this run did not record angular velocities and orientations, so its "
-                                    "turning spheres cannot be continued")
+            raise InvalidInputError(
+                "this run did not record angular velocities and orientations, so its "
+                "turning spheres cannot be continued"
+            )
 
     @property
     def t(self) -> float:
@@ -281,10 +300,14 @@ class Simulation:
             state, result = self.scheme.advance(self.scheme.state, self.t)
         if not (np.all(np.isfinite(result.positions)) and np.all(np.isfinite(result.velocities))):
             t = self.t + self.dt
-            raise NonFiniteError(f"the state is not finite at t = {t:.6g} s: a numerical blow-up "
-                                 f"(reduce the time step dt = {self.dt:.6g} s)", t=t, status="non_finite")
+            raise NonFiniteError(
+                f"the state is not finite at t = {t:.6g} s: a numerical blow-up "
+                f"(reduce the time step dt = {self.dt:.6g} s)",
+                t=t,
+                status="non_finite",
+            )
         self.scheme.state = state
-        if self._flows:      # who took part in this step, for its frame (`_frame_extras`)
+        if self._flows:  # who took part in this step, for its frame (`_frame_extras`)
             self._stepped = (self.system.ids.copy(), self.system.flow.as_row())
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
@@ -322,17 +345,31 @@ class Simulation:
             return None
         self._travel_warned = True
         suggested = _floor_two_digits(self.dt * MAX_TRAVEL / float(travel[k]))
-        warnings.warn(TimeStepWarning(
-            f"sphere {k} travelled {travel[k]:.3g} radii in the step ending at t = {result.t:.6g} s "
-            f"(dt = {self.dt:g} s, {speeds[k]:.3g} m/s): more than {MAX_TRAVEL:g} of a radius a step makes "
-            f"the linearised contacts inaccurate; use dt <= {suggested:.2g} s",
-            dt=self.dt, suggested_dt=suggested, t=float(result.t), sphere=k, travel=float(travel[k])),
-            stacklevel=2)
+        warnings.warn(
+            TimeStepWarning(
+                f"sphere {k} travelled {travel[k]:.3g} radii in the step ending at t = {result.t:.6g} s "
+                f"(dt = {self.dt:g} s, {speeds[k]:.3g} m/s): more than {MAX_TRAVEL:g} of a radius a step makes "
+                f"the linearised contacts inaccurate; use dt <= {suggested:.2g} s",
+                dt=self.dt,
+                suggested_dt=suggested,
+                t=float(result.t),
+                sphere=k,
+                travel=float(travel[k]),
+            ),
+            stacklevel=2,
+        )
         return suggested
 
-    def run(self, duration: float | None = None, steps: int | None = None, record_every: int = 1,
-            progress: Callable | None = None, out=None, checkpoint_every: float | None = None,
-            read_back: bool = True) -> Trajectory | None:
+    def run(
+        self,
+        duration: float | None = None,
+        steps: int | None = None,
+        record_every: int = 1,
+        progress: Callable | None = None,
+        out=None,
+        checkpoint_every: float | None = None,
+        read_back: bool = True,
+    ) -> Trajectory | None:
         """Run for ``duration`` seconds (a whole number of steps, `count_steps`) or ``steps`` steps.
 
         Frame 0 is the current state; then every ``record_every``-th step and the last
@@ -417,11 +454,15 @@ class Simulation:
                     if stop.signal is not None and k < n_steps:
                         name = signal_name(stop.signal)
                         trajectory = recorder.finish(own, read_back)
-                        raise RunInterrupted(f"{name} received: the run stopped at t = {self.t:.6g} s, after "
-                                             f"step {k} of {n_steps}", stop.signal, self.t, trajectory)
+                        raise RunInterrupted(
+                            f"{name} received: the run stopped at t = {self.t:.6g} s, after step {k} of {n_steps}",
+                            stop.signal,
+                            self.t,
+                            trajectory,
+                        )
             return recorder.finish(own, read_back)
         finally:
-            if own and not writer.closed:     # an error that is not the run's (a bug, a second Ctrl-C)
+            if own and not writer.closed:  # an error that is not the run's (a bug, a second Ctrl-C)
                 writer.close()
 
     def count_steps(self, duration: float | None = None, steps: int | None = None) -> int:
@@ -443,10 +484,11 @@ class Simulation:
             raise InvalidInputError(f"duration must be a non-negative number of seconds, got {duration}")
         ratio = duration / self.dt
         if duration > 0.0 and ratio < 1.0 - 1e-9:
-            raise InvalidInputError(f"duration {duration:g} s is shorter than one time step dt = {self.dt:g} s "
-                                    f"({ratio:.3g} steps): give a longer duration or a smaller dt")
+            raise InvalidInputError(
+                f"duration {duration:g} s is shorter than one time step dt = {self.dt:g} s "
+                f"({ratio:.3g} steps): give a longer duration or a smaller dt"
+            )
         return int(round(ratio))
-
 
     def trajectory_of(self, frames: list, record_every: int) -> Trajectory:
         """The recorded frames as a `Trajectory`, with where the moving walls were at
@@ -454,16 +496,23 @@ class Simulation:
         poses = [self.wall_poses(f.t) for f in frames]
         displacements = None if poses[0][0] is None else np.stack([pose[0] for pose in poses])
         rotations = None if poses[0][1] is None else np.stack([pose[1] for pose in poses])
-        return Trajectory.from_frames(frames, self.system.describe(), self.run_meta(record_every),
-                                      wall_displacements=displacements, wall_rotations=rotations)
+        return Trajectory.from_frames(
+            frames,
+            self.system.describe(),
+            self.run_meta(record_every),
+            wall_displacements=displacements,
+            wall_rotations=rotations,
+        )
 
     def wall_poses(self, t: float) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Where the walls are at ``t`` (s): their displacements (W, 3) (m) when some wall
         moves and their rotations (W, 3, 3) when a mesh turns, else None each."""
         moving = self._spheres and self.system.has_moving_walls
         turning = self._spheres and self.system.has_turning_meshes
-        return (self.system.wall_displacements(t) if moving else None,
-                self.system.wall_rotations(t) if turning else None)
+        return (
+            self.system.wall_displacements(t) if moving else None,
+            self.system.wall_rotations(t) if turning else None,
+        )
 
     def _has_fast_path(self) -> bool:
         return isinstance(self.scheme, NewmarkScheme) and self.scheme.has_fast_path()
@@ -472,8 +521,7 @@ class Simulation:
         """`run` by `NewmarkScheme.run_fast`; None (nothing changed) if a step was not
         finite, so that stepping reports where."""
         recorded = [k for k in range(1, n_steps + 1) if k % record_every == 0 or k == n_steps]
-        outcome = self.scheme.run_fast(self.scheme.state, self.t0, self.steps_taken, recorded,
-                                       self.dissipated_energy)
+        outcome = self.scheme.run_fast(self.scheme.state, self.t0, self.steps_taken, recorded, self.dissipated_energy)
         if outcome is None:
             return None
         records, state, violation = outcome
@@ -500,12 +548,19 @@ class Simulation:
         system, t = self.system, self.t
         radii = system.radii_at(t) if self._spheres else None
         turning = self._record_rotation
-        return Frame(t, self.positions, self.velocities, radii,
-                      kinetic_energy(system, t, self._q, self._u, self._angular_velocities()),
-                      system.potential_energy(t, self._q),
-                      self.dissipated_energy, Contacts.empty(self._normal_dimension()),
-                      self.scheme.angular_velocities if turning else None,
-                      self.scheme.orientations if turning else None, **self._frame_extras())
+        return Frame(
+            t,
+            self.positions,
+            self.velocities,
+            radii,
+            kinetic_energy(system, t, self._q, self._u, self._angular_velocities()),
+            system.potential_energy(t, self._q),
+            self.dissipated_energy,
+            Contacts.empty(self._normal_dimension()),
+            self.scheme.angular_velocities if turning else None,
+            self.scheme.orientations if turning else None,
+            **self._frame_extras(),
+        )
 
     def _frame_extras(self, contacts: Contacts | None = None) -> dict:
         """The ids, flow counters and wall work of a frame (`Frame`), and its contacts
@@ -531,21 +586,29 @@ class Simulation:
         turning = self._record_rotation
         extras = self._frame_extras(result.contacts)
         contacts = extras.pop("contacts", result.contacts)
-        return Frame(result.t, result.positions, result.velocities, result.radii,
-                      result.kinetic_energy, result.potential_energy, self.dissipated_energy,
-                      contacts, result.angular_velocities if turning else None,
-                      result.orientations if turning else None, **extras)
+        return Frame(
+            result.t,
+            result.positions,
+            result.velocities,
+            result.radii,
+            result.kinetic_energy,
+            result.potential_energy,
+            self.dissipated_energy,
+            contacts,
+            result.angular_velocities if turning else None,
+            result.orientations if turning else None,
+            **extras,
+        )
 
     def run_meta(self, record_every: int) -> dict:
-        meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver,
-                "record_every": int(record_every)}
-        try:      # the scheme's options, when a run file can hold them (a restart passes them back)
+        meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver, "record_every": int(record_every)}
+        try:  # the scheme's options, when a run file can hold them (a restart passes them back)
             json.dumps(self.options)
             meta["simulation_options"] = dict(self.options)
         except (TypeError, ValueError):
             pass
         if self._flows:
-            meta["masses"] = np.asarray(self.system.masses_by_id).tolist()     # by id
+            meta["masses"] = np.asarray(self.system.masses_by_id).tolist()  # by id
         elif self._spheres:
             meta["masses"] = np.asarray(self.system.masses_at(self.t)).tolist()
         if self.missed_steps:
@@ -557,7 +620,7 @@ def _floor_two_digits(value: float) -> float:
     """``value`` rounded down to two significant digits (a suggested time step must not
     round up past the bound it keeps)."""
     exponent = math.floor(math.log10(value)) - 1
-    return math.floor(value / 10.0 ** exponent) * 10.0 ** exponent
+    return math.floor(value / 10.0**exponent) * 10.0**exponent
 
 
 def signal_name(number: int) -> str:
@@ -566,5 +629,3 @@ def signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-

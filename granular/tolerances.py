@@ -6,6 +6,7 @@ the tests.
 Units: velocities in m/s (generalised velocity units for a `ConstrainedSystem`),
 lengths in m.
 """
+
 from __future__ import annotations
 
 #: Termination tolerance handed to OSQP on the scaled multiplier problem

@@ -3,6 +3,7 @@
 Each check raises `InvalidInputError` naming the argument and the first
 offending index.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,9 @@ def finite_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
     bad = np.argwhere(~np.isfinite(array))
     if bad.size:
         index = tuple(int(k) for k in bad[0])
-        raise InvalidInputError(f"{name} has a non-finite entry at index {index[0] if len(index) == 1 else index}: "
-                                f"{array[tuple(bad[0])]}")
+        raise InvalidInputError(
+            f"{name} has a non-finite entry at index {index[0] if len(index) == 1 else index}: {array[tuple(bad[0])]}"
+        )
     return array
 
 
@@ -40,7 +42,7 @@ def _holds_text(value) -> bool:
     try:
         array = np.asarray(value)
     except (TypeError, ValueError):
-        return False             # a ragged list: np.array's own error says what is wrong
+        return False  # a ragged list: np.array's own error says what is wrong
     if array.dtype.kind in "US":
         return True
     return array.dtype.kind == "O" and any(isinstance(item, (str, bytes)) for item in array.reshape(-1))
@@ -104,6 +106,6 @@ def as_number(value, name: str, expected: str) -> float:
 def unit_coefficient(value, name: str) -> float:
     """One number in [0, 1], or `InvalidInputError` saying what was given."""
     number = as_number(value, name, "one number in [0, 1]")
-    if not 0.0 <= number <= 1.0:   # NaN fails too
+    if not 0.0 <= number <= 1.0:  # NaN fails too
         raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
     return number

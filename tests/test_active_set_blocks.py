@@ -1,5 +1,6 @@
 """The blocks of the Delassus matrix that the active-set solver cuts in numpy agree
 with scipy's slicing of ``W = H H^T`` (two ways of computing the same entries)."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -40,7 +41,7 @@ def test_a_principal_block_cut_in_numpy_is_scipys_slice_plus_the_shift(upper):
         expected = np.triu(expected)
     block = principal_block(W, rows, shift, upper)
     np.testing.assert_array_equal(block.toarray(), expected)
-    assert block.has_sorted_indices   # qdldl reads each column in order
+    assert block.has_sorted_indices  # qdldl reads each column in order
 
 
 @pytest.mark.exact
@@ -51,8 +52,9 @@ def test_a_row_of_h_that_is_zero_still_gets_its_shift_on_the_diagonal():
     W.sort_indices()
     rows = np.arange(0, 60, 2)
     shift = np.full(rows.size, 0.5)
-    np.testing.assert_array_equal(principal_block(W, rows, shift, False).toarray(),
-                                  W[rows][:, rows].toarray() + 0.5 * np.eye(rows.size))
+    np.testing.assert_array_equal(
+        principal_block(W, rows, shift, False).toarray(), W[rows][:, rows].toarray() + 0.5 * np.eye(rows.size)
+    )
 
 
 @pytest.mark.exact
@@ -122,5 +124,6 @@ def test_the_compiled_upper_block_is_scipys_product_bit_for_bit(axis_aligned):
         assert expected.nnz < np.count_nonzero(np.triu(np.abs(H.toarray()) @ np.abs(H.toarray()).T))
     W = sp.csc_matrix(data.H @ data.HT)
     W.sort_indices()
-    np.testing.assert_array_equal(upper_block(data.H, rows, shift).toarray(),
-                                  principal_block(W, rows, shift, True).toarray())
+    np.testing.assert_array_equal(
+        upper_block(data.H, rows, shift).toarray(), principal_block(W, rows, shift, True).toarray()
+    )

@@ -2,6 +2,7 @@
 `granular.contact.active_set.predicted_active`) changes where the active-set rounds start,
 not the answer: on a settling pile the answer with the guess passes the KKT test
 and gives the same slacks as the answer from the previous support."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -28,11 +29,17 @@ def _settling_pile_projection(monkeypatch):
     grid = np.stack([index % n, (index // n) % n, index // (n * n)], axis=1)
     rng = np.random.default_rng(1)
     centre = (n - 1) * spacing / 2
-    positions = np.column_stack([grid[:, 0] * spacing - centre, grid[:, 1] * spacing - centre,
-                                 0.011 + grid[:, 2] * spacing]) + rng.uniform(-4e-4, 4e-4, (index.size, 3))
+    positions = np.column_stack(
+        [grid[:, 0] * spacing - centre, grid[:, 1] * spacing - centre, 0.011 + grid[:, 2] * spacing]
+    ) + rng.uniform(-4e-4, 4e-4, (index.size, 3))
     half = (n * spacing + 0.005) / 2.0
-    world = gr.SphereWorld(positions, 0.01 * rng.uniform(0.9, 1.0, index.size), masses=1.0, restitution=0.0,
-                           walls=[gr.Box([-half, -half, 0.0], [half, half, 1.0], open_top=True)])
+    world = gr.SphereWorld(
+        positions,
+        0.01 * rng.uniform(0.9, 1.0, index.size),
+        masses=1.0,
+        restitution=0.0,
+        walls=[gr.Box([-half, -half, 0.0], [half, half, 1.0], open_top=True)],
+    )
     simulation = gr.Simulation(world, dt=1e-3)
     for _ in range(150):
         simulation.step()
@@ -44,7 +51,7 @@ def test_the_predicted_first_set_leaves_the_answer_of_a_settling_pile_unchanged(
     rows, keys, warm, accurate, feasibility = _settling_pile_projection(monkeypatch)
     support = np.where(warm * rows.diagonal > feasibility, warm, 0.0) > 0.0
     predicted = active_set.predicted_active(rows, np.where(support, warm, 0.0), feasibility)
-    assert predicted is not None and np.count_nonzero(predicted != support) > 10   # the guess is exercised
+    assert predicted is not None and np.count_nonzero(predicted != support) > 10  # the guess is exercised
 
     with_guess = active_set.solve(rows, keys, warm, accurate, feasibility, active_set.Workspace())
     monkeypatch.setattr(active_set, "PREDICTION_SWEEPS", 0)
@@ -60,20 +67,19 @@ def test_the_predicted_first_set_leaves_the_answer_of_a_settling_pile_unchanged(
 
 def test_the_sweeps_converge_to_the_complementarity_answer_of_a_definite_problem():
     rng = np.random.default_rng(7)
-    m, d = 40, 90   # fewer rows than coordinates: W = H H^T is positive definite
+    m, d = 40, 90  # fewer rows than coordinates: W = H H^T is positive definite
     H = sp.random(m, d, density=0.1, random_state=rng, format="csr") + sp.eye(m, d, format="csr")
     H = sp.csr_matrix(H)
     c = rng.normal(size=m)
     diagonal = np.asarray(H.multiply(H).sum(axis=1)).ravel()
     for relaxation, full_every in ((1.0, 1), (1.7, 1), (1.7, 3)):
-        impulses, u, _ = projected_gauss_seidel(H, diagonal, c, np.zeros(m), 3000, relaxation,
-                                                full_every=full_every)
+        impulses, u, _ = projected_gauss_seidel(H, diagonal, c, np.zeros(m), 3000, relaxation, full_every=full_every)
         W = (H @ H.T).toarray()
         slack = W @ impulses + c
-        np.testing.assert_allclose(u, H.T @ impulses, atol=1e-12)   # kept up to date incrementally
+        np.testing.assert_allclose(u, H.T @ impulses, atol=1e-12)  # kept up to date incrementally
         assert impulses.min() >= 0.0 and slack.min() >= -1e-10
         assert np.abs(np.minimum(diagonal * impulses, slack)).max() <= 1e-10
-        assert np.count_nonzero(impulses) not in (0, m)   # a problem with both kinds of rows
+        assert np.count_nonzero(impulses) not in (0, m)  # a problem with both kinds of rows
 
 
 @pytest.mark.exact

@@ -8,6 +8,7 @@ exchanges, which flip every wrong row at once, re-grow a few wrong rows to dozen
 and give up. The primal rounds, whose ratio test keeps the impulses feasible and
 the objective from rising, answer the step from the same start, with neither the
 continuation, the jam check nor the OSQP fallback."""
+
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +41,12 @@ def test_whole_block_exchanges_give_up_on_the_captured_pile():
     stats = workspace.last = active_set.ActiveSetStats()
     impulses = np.where(warm * rows.diagonal > feasibility, warm, 0.0)
     active = active_set.predicted_active(rows, impulses, feasibility)
-    reference = active_set.without_self_stress(rows, keys, impulses, active, active_set.RHO, feasibility,
-                                                workspace, stats)
-    outcome = active_set.exchange_rounds(rows, keys, active_set.RHO, impulses, active, accepted, feasibility, workspace,
-                                 stats, reference)
+    reference = active_set.without_self_stress(
+        rows, keys, impulses, active, active_set.RHO, feasibility, workspace, stats
+    )
+    outcome = active_set.exchange_rounds(
+        rows, keys, active_set.RHO, impulses, active, accepted, feasibility, workspace, stats, reference
+    )
     assert outcome is None
 
 

@@ -1,5 +1,6 @@
 """Coarse-grained fields and region stresses averaged over frames: the means of the
 frames' own fields, a steady pile's average is its frame's, and bad ranges are refused."""
+
 import numpy as np
 import pytest
 
@@ -18,21 +19,25 @@ def test_the_average_over_frames_is_the_mean_of_each_frames_fields():
     stress plus ``rho V V``) less ``<rho> V V``. Round-off: sums of 8 frames of ~1e3 terms."""
     run = falling()
     kernel, z = A.Kernel("gaussian", 0.008), np.linspace(-0.01, 0.08, 91)
-    frames = [A.profile(A.frame_forces(run, k, threshold=0.0), "z", z, kernel, SIDE ** 2) for k in range(3, 11)]
-    average = A.average_profile(run, slice(3, None), "z", z, kernel, SIDE ** 2)
+    frames = [A.profile(A.frame_forces(run, k, threshold=0.0), "z", z, kernel, SIDE**2) for k in range(3, 11)]
+    average = A.average_profile(run, slice(3, None), "z", z, kernel, SIDE**2)
     density = np.mean([f.density for f in frames], axis=0)
     momentum = np.mean([f.density[:, None] * f.velocity for f in frames], axis=0)
-    second = np.mean([f.kinetic_stress + f.density[:, None, None] * np.einsum("ma,mb->mab", f.velocity, f.velocity)
-                      for f in frames], axis=0)
-    assert np.abs(np.array([f.velocity for f in frames])).max() > 0.05    # the spheres move: V matters
+    second = np.mean(
+        [f.kinetic_stress + f.density[:, None, None] * np.einsum("ma,mb->mab", f.velocity, f.velocity) for f in frames],
+        axis=0,
+    )
+    assert np.abs(np.array([f.velocity for f in frames])).max() > 0.05  # the spheres move: V matters
     scale = 1e4 * EPS
     np.testing.assert_allclose(average.density, density, rtol=scale, atol=scale * density.max())
-    np.testing.assert_allclose(average.packing_fraction, np.mean([f.packing_fraction for f in frames], axis=0),
-                               atol=scale)
+    np.testing.assert_allclose(
+        average.packing_fraction, np.mean([f.packing_fraction for f in frames], axis=0), atol=scale
+    )
     stress = np.mean([f.contact_stress for f in frames], axis=0)
     np.testing.assert_allclose(average.contact_stress, stress, atol=scale * np.abs(stress).max())
-    np.testing.assert_allclose(average.density[:, None] * average.velocity, momentum,
-                               atol=scale * np.abs(momentum).max())
+    np.testing.assert_allclose(
+        average.density[:, None] * average.velocity, momentum, atol=scale * np.abs(momentum).max()
+    )
     kinetic = second - density[:, None, None] * np.einsum("ma,mb->mab", average.velocity, average.velocity)
     np.testing.assert_allclose(average.kinetic_stress, kinetic, atol=scale * np.abs(second).max())
     assert np.all(np.trace(average.kinetic_stress, axis1=1, axis2=2) >= -scale * np.abs(second).max())
@@ -55,14 +60,15 @@ def test_a_pile_at_rest_has_its_frames_density_on_average():
     run = pile(0.0)
     kernel, z = A.Kernel("lucy", 0.02), np.linspace(0.0, 0.1, 101)
     last = A.frame_forces(run, -1, threshold=0.0)
-    average = A.average_profile(run, slice(1, None), "z", z, kernel, PILE_SIDE ** 2)
-    frame = A.profile(last, "z", z, kernel, PILE_SIDE ** 2)
-    moved = np.max([np.abs(A.frame_forces(run, k).centres[:, 2] - last.centres[:, 2]) for k in range(1, len(run))],
-                   axis=0)
-    bound = np.sum(last.masses * moved) * 20.0 / (9.0 * kernel.cutoff ** 2) / PILE_SIDE ** 2
-    assert frame.density.max() > 1000.0                       # a pile, 1000s of kg/m^3
+    average = A.average_profile(run, slice(1, None), "z", z, kernel, PILE_SIDE**2)
+    frame = A.profile(last, "z", z, kernel, PILE_SIDE**2)
+    moved = np.max(
+        [np.abs(A.frame_forces(run, k).centres[:, 2] - last.centres[:, 2]) for k in range(1, len(run))], axis=0
+    )
+    bound = np.sum(last.masses * moved) * 20.0 / (9.0 * kernel.cutoff**2) / PILE_SIDE**2
+    assert frame.density.max() > 1000.0  # a pile, 1000s of kg/m^3
     assert np.abs(average.density - frame.density).max() <= bound + 1e3 * EPS * frame.density.max()
-    assert bound < 1e-2 * frame.density.max()                 # the bound says something
+    assert bound < 1e-2 * frame.density.max()  # the bound says something
 
 
 def test_frame_ranges_are_read_and_bad_ones_refused():

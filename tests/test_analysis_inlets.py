@@ -1,5 +1,6 @@
 """The analysis of a run whose spheres come and go (an inlet and an outlet): each
 frame is measured on the spheres present in it, by their permanent ids."""
+
 from __future__ import annotations
 
 import functools
@@ -11,17 +12,29 @@ import granular as gr
 import granular.analysis as A
 from granular.app.runs import noise_impulse
 
-SIDE = 0.1    # m, the box's side
+SIDE = 0.1  # m, the box's side
 
 
 @functools.lru_cache(maxsize=None)
 def fed_run() -> gr.Trajectory:
     """Spheres of 4-6 mm poured at 0.5 kg/s into an open box with a drain in its floor."""
-    feed = gr.Inlet(gr.BoxRegion([0, 0, 0.2], [SIDE, SIDE, 0.25]), radius=(0.004, 0.006), mass_rate=0.5,
-                    velocity=(0, 0, -0.5), seed=1)
+    feed = gr.Inlet(
+        gr.BoxRegion([0, 0, 0.2], [SIDE, SIDE, 0.25]),
+        radius=(0.004, 0.006),
+        mass_rate=0.5,
+        velocity=(0, 0, -0.5),
+        seed=1,
+    )
     drain = gr.Outlet(gr.BoxRegion([0.04, 0.04, -1], [0.06, 0.06, 0.02]))
-    world = gr.SphereWorld(np.zeros((0, 3)), 0.005, density=2500.0, friction=0.4, inlets=[feed], outlets=[drain],
-                           walls=[gr.Box([0, 0, 0], [SIDE, SIDE, 0.3], open_top=True)])
+    world = gr.SphereWorld(
+        np.zeros((0, 3)),
+        0.005,
+        density=2500.0,
+        friction=0.4,
+        inlets=[feed],
+        outlets=[drain],
+        walls=[gr.Box([0, 0, 0], [SIDE, SIDE, 0.3], open_top=True)],
+    )
     return gr.Simulation(world, dt=4e-4).run(duration=0.3, record_every=50, progress=None)
 
 
@@ -49,8 +62,8 @@ def test_the_density_of_a_fed_frame_integrates_to_the_mass_present():
     assert forces.masses == pytest.approx(masses, rel=1e-15)
     kernel = A.Kernel("gaussian", 0.005)
     z = np.arange(-0.05, 0.35, 5e-5)
-    density = A.profile(forces, "z", z, kernel, SIDE ** 2).density
-    assert np.trapezoid(density * SIDE ** 2, z) == pytest.approx(masses.sum(), rel=1e-6)
+    density = A.profile(forces, "z", z, kernel, SIDE**2).density
+    assert np.trapezoid(density * SIDE**2, z) == pytest.approx(masses.sum(), rel=1e-6)
 
 
 def test_the_weight_of_a_fed_frame_is_that_of_the_spheres_present():

@@ -5,6 +5,7 @@ momentum balance of a step, ``m_i (u_i^{n+1} - u_i^n) = h (F_i + m_i g)`` (``F_i
 net contact force on sphere i), holds to round-off between two frames: the
 inertia that keeps a pile from being exactly at rest is measured, not assumed.
 """
+
 import numpy as np
 import pytest
 
@@ -65,10 +66,10 @@ def test_coarse_grained_sigma_zz_above_the_floor_is_the_floors_load_per_area(ker
     trajectory = pile(friction)
     forces = A.frame_forces(trajectory, -1, threshold=0.0)
     assert forces.centres[:, 2].min() - 0.0045 > kernel.cutoff and 0.0045 > kernel.cutoff
-    sigma = A.profile(forces, "z", [0.0045], kernel, SIDE ** 2).contact_stress[0]
+    sigma = A.profile(forces, "z", [0.0045], kernel, SIDE**2).contact_stress[0]
     load, weight = A.tables.floor_load(trajectory, -1), A.tables.weight(trajectory, -1)
-    assert sigma[2, 2] * SIDE ** 2 == pytest.approx(load, rel=1e3 * EPS)
-    if friction == 0.0:   # the weight, up to the spheres' vertical inertia (previous test)
+    assert sigma[2, 2] * SIDE**2 == pytest.approx(load, rel=1e3 * EPS)
+    if friction == 0.0:  # the weight, up to the spheres' vertical inertia (previous test)
         inertia = np.abs(_inertia(trajectory, -1)[:, 2]).sum()
         assert load == pytest.approx(weight, abs=inertia + 64 * EPS * weight)
     else:
@@ -88,7 +89,7 @@ def test_the_stress_of_a_frictionless_pile_is_symmetric():
     assert np.abs(region - region.T).max() <= 1e-12 * np.abs(region).max()
     values, vectors = A.principal(region)
     np.testing.assert_allclose(vectors @ np.diag(values) @ vectors.T, region, atol=1e-12 * values[0])
-    assert values[0] >= values[1] >= values[2] > 0.0   # a pile is compressed in every direction
+    assert values[0] >= values[1] >= values[2] > 0.0  # a pile is compressed in every direction
     assert A.pressure(region) == pytest.approx(values.mean(), rel=1e-12)
 
 
@@ -99,7 +100,7 @@ def test_the_region_stress_of_the_whole_pile_is_its_virial_over_the_volume():
     box = A.BoxRegion([0, 0, 0], [SIDE, SIDE, 0.4])
     love, _ = A.virial_balance(forces, trajectory.system["gravity"])
     np.testing.assert_allclose(A.region_stress(forces, box) * box.volume, love, atol=1e-12 * np.abs(love).max())
-    slab = A.SlabRegion("z", 0.0, 0.4, SIDE ** 2)
+    slab = A.SlabRegion("z", 0.0, 0.4, SIDE**2)
     np.testing.assert_allclose(A.region_stress(forces, slab), A.region_stress(forces, box), rtol=1e-12)
 
 
@@ -121,8 +122,14 @@ def test_a_collision_across_a_periodic_face_has_branch_vectors_of_a_radius():
     long and opposite to the other's (a centre-to-centre difference would span the
     cell), and the pair's Love stress is that of a head-on collision along x."""
     cell = gr.PeriodicBox([0.0, 0.0, 0.0], [0.1, 0.1, 0.1], axes=(0,))
-    world = gr.SphereWorld([[0.0895, 0.05, 0.05], [0.0105, 0.05, 0.05]], 0.01, density=1000.0,
-                           velocities=[[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]], gravity=(0.0, 0.0, 0.0), periodic=cell)
+    world = gr.SphereWorld(
+        [[0.0895, 0.05, 0.05], [0.0105, 0.05, 0.05]],
+        0.01,
+        density=1000.0,
+        velocities=[[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]],
+        gravity=(0.0, 0.0, 0.0),
+        periodic=cell,
+    )
     run = gr.Simulation(world, dt=1e-3).run(steps=2, record_every=1, progress=None)
     hit = next(k for k in range(len(run)) if len(A.frame_forces(run, k).pair_i))
     forces = A.frame_forces(run, hit)
@@ -132,7 +139,7 @@ def test_a_collision_across_a_periodic_face_has_branch_vectors_of_a_radius():
     lengths = np.linalg.norm(branch, axis=1)
     assert np.all(np.abs(lengths - 0.01) <= 0.5 * 2.0 * 1e-3 + 1e-12)
     assert np.allclose(branch[0], -branch[1], atol=1e-15 + 1e-3)
-    assert abs(branch[0, 0]) == pytest.approx(lengths[0], rel=1e-9)   # along x, across the face
+    assert abs(branch[0, 0]) == pytest.approx(lengths[0], rel=1e-9)  # along x, across the face
     # Love's moments of the pair, summed over both spheres: F (x) (l_j - l_i) = -F (x)
     # pair_vector, |F| (2 r + D) along xx and nothing else.
     total = sphere_moments(forces).sum(axis=0)

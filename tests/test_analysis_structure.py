@@ -1,5 +1,6 @@
 """Coordination numbers, rattlers, fabric and the force distribution, on hand-built
 contact networks whose answers are known and on a settled pile."""
+
 import numpy as np
 import pytest
 
@@ -16,12 +17,22 @@ def _network(pairs, walls=(), n=None, directions=None):
     walls = np.asarray(walls, dtype=np.int64).reshape(-1)
     n = int(n if n is not None else max(pairs.max(initial=-1), walls.max(initial=-1)) + 1)
     centres = np.zeros((n, 3)) if directions is None else directions
-    return FrameForces(frame=1, centres=centres, radii=np.ones(n), masses=np.ones(n), velocities=np.zeros((n, 3)),
-                       pair_i=pairs[:, 0], pair_j=pairs[:, 1], pair_force=np.tile([0.0, 0.0, 1.0], (len(pairs), 1)),
-                       pair_point=np.zeros((len(pairs), 3)),
-                       pair_vector=centres[pairs[:, 1]] - centres[pairs[:, 0]],
-                       wall_sphere=walls, wall_surface=np.zeros_like(walls),
-                       wall_force=np.tile([0.0, 0.0, 1.0], (len(walls), 1)), wall_point=np.zeros((len(walls), 3)))
+    return FrameForces(
+        frame=1,
+        centres=centres,
+        radii=np.ones(n),
+        masses=np.ones(n),
+        velocities=np.zeros((n, 3)),
+        pair_i=pairs[:, 0],
+        pair_j=pairs[:, 1],
+        pair_force=np.tile([0.0, 0.0, 1.0], (len(pairs), 1)),
+        pair_point=np.zeros((len(pairs), 3)),
+        pair_vector=centres[pairs[:, 1]] - centres[pairs[:, 0]],
+        wall_sphere=walls,
+        wall_surface=np.zeros_like(walls),
+        wall_force=np.tile([0.0, 0.0, 1.0], (len(walls), 1)),
+        wall_point=np.zeros((len(walls), 3)),
+    )
 
 
 def test_a_star_of_rattlers_rattles_entirely():

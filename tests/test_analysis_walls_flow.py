@@ -1,4 +1,5 @@
 """Wall torque and power in a turning drum, mass flow through a plane, and the tables."""
+
 import warnings
 
 import numpy as np
@@ -131,10 +132,12 @@ def test_over_a_turn_the_drums_drive_power_is_the_dissipated_power():
     drive = -omega * h * torque.sum() / span
     dissipated = (run.dissipated_energy[last] - run.dissipated_energy[first]) / span
     g, masses = np.asarray(run.system["gravity"]), np.asarray(run.meta["masses"])
-    explicit = ((last - first) * 0.5 * h * h * (g @ g) * masses.sum()
-                - h * h * np.sum(run.wall_forces[first + 1:last + 1].sum(axis=1) @ g)) / span
-    energy = run.total_energy[first:last + 1]
+    explicit = (
+        (last - first) * 0.5 * h * h * (g @ g) * masses.sum()
+        - h * h * np.sum(run.wall_forces[first + 1 : last + 1].sum(axis=1) @ g)
+    ) / span
+    energy = run.total_energy[first : last + 1]
     spread = (energy.max() - energy.min()) / span
     assert drive > 0.0 and dissipated > 0.0
     assert abs(drive - dissipated) <= spread + abs(explicit) + 1e3 * EPS * drive
-    assert abs(explicit) < 0.1 * dissipated and spread < 0.2 * dissipated     # both small: a turn averages
+    assert abs(explicit) < 0.1 * dissipated and spread < 0.2 * dissipated  # both small: a turn averages

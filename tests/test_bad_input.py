@@ -1,5 +1,6 @@
 """Bad input gets a specific error naming the offending index, pair, time or value;
 nothing is silent, and a step that raises leaves the simulation where it was."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,37 +20,60 @@ def world(**changes) -> gr.SphereWorld:
 
 # -- the world's arguments -----------------------------------------------------------------
 
-@pytest.mark.parametrize("name, value, message", [
-    ("positions", [[0, 0, 0], [1, np.nan, 0], [2, 0, 0]], r"positions has a non-finite entry at index \(1, 1\): nan"),
-    ("positions", [[0, 0, 0], [1, 0, 0], [2, 0, -np.inf]], r"positions has a non-finite entry at index \(2, 2\): -inf"),
-    ("velocities", [[0, 0, 0], [np.inf, 0, 0], [0, 0, 0]], r"velocities has a non-finite entry at index \(1, 0\): inf"),
-    ("velocities", [[0, 0, 0], [0, 0, 0], [0, np.nan, 0]], r"velocities has a non-finite entry at index \(2, 1\): nan"),
-    ("radii", [0.01, 0.0, 0.01], r"radii must be positive: entry 1 is 0.0 m"),
-    ("radii", [0.01, 0.01, -0.02], r"radii must be positive: entry 2 is -0.02 m"),
-    ("radii", [0.01, np.nan, 0.01], r"radii has a non-finite entry at index 1"),
-    ("radii", np.nan, r"radii must be finite, got nan"),
-    ("radii", np.inf, r"radii must be finite, got inf"),
-    ("masses", [1.0, 2.0, -1.0], r"masses must be positive: entry 2 is -1.0 kg"),
-    ("masses", [0.0, 2.0, 1.0], r"masses must be positive: entry 0 is 0.0 kg"),
-    ("masses", np.nan, r"masses must be finite, got nan"),
-    ("gravity", (0.0, np.nan, -9.81), r"gravity has a non-finite entry at index 1"),
-    ("restitution", [0.5, 1.5, 0.0], r"restitution must lie in \[0, 1(\.0)?\]: entry 1 is 1.5"),
-    ("restitution", np.nan, r"restitution must be finite"),
-])
+
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        (
+            "positions",
+            [[0, 0, 0], [1, np.nan, 0], [2, 0, 0]],
+            r"positions has a non-finite entry at index \(1, 1\): nan",
+        ),
+        (
+            "positions",
+            [[0, 0, 0], [1, 0, 0], [2, 0, -np.inf]],
+            r"positions has a non-finite entry at index \(2, 2\): -inf",
+        ),
+        (
+            "velocities",
+            [[0, 0, 0], [np.inf, 0, 0], [0, 0, 0]],
+            r"velocities has a non-finite entry at index \(1, 0\): inf",
+        ),
+        (
+            "velocities",
+            [[0, 0, 0], [0, 0, 0], [0, np.nan, 0]],
+            r"velocities has a non-finite entry at index \(2, 1\): nan",
+        ),
+        ("radii", [0.01, 0.0, 0.01], r"radii must be positive: entry 1 is 0.0 m"),
+        ("radii", [0.01, 0.01, -0.02], r"radii must be positive: entry 2 is -0.02 m"),
+        ("radii", [0.01, np.nan, 0.01], r"radii has a non-finite entry at index 1"),
+        ("radii", np.nan, r"radii must be finite, got nan"),
+        ("radii", np.inf, r"radii must be finite, got inf"),
+        ("masses", [1.0, 2.0, -1.0], r"masses must be positive: entry 2 is -1.0 kg"),
+        ("masses", [0.0, 2.0, 1.0], r"masses must be positive: entry 0 is 0.0 kg"),
+        ("masses", np.nan, r"masses must be finite, got nan"),
+        ("gravity", (0.0, np.nan, -9.81), r"gravity has a non-finite entry at index 1"),
+        ("restitution", [0.5, 1.5, 0.0], r"restitution must lie in \[0, 1(\.0)?\]: entry 1 is 1.5"),
+        ("restitution", np.nan, r"restitution must be finite"),
+    ],
+)
 def test_non_finite_or_non_positive_values_are_named_by_index(name, value, message):
     with pytest.raises(gr.InvalidInputError, match=message):
         world(**{name: value})
 
 
-@pytest.mark.parametrize("name, value, message", [
-    ("positions", np.zeros((3, 2)), r"positions must have shape \(N, 3\) with N >= 1, got \(3, 2\)"),
-    ("positions", np.zeros((0, 3)), r"positions must have shape \(N, 3\) with N >= 1, got \(0, 3\)"),
-    ("radii", [0.01, 0.01], r"radii must be a scalar or have shape \(3,\), got \(2,\)"),
-    ("masses", [1.0, 1.0, 1.0, 1.0], r"masses must be a scalar or have shape \(3,\), got \(4,\)"),
-    ("velocities", np.zeros((2, 3)), r"velocities must have shape \(3, 3\), got \(2, 3\)"),
-    ("velocities", np.zeros(9), r"velocities must have shape \(3, 3\), got \(9,\)"),
-    ("gravity", (0.0, -9.81), r"gravity must have shape \(3,\), got \(2,\)"),
-])
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("positions", np.zeros((3, 2)), r"positions must have shape \(N, 3\) with N >= 1, got \(3, 2\)"),
+        ("positions", np.zeros((0, 3)), r"positions must have shape \(N, 3\) with N >= 1, got \(0, 3\)"),
+        ("radii", [0.01, 0.01], r"radii must be a scalar or have shape \(3,\), got \(2,\)"),
+        ("masses", [1.0, 1.0, 1.0, 1.0], r"masses must be a scalar or have shape \(3,\), got \(4,\)"),
+        ("velocities", np.zeros((2, 3)), r"velocities must have shape \(3, 3\), got \(2, 3\)"),
+        ("velocities", np.zeros(9), r"velocities must have shape \(3, 3\), got \(9,\)"),
+        ("gravity", (0.0, -9.81), r"gravity must have shape \(3,\), got \(2,\)"),
+    ],
+)
 def test_mismatched_shapes_are_reported_with_both_shapes(name, value, message):
     with pytest.raises(gr.InvalidInputError, match=message):
         world(**{name: value})
@@ -73,14 +97,15 @@ def test_touching_spheres_are_admissible_but_a_tiny_overlap_is_not():
 
 def test_overlaps_through_a_periodic_face_are_found():
     with pytest.raises(gr.OverlapError, match=r"spheres 0 and 1 overlap") as caught:
-        gr.SphereWorld([[0.005, 0.5, 0.5], [0.99, 0.5, 0.5]], 0.01,
-                       periodic=gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=(0,)))
+        gr.SphereWorld(
+            [[0.005, 0.5, 0.5], [0.99, 0.5, 0.5]], 0.01, periodic=gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=(0,))
+        )
     assert caught.value.overlap == pytest.approx(0.005)
 
 
 def test_a_sphere_overlapping_a_wall_names_the_sphere_the_wall_and_the_overlap():
     box = gr.Box([0.0, -0.1, 0.0], [0.3, 0.1, 1.0], open_top=True)
-    message = r"sphere 2 overlaps the box x-max \(surface 1: .*\) by 0.003 m at t = 0 s"   # named as inspect does
+    message = r"sphere 2 overlaps the box x-max \(surface 1: .*\) by 0.003 m at t = 0 s"  # named as inspect does
     with pytest.raises(gr.OverlapError, match=message) as caught:
         gr.SphereWorld([[0.05, 0, 0.5], [0.15, 0, 0.5], [0.293, 0, 0.5]], 0.01, walls=[box])
     assert caught.value.pair == (2, "wall 1")  # faces: x-low, x-high, y-low, y-high, floor
@@ -98,6 +123,7 @@ def test_radius_callable_of_the_wrong_shape_names_the_time():
 def test_radius_callable_going_non_positive_during_a_run_names_time_and_sphere():
     """Sphere 1 shrinks to zero at t = 0.01 s: the step ending there raises
     RadiusError with that time and index, and the simulation stays at t = 0.009 s."""
+
     def radii(t):
         return np.array([0.01, 0.01 * (1.0 - 100.0 * t), 0.01])
 
@@ -141,6 +167,7 @@ def test_walls_must_be_walls():
 
 # -- the simulation's arguments --------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dt", [0.0, -1e-3, np.nan, np.inf])
 def test_non_positive_or_non_finite_dt(dt):
     with pytest.raises(gr.InvalidInputError, match=r"dt must be a positive finite number, got"):
@@ -164,6 +191,7 @@ def test_run_arguments():
 
 # -- a projection that cannot be solved -------------------------------------------------------
 
+
 @pytest.mark.exact
 def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_state(monkeypatch):
     """The active-set method, pivoting, OSQP and the interior-point refinement all fail
@@ -174,16 +202,20 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
     import granular.contact.projection as projection
     from granular.contact.backends import BackendResult
 
-    sim = gr.Simulation(gr.SphereWorld([[0.0, 0.0, 0.01]], 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])]), 1e-3,
-                        strict=True)   # a kept best answer would not raise
+    sim = gr.Simulation(
+        gr.SphereWorld([[0.0, 0.0, 0.01]], 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])]), 1e-3, strict=True
+    )  # a kept best answer would not raise
     sim.step()
     positions, velocities = sim.positions, sim.velocities
 
     def fails(*args, **kwargs):
         raise gr.SolverError("interior-point refinement did not converge in 80 iterations")
 
-    monkeypatch.setattr(osqp_backend, "solve",
-                        lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
+    monkeypatch.setattr(
+        osqp_backend,
+        "solve",
+        lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"),
+    )
     monkeypatch.setattr(projection, "interior_point", fails)
     monkeypatch.setattr(projection, "pivoted_impulses", lambda *args: None)  # pivoting fails too
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
@@ -198,6 +230,7 @@ def test_a_projection_that_does_not_converge_raises_solver_error_and_keeps_the_s
 
 
 # -- a numerical blow-up -------------------------------------------------------------------------------
+
 
 def test_a_blow_up_raises_non_finite_error_with_the_time_and_keeps_the_last_finite_state():
     """A spring of stiffness 1e8 N/m on 1 kg stepped explicitly with dt = 1e-3 s
@@ -217,11 +250,14 @@ def test_a_blow_up_raises_non_finite_error_with_the_time_and_keeps_the_last_fini
     assert 0.05 < sim.t < 0.2  # growth by ~100 a step overflows 1e308 within ~150 steps
 
 
-@pytest.mark.parametrize("build", [
-    lambda: gr.Plane([0, 0, 0], [0, 0, 1], 0.3, 0.5),
-    lambda: gr.Box([0, 0, 0], [1, 1, 1], False, 0.3),
-    lambda: gr.Panel([0, 0, 0], [1, 0, 0], [0, 1, 0], 0.3),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: gr.Plane([0, 0, 0], [0, 0, 1], 0.3, 0.5),
+        lambda: gr.Box([0, 0, 0], [1, 1, 1], False, 0.3),
+        lambda: gr.Panel([0, 0, 0], [1, 0, 0], [0, 1, 0], 0.3),
+    ],
+)
 def test_a_walls_law_and_motion_are_keywords_never_read_by_position(build):
     """A coefficient given by position is refused, not read as the wall's motion."""
     with pytest.raises(TypeError):

@@ -7,6 +7,7 @@ Euler-Bernoulli frequencies, conservation of the discrete energy, feasibility,
 agreement of Lemma 4.1 with the generic projection, stability, convergence of the
 tip history; then the fast driver against the step-by-step scheme.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,7 @@ from granular.errors import InvalidInputError
 from granular.schemes.newmark import NewmarkScheme, discrete_energy, simulate_tip
 from granular.systems.beam import Beam
 
-GAP = 0.1             # m, the paper's obstacles at +-g
+GAP = 0.1  # m, the paper's obstacles at +-g
 FIRST_CONTACT = 0.0878  # s, first time the tip reaches g in the paper's example (measured, every dt)
 
 
@@ -53,6 +54,7 @@ def run_scheme(system, dt: float, steps: int, **options):
 
 
 # -- the finite elements -----------------------------------------------------------------
+
 
 @pytest.mark.exact
 def test_mass_and_stiffness_are_spd_and_integrate_exactly():
@@ -95,8 +97,9 @@ def quadratic_form_roundoff(matrix: np.ndarray, q: np.ndarray, exact: float) -> 
 
 def test_lowest_frequencies_match_euler_bernoulli():
     """Clamped-free roots of cos(bL) cosh(bL) = -1: w_n = (b_n L)^2 k / L^2."""
-    roots = np.array([scipy.optimize.brentq(lambda x: np.cos(x) * np.cosh(x) + 1.0, a, a + 3.0)
-                      for a in (1.0, 4.0, 7.0, 10.0, 13.0)])
+    roots = np.array(
+        [scipy.optimize.brentq(lambda x: np.cos(x) * np.cosh(x) + 1.0, a, a + 3.0) for a in (1.0, 4.0, 7.0, 10.0, 13.0)]
+    )
     assert roots[:2] == pytest.approx([1.8751, 4.6941], abs=1e-4)
     beam = Beam(elements=19)
     exact = roots**2 * np.sqrt(beam.k2) / beam.length**2
@@ -104,6 +107,7 @@ def test_lowest_frequencies_match_euler_bernoulli():
 
 
 # -- energy and stability ----------------------------------------------------------------
+
 
 @pytest.mark.parametrize("beta", [0.25, 0.5])
 def test_newmark_conserves_discrete_energy_without_obstacles(beta):
@@ -122,8 +126,7 @@ def test_projection_never_raises_energy_without_load():
     """Proposition 3.3's estimate with f = 0: testing (P_h beta) with q^{n-1} gives
     E^{n} <= E^{n-1}, an inequality that is strict at the contacts."""
     dt, steps = 2e-5, 3000
-    beam = Beam(support_amplitude=0.0, lower=-0.01, upper=0.01, q0=np.zeros(38),
-                u0=3.0 * quadratic_shape(Beam()))
+    beam = Beam(support_amplitude=0.0, lower=-0.01, upper=0.01, q0=np.zeros(38), u0=3.0 * quadratic_shape(Beam()))
     positions, results = run_scheme(beam, dt, steps, beta=0.5)
     energy = discrete_energy(beam.mass, beam.stiffness, positions[:-1], positions[1:], dt, 0.5)
     assert np.diff(energy).max() <= 1e-12 * energy[0]
@@ -152,6 +155,7 @@ def test_beta_half_stays_bounded_where_beta_zero_blows_up():
 
 
 # -- the constraints -----------------------------------------------------------------------
+
 
 def test_projection_scheme_never_violates_the_obstacles():
     """Lemma 4.1 stores the clipped tip exactly: no violation at all, at every step."""
@@ -218,8 +222,7 @@ def test_penalty_violates_where_the_projection_does_not():
 def test_velocity_scheme_runs_on_the_beam():
     """The beam is a plain ConstrainedSystem: Maury's default scheme steps it and keeps
     the tip admissible to its solver tolerance."""
-    beam = Beam(support_amplitude=0.0, lower=-0.004, upper=0.004, q0=np.zeros(38),
-                u0=2.0 * quadratic_shape(Beam()))
+    beam = Beam(support_amplitude=0.0, lower=-0.004, upper=0.004, q0=np.zeros(38), u0=2.0 * quadratic_shape(Beam()))
     sim = gr.Simulation(beam, dt=2e-6)
     impulses = 0.0
     for _ in range(1500):
@@ -230,6 +233,7 @@ def test_velocity_scheme_runs_on_the_beam():
 
 
 # -- convergence ---------------------------------------------------------------------------
+
 
 def test_tip_histories_agree_up_to_the_first_contact_period():
     """The paper's observation (section 4) for beta = 1/2, dt in {5e-5, 5e-6, 1e-6}.
@@ -265,8 +269,10 @@ def test_free_flight_before_the_first_contact_converges_at_first_order():
 
 # -- the fast driver -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("beta, penalty, dt, duration",
-                         [(0.5, None, 5e-5, 0.2), (0.25, None, 2e-5, 0.1), (0.25, 1e6, 2e-5, 0.1)])
+
+@pytest.mark.parametrize(
+    "beta, penalty, dt, duration", [(0.5, None, 5e-5, 0.2), (0.25, None, 2e-5, 0.1), (0.25, 1e6, 2e-5, 0.1)]
+)
 def test_fast_driver_equals_the_step_by_step_scheme(beta, penalty, dt, duration):
     """Same tip history up to round-off, into the first contact period (from 0.0878 s).
 
@@ -285,6 +291,7 @@ def test_fast_driver_equals_the_step_by_step_scheme(beta, penalty, dt, duration)
 
 
 # -- interfaces ----------------------------------------------------------------------------
+
 
 @pytest.mark.exact
 def test_simulation_selects_newmark_and_restarts_from_foreign_states():
@@ -350,13 +357,21 @@ def test_harmonic_response_to_the_support_matches_the_continuous_beam(frequency)
         b, L = (frequency**2 / beam.k2) ** 0.25, beam.length
         bL = b * L
         # Rows: A(0) = a, A'(0) = 0, A''(L) = 0, A'''(L) = 0, in (c1, c2, c3, c4).
-        system = np.array([[1.0, 0.0, 1.0, 0.0],
-                           [0.0, 1.0, 0.0, 1.0],
-                           [np.cosh(bL), np.sinh(bL), -np.cos(bL), -np.sin(bL)],
-                           [np.sinh(bL), np.cosh(bL), np.sin(bL), -np.cos(bL)]])
+        system = np.array(
+            [
+                [1.0, 0.0, 1.0, 0.0],
+                [0.0, 1.0, 0.0, 1.0],
+                [np.cosh(bL), np.sinh(bL), -np.cos(bL), -np.sin(bL)],
+                [np.sinh(bL), np.cosh(bL), np.sin(bL), -np.cos(bL)],
+            ]
+        )
         c = np.linalg.solve(system, [a, 0.0, 0.0, 0.0])
         x = b * beam.nodes
         exact = c[0] * np.cosh(x) + c[1] * np.sinh(x) + c[2] * np.cos(x) + c[3] * np.sin(x)
-    lab = nodal[0::2] + a * (1.0 - 2.0 * (beam.nodes / beam.length) ** 2 + 4.0 / 3.0 * (beam.nodes / beam.length) ** 3
-                             - (beam.nodes / beam.length) ** 4 / 3.0)
+    lab = nodal[0::2] + a * (
+        1.0
+        - 2.0 * (beam.nodes / beam.length) ** 2
+        + 4.0 / 3.0 * (beam.nodes / beam.length) ** 3
+        - (beam.nodes / beam.length) ** 4 / 3.0
+    )
     assert np.abs(lab - exact).max() <= 1e-6 * a, np.abs(lab - exact).max()

@@ -6,6 +6,7 @@ Bad inputs are checked in-process through `granular.cli.main` (same code, exit
 status returned) and a few through a subprocess to see the real exit code and that
 no traceback is printed.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,14 +23,21 @@ import granular as gr
 from granular.cli import FILE_ERROR, FAILURE, USAGE, main
 
 from support.scenes import repository_scenes, tiny_scene
+
 TINY_SCENE = tiny_scene(0.027)
 
 
 def granular(*args, cwd, env=None):
     """Run the command as users do (``python -m granular.cli`` is the console script's code)."""
     environment = dict(os.environ, MPLBACKEND="Agg", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "granular.cli", *map(str, args)], cwd=cwd, env=environment,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "granular.cli", *map(str, args)],
+        cwd=cwd,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def one_line_error(text: str) -> str:
@@ -70,9 +78,9 @@ def test_run_writes_the_trajectory_of_the_scene(workspace, run):
     root, result = workspace
     assert result.returncode == 0, result.stderr
     assert "saved runs/tiny.h5" in result.stdout
-    assert len(run) == 10                                   # frame 0 and every 3rd of 27 steps
+    assert len(run) == 10  # frame 0 and every 3rd of 27 steps
     np.testing.assert_allclose(run.t[[0, -1]], [0.0, 0.027])
-    assert run.n_contacts[-1] >= 4                          # the bottom spheres rest on the floor
+    assert run.n_contacts[-1] >= 4  # the bottom spheres rest on the floor
     assert run.system["kind"] == "spheres" and run.meta["record_every"] == 3
 
 
@@ -97,8 +105,8 @@ def test_hdf5_round_trip_keeps_contacts(run, tmp_path):
 
 def test_every_overrides_the_scene_default(in_workspace, capsys):
     assert main(["run", "tiny", "--duration", "0.01", "--every", "5", "--out", "runs/short.h5", "--quiet"]) == 0
-    assert len(gr.Trajectory.load("runs/short.h5")) == 3       # frames at 0, 5 and 10 steps
-    assert capsys.readouterr().err == ""                        # --quiet: no progress bar
+    assert len(gr.Trajectory.load("runs/short.h5")) == 3  # frames at 0, 5 and 10 steps
+    assert capsys.readouterr().err == ""  # --quiet: no progress bar
 
 
 # -- render --------------------------------------------------------------------------------
@@ -109,7 +117,7 @@ def test_render_mp4_of_ten_frames(workspace, run):
     assert result.returncode == 0, result.stderr
     frames, seconds = imageio_ffmpeg.count_frames_and_secs(str(root / "out" / "tiny.mp4"))
     assert frames == len(run) == 10
-    assert seconds == pytest.approx(10 / 25, abs=0.05)             # --fps 25 by default
+    assert seconds == pytest.approx(10 / 25, abs=0.05)  # --fps 25 by default
     reader = imageio_ffmpeg.read_frames(str(root / "out" / "tiny.mp4"))
     meta = next(reader)
     reader.close()
@@ -125,10 +133,10 @@ def test_render_png_is_not_blank_and_forces_change_it(workspace):
     a = imageio.imread(root / "out" / "plain.png")[..., :3].astype(int)
     b = imageio.imread(root / "out" / "forces.png")[..., :3].astype(int)
     background = np.array([255, 255, 255])
-    assert (np.abs(a - background).sum(axis=-1) > 60).mean() > 0.05    # something is drawn
+    assert (np.abs(a - background).sum(axis=-1) > 60).mean() > 0.05  # something is drawn
     assert a.std() > 20
-    assert np.abs(a - b).mean() > 2.0                                   # the overlay changes the picture
-    red = (b[..., 0] > b[..., 1] + 50) & (b[..., 0] > b[..., 2] + 50)   # force chains: orange to red
+    assert np.abs(a - b).mean() > 2.0  # the overlay changes the picture
+    red = (b[..., 0] > b[..., 1] + 50) & (b[..., 0] > b[..., 2] + 50)  # force chains: orange to red
     assert red.sum() > 30
 
 
@@ -143,9 +151,9 @@ def test_inspect_lists_the_largest_impulse_first(in_workspace, run, capsys):
     assert main(["inspect", "runs/tiny.h5", "--top", "5"]) == 0
     out = capsys.readouterr().out
     rows = table_rows(out)
-    assert len(rows) == min(5, int(run.n_contacts[-1]))      # active contacts only
+    assert len(rows) == min(5, int(run.n_contacts[-1]))  # active contacts only
     header = next(line for line in out.splitlines() if "impulse (N s)" in line)
-    end = header.index("impulse (N s)") + len("impulse (N s)")       # the column is right-aligned
+    end = header.index("impulse (N s)") + len("impulse (N s)")  # the column is right-aligned
     impulses = [float(line[:end].split()[-1]) for line in out.splitlines() if re.match(r"^\s+\d+\s+\d+ - ", line)]
     assert impulses[0] == pytest.approx(run.contacts[-1].impulse.max(), rel=1e-5)
     assert impulses == sorted(impulses, reverse=True)
@@ -206,7 +214,7 @@ def test_export_active_only_writes_the_flagged_contacts(in_workspace, run):
             assert np.all(active.cell_data["impulse"] > 0.0)
             np.testing.assert_array_equal(active.cell_data["impulse"], contacts.cell_data["impulse"][mask])
         flagged += int(mask.sum())
-    assert 0 < flagged < sum(len(c) for c in run.contacts)    # the tiny run has both kinds
+    assert 0 < flagged < sum(len(c) for c in run.contacts)  # the tiny run has both kinds
 
 
 def vtp_files(directory: Path) -> set[str]:
@@ -220,7 +228,7 @@ def test_export_again_replaces_the_series_and_keeps_other_files(in_workspace, ru
 
     folder = in_workspace / "vtk_again"
     assert main(["export", "runs/tiny.h5", str(folder), "--vtk", "--quiet"]) == 0
-    assert len(vtp_files(folder)) == 3 * len(run)           # spheres, contacts and walls
+    assert len(vtp_files(folder)) == 3 * len(run)  # spheres, contacts and walls
     (folder / "notes.txt").write_text("mine")
     (folder / "other_spheres_00003.vtp").write_text("another series")
     assert main(["export", "runs/tiny.h5", str(folder), "--vtk", "--quiet", "--every", "3"]) == 0
@@ -247,8 +255,14 @@ def test_scenes_lists_the_repository_scenes_with_descriptions(tmp_path):
     result = granular("scenes", cwd=tmp_path, env={"GRANULAR_SCENES": ""})
     assert result.returncode == 0, result.stderr
     listed = dict(line.split(None, 1) for line in result.stdout.splitlines())
-    for name in ("box_pour", "hopper_discharge", "growing_spheres", "newton_cradle", "two_spheres_headon",
-                 "billiards_break"):
+    for name in (
+        "box_pour",
+        "hopper_discharge",
+        "growing_spheres",
+        "newton_cradle",
+        "two_spheres_headon",
+        "billiards_break",
+    ):
         assert name in listed and len(listed[name]) > 10
     assert listed["box_pour"].startswith("Box pour:")
 
@@ -318,9 +332,11 @@ def test_bad_input_gives_one_line_and_a_status(in_workspace, capsys, argv, statu
 def test_bad_input_through_the_real_command(workspace):
     root, _ = workspace
     env = {"GRANULAR_SCENES": str(root / "scenes")}
-    for argv, status, message in [(["inspect", "missing.h5"], FILE_ERROR, "no trajectory file"),
-                                  (["run", "no_such_scene"], USAGE, "unknown scene"),
-                                  (["render", "runs/tiny.h5", "x.avi"], USAGE, "unsupported output extension")]:
+    for argv, status, message in [
+        (["inspect", "missing.h5"], FILE_ERROR, "no trajectory file"),
+        (["run", "no_such_scene"], USAGE, "unknown scene"),
+        (["render", "runs/tiny.h5", "x.avi"], USAGE, "unsupported output extension"),
+    ]:
         result = granular(*argv, cwd=root, env=env)
         assert result.returncode == status
         assert message in one_line_error(result.stderr)
@@ -336,7 +352,8 @@ def test_a_failing_render_keeps_the_previous_output(in_workspace, capsys):
 
 
 def test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys):
-    (in_workspace / "scenes" / "jams.py").write_text(textwrap.dedent('''\
+    (in_workspace / "scenes" / "jams.py").write_text(
+        textwrap.dedent('''\
         """Jams: two spheres grow into each other between two walls."""
         import numpy as np
         import granular as gr
@@ -348,7 +365,8 @@ def test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys):
             return gr.SphereWorld([[0.011, 0, 0], [0.033, 0, 0]], lambda t: np.full(2, 0.01 * (1 + 2 * t)),
                                   gravity=(0, 0, 0), walls=[gr.Plane([0, 0, 0], [1, 0, 0]),
                                                             gr.Plane([0.044, 0, 0], [-1, 0, 0])])
-        '''))
+        ''')
+    )
     status = main(["run", "jams", "--out", "runs/jams.h5", "--quiet"])
     captured = capsys.readouterr()
     assert status == FAILURE
@@ -361,7 +379,7 @@ def test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys):
 def test_a_failed_run_keeps_the_previous_run_file(in_workspace, capsys):
     """keep.h5 holds a good run; a failing run with --out keep.h5 leaves it byte for
     byte and saves its frames to keep.partial.h5 instead."""
-    test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys)    # writes scenes/jams.py
+    test_a_simulation_failure_saves_the_frames_before_it(in_workspace, capsys)  # writes scenes/jams.py
     assert main(["run", "tiny", "--out", "runs/keep.h5", "--quiet"]) == 0
     good = (in_workspace / "runs" / "keep.h5").read_bytes()
     capsys.readouterr()
@@ -369,8 +387,8 @@ def test_a_failed_run_keeps_the_previous_run_file(in_workspace, capsys):
     line = one_line_error(capsys.readouterr().err)
     assert "runs/keep.partial.h5" in line and "runs/keep.h5 is left as it was" in line
     assert (in_workspace / "runs" / "keep.h5").read_bytes() == good
-    assert gr.Trajectory.load("runs/keep.h5").positions.shape[1] == 8           # still the tiny run
-    assert gr.Trajectory.load("runs/keep.partial.h5").positions.shape[1] == 2   # the two jammed spheres
+    assert gr.Trajectory.load("runs/keep.h5").positions.shape[1] == 8  # still the tiny run
+    assert gr.Trajectory.load("runs/keep.partial.h5").positions.shape[1] == 2  # the two jammed spheres
 
 
 def test_run_files_get_the_permissions_of_the_umask(in_workspace, capsys):
@@ -390,32 +408,37 @@ def test_run_files_get_the_permissions_of_the_umask(in_workspace, capsys):
 
 # -- the repository's scenes through the command ---------------------------------------------------
 def test_two_spheres_scene_matches_newtons_law_through_the_command(tmp_path):
-    result = granular("run", "two_spheres_headon", "--quiet", "--out", "headon.h5", cwd=tmp_path,
-                      env={"GRANULAR_SCENES": ""})
+    result = granular(
+        "run", "two_spheres_headon", "--quiet", "--out", "headon.h5", cwd=tmp_path, env={"GRANULAR_SCENES": ""}
+    )
     assert result.returncode == 0, result.stderr
     after = gr.Trajectory.load(tmp_path / "headon.h5").velocities[-1][:, 0]
-    np.testing.assert_allclose(after, [-1.025, 0.175], atol=1e-6)     # m1 = 1, m2 = 3 kg, e = 0.8
+    np.testing.assert_allclose(after, [-1.025, 0.175], atol=1e-6)  # m1 = 1, m2 = 3 kg, e = 0.8
 
 
 #: Scenes whose total energy may rise from frame to frame, and why. Work is done on the
 #: first four; the last is undriven but integrated by a first-order scheme with a
 #: configuration-dependent M(q), whose energy drifts by O(dt) between impacts (about
 #: 6e-6 of the kinetic energy per step at dt = 1e-3), checked against a looser bound.
-DRIVEN = {"beam_between_obstacles": "the clamped support moves, phi(t) = 0.2 sin(10 t) m",
-          "impact_oscillator": "harmonic forcing cos(w t)",
-          "growing_spheres": "the radii grow and push the spheres apart",
-          "piston_compression": "the piston moves into the packing at a prescribed speed"}
+DRIVEN = {
+    "beam_between_obstacles": "the clamped support moves, phi(t) = 0.2 sin(10 t) m",
+    "impact_oscillator": "harmonic forcing cos(w t)",
+    "growing_spheres": "the radii grow and push the spheres apart",
+    "piston_compression": "the piston moves into the packing at a prescribed speed",
+}
 #: Scenes fed by an inlet: the spheres inserted bring their kinetic and potential
 #: energy (a silo filled from empty starts at 0 J), so no bound on the total holds;
 #: their energy balance is checked per sphere in tests/test_flows.py.
 FED = {"hopper_discharge", "silo_filling"}
-DRIFTING = {"double_pendulum_wall": 1e-3}    # largest rise over the run / energy scale
-ROUND_OFF = 1e-9                             # relative to the energy scale of the run
+DRIFTING = {"double_pendulum_wall": 1e-3}  # largest rise over the run / energy scale
+ROUND_OFF = 1e-9  # relative to the energy scale of the run
 #: Scenes whose time step exceeds 0.02 s run for one step (a duration shorter than a step is refused);
 #: chung_ooi's impact takes microseconds (dt = 1e-6 s): its own default duration, 10 steps,
 #: instead of 20,000.
-DURATION = {"impact_oscillator": 0.035,     # its dt is 0.0349 s
-            "chung_ooi": 1e-5}
+DURATION = {
+    "impact_oscillator": 0.035,  # its dt is 0.0349 s
+    "chung_ooi": 1e-5,
+}
 
 
 @pytest.mark.parametrize("scene", repository_scenes())
@@ -427,19 +450,28 @@ def test_every_scene_runs_through_the_command(scene, tmp_path):
     drifting scheme beyond round-off fails this (the beam under the default velocity
     scheme, which reached 1e155 J after 0.02 s, is now refused before its first step)."""
     duration = DURATION.get(scene, 0.02)
-    result = granular("run", scene, "--duration", str(duration), "--quiet", "--out", "run.h5", cwd=tmp_path,
-                      env={"GRANULAR_SCENES": ""})
+    result = granular(
+        "run",
+        scene,
+        "--duration",
+        str(duration),
+        "--quiet",
+        "--out",
+        "run.h5",
+        cwd=tmp_path,
+        env={"GRANULAR_SCENES": ""},
+    )
     assert result.returncode == 0, result.stderr
     run = gr.Trajectory.load(tmp_path / "run.h5")
     assert len(run) >= 2 and run.t[-1] == pytest.approx(duration, abs=run.meta["dt"])
     energies = np.stack([run.kinetic_energy, run.potential_energy, run.dissipated_energy])
-    present = [run.positions[k][run.present(k)] for k in range(len(run))]   # NaN marks absent ids
+    present = [run.positions[k][run.present(k)] for k in range(len(run))]  # NaN marks absent ids
     assert np.all(np.isfinite(energies)) and all(np.all(np.isfinite(p)) for p in present)
     if scene in FED:
         assert np.all(np.diff(run.dissipated_energy) >= 0.0)
         return
     scale = np.abs(run.kinetic_energy).max() + np.abs(run.potential_energy).max()
-    if scene in DRIVEN:    # 0.02 s of driving cannot multiply the energy by 10
+    if scene in DRIVEN:  # 0.02 s of driving cannot multiply the energy by 10
         assert scale <= 10.0 * (run.kinetic_energy[0] + abs(run.potential_energy[0])), DRIVEN[scene]
         return
     assert scale > 0.0
@@ -450,7 +482,8 @@ def test_every_scene_runs_through_the_command(scene, tmp_path):
 def test_a_blow_up_fails_with_the_time_of_the_first_non_finite_step(in_workspace, capsys):
     """dt omega = 10: explicit integration multiplies the amplitude by about 100 a step,
     so the energy overflows at step 77 (t = 0.77 s); the frames before it are kept."""
-    (in_workspace / "scenes" / "unstable.py").write_text(textwrap.dedent('''\
+    (in_workspace / "scenes" / "unstable.py").write_text(
+        textwrap.dedent('''\
         """Unstable: a stiff spring (omega = 1000 rad/s) integrated explicitly at dt = 10 / omega."""
         import granular as gr
 
@@ -460,7 +493,8 @@ def test_a_blow_up_fails_with_the_time_of_the_first_non_finite_step(in_workspace
         def build():
             return gr.ConstrainedSystem([0.1], [0.0], mass=[[1.0]], force=lambda t, q, u: -1e6 * q,
                                         constraints=[], potential=lambda t, q: 0.5e6 * q[0] ** 2)
-        '''))
+        ''')
+    )
     status = main(["run", "unstable", "--out", "runs/unstable.h5", "--quiet"])
     line = one_line_error(capsys.readouterr().err)
     assert status == FAILURE

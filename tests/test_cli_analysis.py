@@ -1,6 +1,7 @@
 """``granular analyse``, the measurement kinds of ``granular plot`` and ``granular view``
 through `granular.cli.main`, on a small run file: the tables they write hold what
 `granular.analysis` measures, the figures are drawn, the page fetches nothing."""
+
 import io
 import re
 
@@ -35,13 +36,27 @@ def analysed(run_file, tmp_path_factory):
     out = tmp_path_factory.mktemp("tables")
     paths = {name: out / f"{name}.csv" for name in ("series", "walls", "profile")}
     paths["parquet"] = out / "series.parquet"
-    arguments = ["analyse", str(run_file), "--frames", "6:", "--series", str(paths["series"]),
-                 "--walls", str(paths["walls"]), "--profile", str(paths["profile"]), "--kernel", "gaussian",
-                 "--width", "0.005"]
+    arguments = [
+        "analyse",
+        str(run_file),
+        "--frames",
+        "6:",
+        "--series",
+        str(paths["series"]),
+        "--walls",
+        str(paths["walls"]),
+        "--profile",
+        str(paths["profile"]),
+        "--kernel",
+        "gaussian",
+        "--width",
+        "0.005",
+    ]
     status = main(arguments)
     assert main(["analyse", str(run_file), "--series", str(paths["parquet"])]) == 0
-    return status, {name: pandas.read_csv(p) if p.suffix == ".csv" else pandas.read_parquet(p)
-                    for name, p in paths.items()}
+    return status, {
+        name: pandas.read_csv(p) if p.suffix == ".csv" else pandas.read_parquet(p) for name, p in paths.items()
+    }
 
 
 def test_the_series_holds_each_frames_coordination_and_floor_load(analysed, run):
@@ -50,8 +65,8 @@ def test_the_series_holds_each_frames_coordination_and_floor_load(analysed, run)
     series = tables["series"]
     assert series["frame"].tolist() == list(range(1, len(run)))
     expected = [A.coordination(A.frame_forces(run, k)).z for k in series["frame"]]
-    np.testing.assert_allclose(series["z"], expected, rtol=1e-12)       # CSV's decimal round trip: 1e-15
-    assert series["z"].iloc[-1] > 0.0 and series["z"].iloc[0] == 0.0    # the spheres land
+    np.testing.assert_allclose(series["z"], expected, rtol=1e-12)  # CSV's decimal round trip: 1e-15
+    assert series["z"].iloc[-1] > 0.0 and series["z"].iloc[0] == 0.0  # the spheres land
     # the floor's load from the solver's wall forces (gravity along -z)
     floor = surface_names(run.system["walls"]).index("floor")
     np.testing.assert_allclose(series["floor_load"], -run.wall_forces[1:, floor, 2], rtol=1e-12, atol=1e-15)
@@ -64,7 +79,7 @@ def test_the_wall_table_sums_to_the_solvers_wall_forces(analysed, run):
     walls = analysed[1]["walls"]
     for k, rows in walls.groupby("frame"):
         total = rows[["force_x", "force_y", "force_z"]].to_numpy()
-        np.testing.assert_allclose(total, run.wall_forces[k][:len(total)], atol=1e-9 * np.abs(run.wall_forces).max())
+        np.testing.assert_allclose(total, run.wall_forces[k][: len(total)], atol=1e-9 * np.abs(run.wall_forces).max())
     assert set(walls["name"]) >= {"floor"}
 
 
@@ -80,7 +95,7 @@ def test_the_averaged_profile_integrates_to_the_mass(analysed, run):
     dz = position[1] - position[0]
     jump = float(A.Kernel("gaussian", 0.005).value(0.015 * (1 - 1e-12), 1)) * dz
     assert np.trapezoid(density, position) * area == pytest.approx(np.sum(run.meta["masses"]), rel=jump + 1e-9)
-    assert area < SIDE ** 2
+    assert area < SIDE**2
 
 
 def test_analyse_prints_the_average_and_refuses_a_bad_range(run_file, capsys):

@@ -3,6 +3,7 @@
 Each test builds the smallest input that showed the defect and asserts the fixed
 behaviour: a one-line error with the documented exit status, or the honest output.
 """
+
 from __future__ import annotations
 
 import os
@@ -70,12 +71,15 @@ def _nan_in_frame_2(trajectory):
     trajectory.positions[2, 3, 1] = np.nan
 
 
-@pytest.mark.parametrize("argv", [
-    ["render", "{run}", "out.png"],
-    ["inspect", "{run}"],
-    ["plot", "{run}", "energy", "energy.png"],
-    ["export", "{run}", "vtk", "--vtk", "--quiet"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["render", "{run}", "out.png"],
+        ["inspect", "{run}"],
+        ["plot", "{run}", "energy", "energy.png"],
+        ["export", "{run}", "vtk", "--vtk", "--quiet"],
+    ],
+)
 def test_a_nan_position_is_refused_naming_the_frame(here, capsys, argv):
     path = damaged(here, "nan.h5", _nan_in_frame_2)
     status = main([a.format(run=path) for a in argv])
@@ -88,6 +92,7 @@ def test_a_nan_position_is_refused_naming_the_frame(here, capsys, argv):
 def test_an_infinite_impulse_is_refused_too(here, capsys):
     def change(trajectory):
         trajectory.contacts[-1].impulse[0] = np.inf
+
     path = damaged(here, "inf.h5", change)
     assert main(["inspect", str(path)]) == FILE_ERROR
     assert f"frame {len(gr.Trajectory.load(path)) - 1}" in one_line_error(capsys.readouterr().err)
@@ -97,6 +102,7 @@ def test_an_infinite_impulse_is_refused_too(here, capsys):
 def test_a_sphere_run_without_radii_is_refused_in_one_line(here, capsys):
     def change(trajectory):
         trajectory.radii = None
+
     path = damaged(here, "noradii.h5", change)
     assert main(["render", str(path), "out.png"]) == FILE_ERROR
     assert "radii" in one_line_error(capsys.readouterr().err)
@@ -117,9 +123,9 @@ def test_a_misspelled_simulation_keyword_is_named_with_the_closest():
     world = gr.SphereWorld(np.zeros((1, 3)), 0.1)
     with pytest.raises(gr.InvalidInputError, match="'shceme'.*did you mean 'scheme'"):
         gr.Simulation(world, 1e-3, shceme="velocity")
-    with pytest.raises(TypeError, match="'warm_strat'.*did you mean 'warm_start'"):   # still a TypeError
+    with pytest.raises(TypeError, match="'warm_strat'.*did you mean 'warm_start'"):  # still a TypeError
         gr.Simulation(world, 1e-3, warm_strat=False)
-    gr.Simulation(world, 1e-3, warm_start=False)        # a scheme option is still accepted
+    gr.Simulation(world, 1e-3, warm_start=False)  # a scheme option is still accepted
 
 
 def test_a_misspelled_sphere_world_keyword_is_named_by_python():
@@ -157,27 +163,32 @@ def test_a_negative_or_zero_dt_gets_the_same_message(here, capsys, value):
 # -- 5. a reader that closes the pipe early ----------------------------------------------------
 def test_a_closed_pipe_stops_quietly_like_a_unix_tool(made, tmp_path):
     scenes = made / "scenes"
-    for k in range(2000):          # more output than a pipe buffer holds (64 kB)
+    for k in range(2000):  # more output than a pipe buffer holds (64 kB)
         (scenes / f"many_{k:04d}.py").write_text(f'"""Scene number {k} {"x" * 40}."""\n')
     try:
         environment = dict(os.environ, GRANULAR_SCENES=str(scenes))
-        process = subprocess.Popen([sys.executable, "-m", "granular.cli", "scenes"], stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=environment, cwd=tmp_path)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "granular.cli", "scenes"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=environment,
+            cwd=tmp_path,
+        )
         first = process.stdout.readline()
-        process.stdout.close()           # head -1
+        process.stdout.close()  # head -1
         error = process.stderr.read().decode()
         status = process.wait(timeout=120)
     finally:
         for path in scenes.glob("many_*.py"):
             path.unlink()
     assert first.startswith(b"many_0000")
-    assert error == ""                   # no "cannot access: Broken pipe", no "Exception ignored"
+    assert error == ""  # no "cannot access: Broken pipe", no "Exception ignored"
     assert status == 141
 
 
 # -- 6. an unwritable output is named as the user wrote it ---------------------------------------
 def test_an_unwritable_output_names_the_file_asked_for_not_its_temporary(here, capsys):
-    status = main(["render", "runs/tiny.h5", "/proc/e.png"])      # /proc refuses new files, even to root
+    status = main(["render", "runs/tiny.h5", "/proc/e.png"])  # /proc refuses new files, even to root
     error = one_line_error(capsys.readouterr().err)
     assert status == FILE_ERROR
     assert "/proc/e.png:" in error and ".tmp" not in error
@@ -187,7 +198,7 @@ def test_atomic_path_names_the_target_when_the_directory_refuses_the_temporary(t
     from granular.records.files import atomic_path
 
     with pytest.raises(OSError) as caught:
-        with atomic_path("/proc/e.png"):           # /proc refuses new files, even to root
+        with atomic_path("/proc/e.png"):  # /proc refuses new files, even to root
             pass
     assert caught.value.filename == "/proc/e.png"
 
@@ -197,20 +208,23 @@ def test_inspect_counts_the_active_contacts_and_names_the_walls(here, capsys):
     trajectory = gr.Trajectory.load(here / "runs" / "tiny.h5")
     active = int(trajectory.n_contacts[-1])
     considered = len(trajectory.contacts[-1])
-    assert considered > active > 1                 # the defect needs rows that carry nothing
+    assert considered > active > 1  # the defect needs rows that carry nothing
     assert main(["inspect", "runs/tiny.h5", "--top", "1"]) == 0
     out = capsys.readouterr().out
     assert f"... {active - 1} more active contacts" in out
     assert f"{considered - 1} more" not in out
-    assert " - floor " in out                       # the settled spheres rest on the box's floor
+    assert " - floor " in out  # the settled spheres rest on the box's floor
     assert "wall 0" not in out and "wall 4" not in out
 
 
 def test_wall_names_follow_the_worlds_plane_order():
     from granular.cli import wall_names
 
-    world = gr.SphereWorld(np.array([[0.5, 0.5, 0.5]]), 0.1,
-                           walls=[gr.Box([0, 0, 0], [1, 1, 1], open_top=True), gr.Plane([0, 0, 2], [0, 0, -1])])
+    world = gr.SphereWorld(
+        np.array([[0.5, 0.5, 0.5]]),
+        0.1,
+        walls=[gr.Box([0, 0, 0], [1, 1, 1], open_top=True), gr.Plane([0, 0, 2], [0, 0, -1])],
+    )
     names = wall_names(world.describe())
     assert len(names) == len(world.planes)
     for name, plane in zip(names, world.planes):
@@ -240,7 +254,7 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
     clean = gr.Trajectory.load(here / "runs" / "tiny.h5")
     path = damaged(here, "noisy.h5", _with_noise)
     noisy = gr.Trajectory.load(path)
-    assert int(noisy.n_contacts[-1]) == int(clean.n_contacts[-1]) + 2        # impulse > 0 counts the noise
+    assert int(noisy.n_contacts[-1]) == int(clean.n_contacts[-1]) + 2  # impulse > 0 counts the noise
     assert 1e-13 < noise_impulse(noisy, len(noisy) - 1) < 1e-3 * clean.contacts[-1].impulse.max()
     assert active_counts(noisy)[-1] == clean.n_contacts[-1]
     assert main(["inspect", str(path)]) == 0
@@ -250,16 +264,17 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
     low = min(bar.get_x() for bar in bars)
     high = max(bar.get_x() + bar.get_width() for bar in bars)
     plt.close(figure)
-    assert low > 1e-12 and high / low < 1e6          # the histogram's bins span the real impulses only
+    assert low > 1e-12 and high / low < 1e6  # the histogram's bins span the real impulses only
 
 
 # -- 9. a negative "dissipation" is never printed --------------------------------------------------
 def test_growth_work_is_printed_as_energy_supplied_not_negative_dissipation(here, capsys):
     from granular.app.runs import dissipation_text
 
-    def grow(trajectory):       # what growing_spheres saved: swelling radii, contacts doing work
+    def grow(trajectory):  # what growing_spheres saved: swelling radii, contacts doing work
         trajectory.radii = trajectory.radii * (1.0 + 0.01 * np.arange(len(trajectory)))[:, None]
         trajectory.dissipated_energy = trajectory.dissipated_energy - 0.01474 * trajectory.t / trajectory.t[-1]
+
     path = damaged(here, "grew.h5", grow)
     assert main(["inspect", str(path)]) == 0
     out = capsys.readouterr().out
@@ -273,7 +288,7 @@ def test_negative_round_off_prints_zero_and_force_work_names_the_contacts(here):
     from granular.app.runs import dissipation_text
 
     trajectory = gr.Trajectory.load(here / "runs" / "tiny.h5")
-    trajectory.dissipated_energy = np.full(len(trajectory), -1e-18)      # round-off of a J-scale run
+    trajectory.dissipated_energy = np.full(len(trajectory), -1e-18)  # round-off of a J-scale run
     assert dissipation_text(trajectory) == "dissipated 0 J"
     trajectory.dissipated_energy = np.full(len(trajectory), -1e-3)
     assert dissipation_text(trajectory) == "energy supplied by contacts (impulses working with forces) 0.001 J"
@@ -285,7 +300,8 @@ def test_render_fit_bodies_frames_the_bodies_not_the_walls(here, capsys):
     assert main(["render", "runs/tiny.h5", "bodies.png", "--size", "160x128", "--fit", "bodies"]) == 0
     import imageio.v3 as iio
 
-    def drawn(name):     # the spheres' pixels: coloured by speed, where walls and background are grey
+    def drawn(name):  # the spheres' pixels: coloured by speed, where walls and background are grey
         image = iio.imread(here / name)[..., :3].astype(int)
         return int((image.max(axis=-1) - image.min(axis=-1) > 60).sum())
-    assert drawn("bodies.png") > 1.3 * drawn("scene.png")        # the spheres fill more of the picture
+
+    assert drawn("bodies.png") > 1.3 * drawn("scene.png")  # the spheres fill more of the picture

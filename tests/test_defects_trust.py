@@ -1,4 +1,5 @@
 """Small defects met in long runs, each with the command or call that showed it."""
+
 from __future__ import annotations
 
 import re
@@ -48,14 +49,19 @@ def test_sand_pile_builds_for_ten_spheres(tmp_path, monkeypatch):
     assert main(["run", "sand_pile", "--set", "n=10", "--duration", "0.003", "--quiet"]) == 0
 
 
-@pytest.mark.parametrize("wall", [gr.Cylinder([0.05, 0.05, 0], [0, 0, 1], 0.1, angular_velocity=3.0),
-                                  gr.Plane([0, 0, 0], [0, 0, 1], angular_velocity=2.0)])
+@pytest.mark.parametrize(
+    "wall",
+    [
+        gr.Cylinder([0.05, 0.05, 0], [0, 0, 1], 0.1, angular_velocity=3.0),
+        gr.Plane([0, 0, 0], [0, 0, 1], angular_velocity=2.0),
+    ],
+)
 def test_a_turning_wall_without_friction_says_it_moves_nothing(wall):
     with pytest.warns(gr.errors.IneffectiveWallWarning, match=r"turns at .* rad/s but its contacts have no friction"):
         gr.SphereWorld(TWO, 0.01, walls=[wall])
     with warnings.catch_warnings():
         warnings.simplefilter("error", gr.errors.IneffectiveWallWarning)
-        gr.SphereWorld(TWO, 0.01, walls=[wall], friction=0.3)        # the world's friction reaches it
+        gr.SphereWorld(TWO, 0.01, walls=[wall], friction=0.3)  # the world's friction reaches it
 
 
 def test_rolling_resistance_without_friction_brakes_the_rolling_only():
@@ -64,8 +70,15 @@ def test_rolling_resistance_without_friction_brakes_the_rolling_only():
     omega_z (spin about the normal) is not resisted, and no tangential force moves
     it. The user guide states this rule."""
     r, g, mu_r = 0.01, 9.81, 0.1
-    world = gr.SphereWorld([[0.0, 0.0, r]], r, density=2500.0, friction=0.0, rolling_friction=mu_r,
-                           angular_velocities=[[10.0, 0.0, 3.0]], walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
+    world = gr.SphereWorld(
+        [[0.0, 0.0, r]],
+        r,
+        density=2500.0,
+        friction=0.0,
+        rolling_friction=mu_r,
+        angular_velocities=[[10.0, 0.0, 3.0]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+    )
     simulation = gr.Simulation(world, dt=1e-3)
     trajectory = simulation.run(steps=20, record_every=20)
     omega = trajectory.angular_velocities[-1, 0]
@@ -102,9 +115,11 @@ def test_counts_are_plural_only_when_not_one(tmp_path, monkeypatch, capsys):
 
     assert (plural(1, "sphere"), plural(2, "run"), plural(0, "worker")) == ("1 sphere", "2 runs", "0 workers")
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "one.py").write_text('"""One sphere falls (a test scene)."""\nimport granular as gr\n'
-                                     'DEFAULTS = dict(duration=0.003, dt=1e-3, record_every=3)\n'
-                                     'def build():\n    return gr.SphereWorld([[0, 0, 0.5]], 0.01)\n')
+    (tmp_path / "one.py").write_text(
+        '"""One sphere falls (a test scene)."""\nimport granular as gr\n'
+        "DEFAULTS = dict(duration=0.003, dt=1e-3, record_every=3)\n"
+        "def build():\n    return gr.SphereWorld([[0, 0, 0.5]], 0.01)\n"
+    )
     assert main(["run", "one.py", "--quiet", "--out", "one.h5"]) == 0
     out = capsys.readouterr().out
     assert "one: 1 sphere, 3 steps" in out and "1 spheres" not in out

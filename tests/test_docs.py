@@ -1,5 +1,6 @@
 """The README and the documentation pages: the example runs, the README stays a
 first-day page, and the pages the docs include from other files find their sections."""
+
 import re
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def test_the_readme_example_runs_and_reports_a_pile(tmp_path, monkeypatch, capsy
     traj = namespace["traj"]
     assert len(traj) == 11
     assert traj.kinetic_energy[-1] > 0.0 and traj.dissipated_energy[-1] >= 0.0
-    assert np.all(traj.positions[-1, :, 2] > 0.0)                 # above the box's floor
+    assert np.all(traj.positions[-1, :, 2] > 0.0)  # above the box's floor
     assert (tmp_path / "runs" / "pile.h5").is_file()
     assert "frames; strongest contact" in capsys.readouterr().out
 
@@ -72,7 +73,7 @@ def test_the_readme_flows_example_feeds_at_its_rate(tmp_path, monkeypatch, capsy
     names: dict = {}
     exec(compile(_readme_section("flows"), "README flows", "exec"), names)
     world, traj = names["world"], names["traj"]
-    largest = 2500.0 * 4.0 / 3.0 * np.pi * 0.006 ** 3
+    largest = 2500.0 * 4.0 / 3.0 * np.pi * 0.006**3
     assert 0.05 - largest < world.flow.inserted_mass.sum() <= 0.05 * (1 + 1e-12)
     assert traj.sphere_counts()[-1] == world.n == world.flow.issued - world.flow.removed.sum()
     assert "spheres per frame" in capsys.readouterr().out

@@ -1,5 +1,6 @@
 """The scenes fed by inlets: the silo fills at its inlet's rate without overlaps, and
 the silo with an orifice drains through it while its inlet feeds it."""
+
 import warnings
 
 import numpy as np
@@ -59,7 +60,7 @@ def test_the_drum_read_from_its_stl_lifts_grains_and_needs_a_torque():
     assert np.all(np.diff(trajectory.dissipated_energy) >= 0.0)
     t, h = float(trajectory.t[-1]), scene.DEFAULTS["dt"]
     rows = world.surfaces[0].rows(trajectory.positions[-1], trajectory.radii[-1], 0.0, t)
-    assert rows.gaps.min(initial=0.0) >= -0.5 * 3.0 ** 2 * scene.RADIUS * h ** 2
+    assert rows.gaps.min(initial=0.0) >= -0.5 * 3.0**2 * scene.RADIUS * h**2
 
 
 def test_the_command_and_a_sweep_task_run_a_scene_fed_by_an_inlet(tmp_path, monkeypatch, capsys):
@@ -77,13 +78,18 @@ def test_the_command_and_a_sweep_task_run_a_scene_fed_by_an_inlet(tmp_path, monk
     silo = gr.Trajectory.load("silo.h5")
     last = len(silo) - 1
     assert f"{silo.present(last).size} spheres in frame {last}" in capsys.readouterr().out
-    assert main(["run", "--from", "silo.h5", "--duration", "0.01", "--out", "more.h5",
-                 "--quiet"]) == 0
+    assert main(["run", "--from", "silo.h5", "--duration", "0.01", "--out", "more.h5", "--quiet"]) == 0
     more = gr.Trajectory.load("more.h5")
     assert more.flow[-1, 1] > silo.flow[-1, 1]
     path = scenes.resolve_scene("silo_filling")
-    result = run_task(path.read_text(), str(path), "silo_filling", {"mass_rate": 0.5},
-                      scenes.RunSettings(duration=0.01, dt=5e-4, record_every=10), {})
+    result = run_task(
+        path.read_text(),
+        str(path),
+        "silo_filling",
+        {"mass_rate": 0.5},
+        scenes.RunSettings(duration=0.01, dt=5e-4, record_every=10),
+        {},
+    )
     assert result["status"] == "ok" and result["figures"]["inserted"] > 0
     (tmp_path / "task.h5").write_bytes(result["data"])
     assert gr.Trajectory.load(tmp_path / "task.h5").flow[-1, 1] == result["figures"]["inserted"]

@@ -1,6 +1,7 @@
 """Grains that come and go: inlets insert without overlaps at their rate, outlets
 remove, ids are permanent, mass is accounted for, warm starts follow the ids, and
 runs with a changing count are recorded, streamed, continued, drawn and exported."""
+
 import warnings
 
 import numpy as np
@@ -19,12 +20,24 @@ DT = 1e-3
 def fed_box(rate=2000.0, mass_rate=None, radius=(0.004, 0.006), outlet=True, friction=0.3, seed=0):
     """An open box fed from a region near its top, spheres falling at 0.3 m/s; an
     outlet removing what falls below 2 cm (nothing reaches it here unless asked)."""
-    inlet = Inlet(BoxRegion([0.0, 0.0, 0.12], [0.08, 0.08, 0.2]), radius=radius, rate=rate, mass_rate=mass_rate,
-                  velocity=(0.0, 0.0, -0.3), seed=seed)
+    inlet = Inlet(
+        BoxRegion([0.0, 0.0, 0.12], [0.08, 0.08, 0.2]),
+        radius=radius,
+        rate=rate,
+        mass_rate=mass_rate,
+        velocity=(0.0, 0.0, -0.3),
+        seed=seed,
+    )
     outlets = [Outlet(BoxRegion([-1, -1, -1], [1, 1, 0.015]))] if outlet else []
-    return gr.SphereWorld(np.zeros((0, 3)), R, density=2500.0, walls=[gr.Box([0, 0, 0], [0.08, 0.08, 0.3],
-                                                                              open_top=True)],
-                          inlets=[inlet], outlets=outlets, friction=friction)
+    return gr.SphereWorld(
+        np.zeros((0, 3)),
+        R,
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [0.08, 0.08, 0.3], open_top=True)],
+        inlets=[inlet],
+        outlets=outlets,
+        friction=friction,
+    )
 
 
 def quiet_run(simulation, **options):
@@ -43,7 +56,7 @@ def test_an_inlet_inserts_at_its_rate_without_overlaps():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gr.TimeStepWarning)
         for _ in range(40):
-            simulation.exchange()                          # the exchange a step starts with
+            simulation.exchange()  # the exchange a step starts with
             world.check_admissible(simulation.t, simulation.positions)
             simulation.scheme.state, _ = simulation.scheme.advance(simulation.scheme.state, simulation.t)
             simulation.steps_taken += 1
@@ -59,7 +72,7 @@ def test_a_mass_rate_inlet_follows_its_rate_to_within_one_sphere():
     simulation = gr.Simulation(world, dt=DT)
     quiet_run(simulation, steps=30, record_every=30)
     target = 0.5 * 30 * DT
-    largest = 2500.0 * 4.0 / 3.0 * np.pi * 0.006 ** 3
+    largest = 2500.0 * 4.0 / 3.0 * np.pi * 0.006**3
     assert target - largest < float(world.flow.inserted_mass[0]) <= target * (1 + 1e-12)
 
 
@@ -67,8 +80,9 @@ def test_a_full_region_leaves_its_spheres_waiting_and_never_overlaps():
     """A region with room for a few spheres at a rate far above what fits: the inlet
     lags behind its rate instead of placing a sphere on another."""
     inlet = Inlet(BoxRegion([0.0, 0.0, 0.0], [0.03, 0.03, 0.03]), radius=R, rate=1e5)
-    world = gr.SphereWorld(np.zeros((0, 3)), R, walls=[gr.Box([0, 0, 0], [0.03, 0.03, 0.1])],
-                           inlets=[inlet], gravity=(0, 0, 0))
+    world = gr.SphereWorld(
+        np.zeros((0, 3)), R, walls=[gr.Box([0, 0, 0], [0.03, 0.03, 0.1])], inlets=[inlet], gravity=(0, 0, 0)
+    )
     exchange = world.exchange(0.0, DT, np.zeros((0, 3)))
     world.check_admissible(0.0, exchange.positions)
     assert 0 < world.n < 1e5 * DT
@@ -102,10 +116,10 @@ def test_ids_are_permanent_and_never_reused():
     present = np.isfinite(trajectory.positions[:, :, 0])
     for column in present.T:
         seen = np.flatnonzero(column)
-        assert seen.size == 0 or np.all(column[seen[0]:seen[-1] + 1])
+        assert seen.size == 0 or np.all(column[seen[0] : seen[-1] + 1])
     both = present[1:] & present[:-1]
     jumps = np.linalg.norm(trajectory.positions[1:] - trajectory.positions[:-1], axis=2)[both]
-    assert jumps.max() <= np.sqrt(0.3 ** 2 + 2 * 9.81 * 0.2) * 5 * DT
+    assert jumps.max() <= np.sqrt(0.3**2 + 2 * 9.81 * 0.2) * 5 * DT
 
 
 def test_remapped_keys_are_the_keys_of_the_renumbered_rows():
@@ -122,23 +136,35 @@ def test_remapped_keys_are_the_keys_of_the_renumbered_rows():
     keep = rng.random(n) < 0.7
     new_index = np.full(n, -1)
     new_index[keep] = np.arange(keep.sum())
-    n_after = int(keep.sum()) + 5          # five spheres inserted after the kept ones
+    n_after = int(keep.sum()) + 5  # five spheres inserted after the kept ones
 
     def rows(i, j, wi, w, f, n_bodies):
         size = i.size + wi.size
         zero = np.zeros(size)
-        constraints = ConstraintSet(gap=zero, jacobian=None, laws=RowLaws(zero),
-                                    i=np.concatenate([i, wi]), j=np.concatenate([j, -np.ones(wi.size, int)]),
-                                    wall=np.concatenate([-np.ones(i.size, int), w]), normal=np.zeros((size, 3)),
-                                    feature=np.concatenate([np.zeros(i.size, int), f]))
+        constraints = ConstraintSet(
+            gap=zero,
+            jacobian=None,
+            laws=RowLaws(zero),
+            i=np.concatenate([i, wi]),
+            j=np.concatenate([j, -np.ones(wi.size, int)]),
+            wall=np.concatenate([-np.ones(i.size, int), w]),
+            normal=np.zeros((size, 3)),
+            feature=np.concatenate([np.zeros(i.size, int), f]),
+        )
         return constraints.keys(n_bodies)
 
     before = rows(i, j, wall_sphere, wall, feature, n)
     kept, remapped = remap_keys(before, n, new_index, n_after)
     alive_pairs = keep[i] & keep[j]
     alive_walls = keep[wall_sphere]
-    direct = rows(new_index[i[alive_pairs]], new_index[j[alive_pairs]], new_index[wall_sphere[alive_walls]],
-                  wall[alive_walls], feature[alive_walls], n_after)
+    direct = rows(
+        new_index[i[alive_pairs]],
+        new_index[j[alive_pairs]],
+        new_index[wall_sphere[alive_walls]],
+        wall[alive_walls],
+        feature[alive_walls],
+        n_after,
+    )
     assert np.array_equal(kept, np.flatnonzero(np.concatenate([alive_pairs, alive_walls])))
     assert np.array_equal(remapped, direct)
 
@@ -152,9 +178,9 @@ def pile_with_a_runner():
     velocities = np.zeros_like(positions)
     velocities[0] = (0.4, 0.0, 0.0)
     outlet = Outlet(BoxRegion([0.05, -1, -1], [0.07, 1, 1]))
-    return gr.SphereWorld(positions, R, velocities=velocities, walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.3],
-                                                                             open_top=True)],
-                          outlets=[outlet])
+    return gr.SphereWorld(
+        positions, R, velocities=velocities, walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.3], open_top=True)], outlets=[outlet]
+    )
 
 
 def id_keyed(state, ids, n):
@@ -185,7 +211,7 @@ def test_warm_starts_follow_the_ids_when_a_sphere_leaves():
     survivors = {key: value for key, value in table.items() if 0 not in key[:2]}
     assert len(survivors) < len(table) and any(value > 0 and key[1] >= 0 for key, value in survivors.items())
     assert id_keyed(simulation.scheme.state, world.ids, world.n) == survivors
-    simulation.step()           # and the next step takes the carried state
+    simulation.step()  # and the next step takes the carried state
 
 
 @pytest.mark.exact
@@ -246,5 +272,7 @@ def test_bad_inlets_are_refused_naming_the_argument():
         Outlet(region, remove="below")
     with pytest.raises(gr.InvalidInputError, match="radii cannot be a callable"):
         gr.SphereWorld(np.zeros((0, 3)), lambda t: np.full(0, R), inlets=[Inlet(region, radius=R, rate=1.0)])
-    assert CylinderRegion([0, 0], 0.1, 0.0, 0.1).contains(np.array([[0.05, 0, 0.05], [0.2, 0, 0.05]])).tolist() \
-        == [True, False]
+    assert CylinderRegion([0, 0], 0.1, 0.0, 0.1).contains(np.array([[0.05, 0, 0.05], [0.2, 0, 0.05]])).tolist() == [
+        True,
+        False,
+    ]

@@ -1,6 +1,7 @@
 """Coulomb friction (Paoli's 2017 study of Moreau's contact dynamics with Coulomb
 friction, REFERENCES.md): the discrete contact law, the block on an incline,
 Proposition 1, and mu = 0 against Maury's frictionless step."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,16 @@ def random_contacts(rng, d: int, m: int, s: int, mu_max: float = 1.5, approach: 
         predicted -= G[0] * (G[0] @ predicted + 1.0) / (G[0] @ G[0])
     friction = rng.uniform(0.0, mu_max, m)
     minus = -np.ones(m, dtype=np.int64)
-    constraints = ConstraintSet(gap=gaps, jacobian=sp.csr_matrix(G), laws=RowLaws(np.zeros(m), friction),
-                                i=np.arange(m), j=minus, wall=minus, normal=G, tangents=tangents)
+    constraints = ConstraintSet(
+        gap=gaps,
+        jacobian=sp.csr_matrix(G),
+        laws=RowLaws(np.zeros(m), friction),
+        i=np.arange(m),
+        j=minus,
+        wall=minus,
+        normal=G,
+        tangents=tangents,
+    )
     return metric, constraints, predicted
 
 
@@ -57,7 +66,7 @@ def check_law(metric, constraints, predicted, h, answer, tolerance):
     # (N): admissible, and no push where the contact separates
     normal_velocity = G @ u + constraints.gap / h
     assert np.all(normal_velocity >= -tolerance * scale)
-    assert np.all(np.abs(l_n * normal_velocity) <= tolerance * scale ** 2)
+    assert np.all(np.abs(l_n * normal_velocity) <= tolerance * scale**2)
     # (T): stick inside the cone, slide against the impulse on its boundary
     sliding_velocity = np.einsum("ksd,d->ks", T, u)
     for k in range(mu.size):
@@ -70,11 +79,12 @@ def check_law(metric, constraints, predicted, h, answer, tolerance):
             assert cosine <= -1.0 + 1e-6
     # Proposition 1: <u, r> = -l_N . D / h + sum l_T . T u <= 0 (gaps D >= 0), hence the
     # kinetic norm does not grow past the prediction's, |u|_M <= |v|_M
-    assert u @ r <= tolerance * scale ** 2
+    assert u @ r <= tolerance * scale**2
     assert metric.kinetic_energy(u) <= metric.kinetic_energy(predicted) * (1.0 + tolerance) + tolerance
 
 
 # -- mu = 0 is Maury's step ------------------------------------------------------------------
+
 
 @pytest.mark.exact
 def test_friction_zero_runs_the_frictionless_step_bit_for_bit():
@@ -83,8 +93,9 @@ def test_friction_zero_runs_the_frictionless_step_bit_for_bit():
     rng = np.random.default_rng(4)
     positions = np.array([[0.05 * i, 0.0, 0.1 + 0.03 * i] for i in range(6)]) + rng.uniform(-0.002, 0.002, (6, 3))
     plain = gr.SphereWorld(positions, 0.01, walls=[gr.Box([-0.05, -0.05, 0], [0.35, 0.05, 1], open_top=True)])
-    zero = gr.SphereWorld(positions, 0.01, friction=0.0,
-                          walls=[gr.Box([-0.05, -0.05, 0], [0.35, 0.05, 1], open_top=True, friction=0.0)])
+    zero = gr.SphereWorld(
+        positions, 0.01, friction=0.0, walls=[gr.Box([-0.05, -0.05, 0], [0.35, 0.05, 1], open_top=True, friction=0.0)]
+    )
     a = gr.Simulation(plain, 1e-3).run(steps=300)
     b = gr.Simulation(zero, 1e-3).run(steps=300)
     assert np.array_equal(a.positions, b.positions) and np.array_equal(a.velocities, b.velocities)
@@ -98,10 +109,16 @@ def test_frictional_solvers_at_mu_zero_agree_with_maurys_projection(s):
     h = 1e-2
     for _ in range(20):
         metric, constraints, predicted = random_contacts(rng, d=6, m=4, s=s)
-        constraints = ConstraintSet(constraints.gap, constraints.jacobian,
-                                    RowLaws(constraints.laws.restitution, np.zeros(4)),
-                                    constraints.i, constraints.j, constraints.wall, constraints.normal,
-                                    constraints.tangents)
+        constraints = ConstraintSet(
+            constraints.gap,
+            constraints.jacobian,
+            RowLaws(constraints.laws.restitution, np.zeros(4)),
+            constraints.i,
+            constraints.j,
+            constraints.wall,
+            constraints.normal,
+            constraints.tangents,
+        )
         frictional = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, h))
         maury = project(ContactProblem(metric, constraints.jacobian, predicted, -constraints.gap / h))
         scale = float(np.abs(predicted).max())
@@ -110,6 +127,7 @@ def test_frictional_solvers_at_mu_zero_agree_with_maurys_projection(s):
 
 
 # -- the law itself on random contacts ---------------------------------------------------------
+
 
 @pytest.mark.parametrize("s", [1, 2])
 def test_coulomb_law_and_proposition_1_on_random_frictional_contacts(s):
@@ -132,12 +150,24 @@ def test_planar_law_is_seed_002_projection_for_one_contact():
     rng = np.random.default_rng(5)
     for _ in range(30):
         metric, constraints, predicted = random_contacts(rng, d=4, m=1, s=1, mu_max=3.0)
-        constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.laws,
-                                    constraints.i, constraints.j, constraints.wall, constraints.normal,
-                                    constraints.tangents)
+        constraints = ConstraintSet(
+            np.zeros(1),
+            constraints.jacobian,
+            constraints.laws,
+            constraints.i,
+            constraints.j,
+            constraints.wall,
+            constraints.normal,
+            constraints.tangents,
+        )
         answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
-        reference = reference_contact_law(metric.matrix(), constraints.jacobian.toarray()[0],
-                                     constraints.tangents[0], float(constraints.laws.friction[0]), predicted)
+        reference = reference_contact_law(
+            metric.matrix(),
+            constraints.jacobian.toarray()[0],
+            constraints.tangents[0],
+            float(constraints.laws.friction[0]),
+            predicted,
+        )
         assert np.allclose(answer.velocities, reference, atol=1e-6 * np.abs(predicted).max())
 
 
@@ -151,9 +181,16 @@ def test_3d_law_is_seed_002_projection_when_friction_does_not_move_the_normal():
         G = constraints.jacobian.toarray()[0]
         direction = metric.solve(G)
         tangents = constraints.tangents[0] - np.outer(constraints.tangents[0] @ direction, G) / (G @ direction)
-        constraints = ConstraintSet(np.zeros(1), constraints.jacobian, constraints.laws,
-                                    constraints.i, constraints.j, constraints.wall, constraints.normal,
-                                    tangents[None])
+        constraints = ConstraintSet(
+            np.zeros(1),
+            constraints.jacobian,
+            constraints.laws,
+            constraints.i,
+            constraints.j,
+            constraints.wall,
+            constraints.normal,
+            tangents[None],
+        )
         answer = project_frictional(ContactProblem.from_constraints(metric, constraints, predicted, 1e-2))
         reference = reference_contact_law(metric.matrix(), G, tangents, float(constraints.laws.friction[0]), predicted)
         # the fixed point stops when sigma moves by FRICTION_TOLERANCE x scale; converging at a
@@ -175,6 +212,7 @@ def test_a_prediction_that_does_not_approach_is_kept():
 
 
 # -- block on an incline -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("tan_theta, mu", [(0.45, 0.5), (0.2, 0.25), (0.99, 1.0)])
 def test_block_sticks_below_the_friction_threshold(tan_theta, mu):
@@ -210,12 +248,13 @@ def test_block_launched_up_the_slope_stops_and_stays():
     slope = np.array([np.cos(theta), np.sin(theta)])
     travelled = trajectory.positions @ slope
     deceleration = G_EARTH * (np.sin(theta) + mu * np.cos(theta))
-    assert travelled[-1] == pytest.approx(speed ** 2 / (2 * deceleration), rel=2e-3)
+    assert travelled[-1] == pytest.approx(speed**2 / (2 * deceleration), rel=2e-3)
     stop = speed / deceleration
     assert np.ptp(travelled[trajectory.t > stop + 0.01]) < 1e-12
 
 
 # -- spheres ---------------------------------------------------------------------------------
+
 
 def test_sphere_sliding_on_a_rough_floor_decelerates_at_mu_g_and_stops():
     """A sphere that does not turn (``rotation=False``, a frictional point) sliding at
@@ -224,8 +263,14 @@ def test_sphere_sliding_on_a_rough_floor_decelerates_at_mu_g_and_stops():
     is mu times the normal one while sliding. (A turning sphere rolls on at 5/7 of
     its speed instead: tests/test_rotation.py.)"""
     mu, v0 = 0.5, np.array([2.0, 1.5, 0.0])
-    world = gr.SphereWorld([[0, 0, 0.1]], 0.1, masses=2.0, velocities=[v0], rotation=False,
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)])
+    world = gr.SphereWorld(
+        [[0, 0, 0.1]],
+        0.1,
+        masses=2.0,
+        velocities=[v0],
+        rotation=False,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)],
+    )
     trajectory = gr.Simulation(world, 1e-3).run(duration=0.8)
     speed = np.linalg.norm(trajectory.velocities[:, 0, :2], axis=1)
     stop = np.linalg.norm(v0) / (mu * G_EARTH)
@@ -241,6 +286,7 @@ def test_sphere_sliding_on_a_rough_floor_decelerates_at_mu_g_and_stops():
 
 def test_sphere_tangents_are_orthonormal_to_the_normals():
     from granular.spheres.assembly import tangent_basis
+
     rng = np.random.default_rng(8)
     normals = rng.normal(size=(50, 3))
     normals[:3] = np.eye(3)
@@ -256,15 +302,17 @@ def test_sphere_on_a_tilted_rough_plane_sticks_or_slides():
     theta = np.arctan(0.3)
     normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
     for mu, moves in ((0.4, False), (0.2, True)):
-        world = gr.SphereWorld([0.05 * normal], 0.05, masses=1.0, rotation=False,
-                               walls=[gr.Plane([0, 0, 0], normal, friction=mu)])
+        world = gr.SphereWorld(
+            [0.05 * normal], 0.05, masses=1.0, rotation=False, walls=[gr.Plane([0, 0, 0], normal, friction=mu)]
+        )
         trajectory = gr.Simulation(world, 1e-3).run(duration=0.5)
         travelled = np.linalg.norm(trajectory.positions[-1, 0] - trajectory.positions[0, 0])
-        expected = 0.5 * G_EARTH * (np.sin(theta) - mu * np.cos(theta)) * 0.5 ** 2 if moves else 0.0
+        expected = 0.5 * G_EARTH * (np.sin(theta) - mu * np.cos(theta)) * 0.5**2 if moves else 0.0
         assert travelled == pytest.approx(expected, rel=1e-2, abs=1e-9)
 
 
 # -- input errors -------------------------------------------------------------------------
+
 
 def test_bad_friction_input_is_refused_with_a_clear_error():
     with pytest.raises(gr.InvalidInputError, match="friction"):
@@ -275,9 +323,13 @@ def test_bad_friction_input_is_refused_with_a_clear_error():
         gr.Box([0, 0, 0], [1, 1, 1], friction=-1.0)
     with pytest.raises(gr.InvalidInputError, match="friction"):
         gr.SphereWorld([[0, 0, 1]], 0.1, friction=-0.5)
-    no_tangent = gr.ConstrainedSystem([0.0], [0.0], mass=[[1.0]], force=lambda t, q, u: np.array([-1.0]),
-                                      constraints=[gr.Constraint(gap=lambda t, q: q[0], friction=0.3,
-                                                                 gradient=lambda t, q: np.ones(1))])
+    no_tangent = gr.ConstrainedSystem(
+        [0.0],
+        [0.0],
+        mass=[[1.0]],
+        force=lambda t, q, u: np.array([-1.0]),
+        constraints=[gr.Constraint(gap=lambda t, q: q[0], friction=0.3, gradient=lambda t, q: np.ones(1))],
+    )
     with pytest.raises(gr.InvalidInputError, match="friction but no tangent"):
         gr.Simulation(no_tangent, 1e-3).step()
     with pytest.raises(gr.InvalidInputError, match="no Coulomb friction"):
@@ -293,14 +345,26 @@ def test_a_frictional_row_without_a_tangent_is_refused_by_name():
     tangents = np.array(constraints.tangents)
     tangents[2] = 0.0
     for given in (tangents, sp.csr_matrix(tangents.reshape(8, 6))):
-        bad = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian,
-                            laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.3, 0.3])),
-                            i=np.arange(4), j=constraints.j, wall=constraints.wall, normal=constraints.normal,
-                            tangents=given)
+        bad = ConstraintSet(
+            gap=constraints.gap,
+            jacobian=constraints.jacobian,
+            laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.3, 0.3])),
+            i=np.arange(4),
+            j=constraints.j,
+            wall=constraints.wall,
+            normal=constraints.normal,
+            tangents=given,
+        )
         with pytest.raises(InvalidInputError, match="constraint 2 has friction 0.3 but a zero tangent"):
             ContactProblem.from_constraints(metric, bad, predicted, 1e-2)
-        fine = ConstraintSet(gap=constraints.gap, jacobian=constraints.jacobian,
-                             laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.0, 0.3])),
-                             i=np.arange(4), j=constraints.j, wall=constraints.wall, normal=constraints.normal,
-                             tangents=given)
+        fine = ConstraintSet(
+            gap=constraints.gap,
+            jacobian=constraints.jacobian,
+            laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.0, 0.3])),
+            i=np.arange(4),
+            j=constraints.j,
+            wall=constraints.wall,
+            normal=constraints.normal,
+            tangents=given,
+        )
         ContactProblem.from_constraints(metric, fine, predicted, 1e-2)

@@ -1,6 +1,7 @@
 """Friction in the N-sphere world (granular/scenes/sand_pile.py on a small pile): the Coulomb
 conditions at every contact of every step of a pour, checked independently of the
 solver, and a frictional heap that stands steeper than a frictionless one."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -140,8 +141,14 @@ def crowd(seed: int, friction: float = 0.5):
     positions = 0.021 * grid + np.array([0.0, 0.0, 0.0105])
     centre = positions.mean(axis=0)
     velocities = -20.0 * (positions - centre) + rng.normal(0.0, 0.3, positions.shape)
-    world = gr.SphereWorld(positions, 0.01, masses=rng.uniform(0.5, 2.0, 12), velocities=velocities,
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=friction)
+    world = gr.SphereWorld(
+        positions,
+        0.01,
+        masses=rng.uniform(0.5, 2.0, 12),
+        velocities=velocities,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        friction=friction,
+    )
     h = 1e-2
     # the generalised prediction (u + h f / m, omega) of a rotating world: omega = 0
     u0 = np.concatenate([world.u0, np.zeros(3 * world.n)])
@@ -180,8 +187,11 @@ def assert_the_crowd_meets_the_coulomb_law(seed):
     answer = project_frictional(ContactProblem.from_constraints(world.metric(h, world.q0), constraints, predicted, h))
     assert answer.status == "gauss_seidel" and np.count_nonzero(answer.impulses) >= 5
     G = constraints.jacobian
-    scale = max(float(-(G @ predicted + constraints.gap / h).min()), float((abs(G) @ np.abs(predicted)).max()),
-                float((abs(tangential_jacobian(constraints)[0]) @ np.abs(predicted)).max()))
+    scale = max(
+        float(-(G @ predicted + constraints.gap / h).min()),
+        float((abs(G) @ np.abs(predicted)).max()),
+        float((abs(tangential_jacobian(constraints)[0]) @ np.abs(predicted)).max()),
+    )
     residuals = coulomb_residuals(constraints, h, answer.velocities, answer.impulses, answer.tangential_impulses)
     assert residuals["cone"].max() <= 1e-12 * answer.impulses.max() and residuals["negative_normal"].max() == 0.0
     for name in ("penetration", "stick_slip", "sliding_alignment"):

@@ -10,6 +10,7 @@ it, for 14,600 sweeps, until Newton on the 4,924 loaded contacts ends the stall;
 on the stalled contacts and their neighbours (`coulomb_newton.newton_on_cluster`) ends it
 in a fraction of the sweeps. The answer is checked against the law itself.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,20 +36,20 @@ def settling_box():
     G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
     T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
     rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
-    assert rows is not None and rows.w_tangent is not None   # turning spheres
+    assert rows is not None and rows.w_tangent is not None  # turning spheres
     return data, G, T, rows
 
 
 @pytest.fixture
 def without_newton_on_the_loaded_contacts(monkeypatch):
     """The global hand-over held back, so that the repairs alone are tested."""
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_AFTER", 10 ** 9)
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_CHECKS_PER_CONTACT", 10 ** 6)
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_AFTER", 10**9)
+    monkeypatch.setattr(gauss_seidel, "_NEWTON_CHECKS_PER_CONTACT", 10**6)
 
 
 def test_the_sweeps_alone_stall_on_the_settling_box(settling_box, without_newton_on_the_loaded_contacts, monkeypatch):
     data, _, _, rows = settling_box
-    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)   # no repairs
+    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)  # no repairs
     with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
 
@@ -60,15 +61,16 @@ def test_local_repairs_end_the_stall_of_the_settling_box(settling_box, without_n
     assert_coulomb_law(data, G, T, r)
 
 
-def test_a_repair_holds_the_impulses_outside_its_cluster(settling_box, without_newton_on_the_loaded_contacts,
-                                                        monkeypatch):
+def test_a_repair_holds_the_impulses_outside_its_cluster(
+    settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+):
     """`newton_on_cluster` changes only its cluster's impulses, and its answer meets the
     law of the cluster's contacts in the velocities of the whole set (recomputed from
     all the impulses): the held impulses were folded into the cluster's prediction."""
     data, _, _, rows = settling_box
     tolerance = data["tolerance"]
     monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)
-    with pytest.raises(ConvergenceError) as stalled_sweeps:   # the sweeps' best iterate at the stall
+    with pytest.raises(ConvergenceError) as stalled_sweeps:  # the sweeps' best iterate at the stall
         gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 1000)
     r = stalled_sweeps.value.best
     u = coulomb_rows.velocities(rows, data["predicted"], r)

@@ -1,5 +1,6 @@
 """Painleve's rod (Paoli's 2017 study, granular/scenes/painleve_rod.py): Proposition 1 at every step,
 energy, determinism, the seed's discrete law, and the contact phases."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,8 +79,9 @@ def test_rod_steps_are_the_2017_studys_discrete_law(scene, runs):
         q, t = trajectory.positions[k - 1], trajectory.t[k]
         v = trajectory.velocities[k - 1] + dt * np.linalg.solve(system.mass, force)
         A = system.constraint_list[0]
-        expected = reference_contact_law(system.mass, A.grad(t, q), A.tangent(t, q), 5.0 / 3.0, v,
-                                    lower=-A.value(t, q) / dt)
+        expected = reference_contact_law(
+            system.mass, A.grad(t, q), A.tangent(t, q), 5.0 / 3.0, v, lower=-A.value(t, q) / dt
+        )
         assert np.allclose(trajectory.velocities[k], expected, atol=1e-6 * np.abs(v).max())
 
 
@@ -94,18 +96,24 @@ def test_phase_sequence_is_the_same_at_two_step_sizes(scene, runs):
     for a, b in zip(scene.contact_phases(first), scene.contact_phases(second)):
         assert abs(a[1] - b[1]) <= 5e-3 and abs(a[2] - b[2]) <= 5e-3
     coarse, fine = scene.events(first), scene.events(second)
-    assert [(kind, end) for _, kind, end, *_ in coarse] == [(kind, end) for _, kind, end, *_ in fine] \
+    assert (
+        [(kind, end) for _, kind, end, *_ in coarse]
+        == [(kind, end) for _, kind, end, *_ in fine]
         == [("collision", "B")]
+    )
     assert abs(coarse[0][0] - fine[0][0]) <= 5e-3
     for trajectory in (first, second):
         assert scene.jam(trajectory)[2].startswith("A leaves the floor")
 
 
-@pytest.mark.parametrize("dt, kind, t_impact, speed_after", [
-    (2e-3, "tangential impact", 0.816, 0.0),
-    (1e-3, "partial tangential impact", 0.815, 7.79),
-    (5e-4, "tangential impact", 0.817, 0.0),
-])
+@pytest.mark.parametrize(
+    "dt, kind, t_impact, speed_after",
+    [
+        (2e-3, "tangential impact", 0.816, 0.0),
+        (1e-3, "partial tangential impact", 0.815, 7.79),
+        (5e-4, "tangential impact", 0.817, 0.0),
+    ],
+)
 def test_the_jam_ends_in_a_tangential_impact_at_finer_steps(scene, dt, kind, t_impact, speed_after):
     """At these step sizes the scheme takes (part of) the jump u^- -> u~ of the 2017 study:
     A, on the floor (no collision at A anywhere), loses its sliding speed of about

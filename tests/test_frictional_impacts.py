@@ -35,6 +35,7 @@ Tolerances. One contact is solved by the sweeps' closed-form local answer
 round-off only: `ROUNDOFF` (64 ulps) times the velocity scale of the impact. Many
 contacts are solved to ``FRICTION_SWEEP_TOLERANCE`` times the velocity scale.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,13 +52,14 @@ ROUNDOFF = 64 * np.finfo(float).eps
 Z = np.array([0.0, 0.0, 1.0])
 
 # Chung and Ooi (2011), test 4: an aluminium-oxide sphere on an aluminium-alloy wall.
-ALUMINA_RADIUS, ALUMINA_DENSITY, ALUMINA_SPEED = 2.5e-3, 4000.0, 3.9     # m, kg/m^3, m/s
+ALUMINA_RADIUS, ALUMINA_DENSITY, ALUMINA_SPEED = 2.5e-3, 4000.0, 3.9  # m, kg/m^3, m/s
 ALUMINA_FRICTION, ALUMINA_RESTITUTION = 0.092, 0.98
 # Test 6: a sphere on a plane with different initial spins.
 SPIN_RADIUS, SPIN_NORMAL_SPEED, SPIN_FRICTION, SPIN_RESTITUTION = 0.1, 0.2, 0.4, 0.5
 
 
 # -- the analytic law of one contact ------------------------------------------------------
+
 
 def one_contact(normal_speed, slip, reduced_mass, mu, e, et=0.0):
     """Impulses ``(P_N, P_T (3,))`` of Newton's law with Coulomb friction at one contact
@@ -66,7 +68,7 @@ def one_contact(normal_speed, slip, reduced_mass, mu, e, et=0.0):
     normal = (1.0 + e) * reduced_mass * normal_speed
     tangential = -(1.0 + et) * 2.0 / 7.0 * reduced_mass * np.asarray(slip, dtype=float)
     size = np.linalg.norm(tangential)
-    if size > mu * normal:   # outside the disc: slides against the slip
+    if size > mu * normal:  # outside the disc: slides against the slip
         tangential = tangential * (mu * normal / size)
     return normal, tangential
 
@@ -81,7 +83,7 @@ def plane_after(v, omega, radius, mass, mu, e, et=0.0, belt=np.zeros(3)):
     slip = point - (point @ Z) * Z
     P_N, P_T = one_contact(-(v @ Z), slip, mass, mu, e, et)
     impulse = P_N * Z + P_T
-    inertia = 0.4 * mass * radius ** 2
+    inertia = 0.4 * mass * radius**2
     return v + impulse / mass, omega + np.cross(-radius * Z, P_T) / inertia
 
 
@@ -89,9 +91,20 @@ def sphere_on_plane(v, omega, radius, density, mu, e, et=0.0, belt=None, rotatio
     """A sphere touching the plane z = 0 (gap 0) with velocity ``v`` and spin ``omega``,
     no gravity: one step of 1e-6 s holds the whole impact (it moves 1e-6 |v| < r)."""
     plane = gr.Plane([0, 0, 0], [0, 0, 1], velocity=belt)
-    world = gr.SphereWorld([[0.0, 0.0, radius]], radius, density=density, velocities=[v],
-                           angular_velocities=[omega], gravity=(0, 0, 0), walls=[plane], friction=mu,
-                           restitution=e, tangential_restitution=et, rotation=rotation, rolling_friction=rolling)
+    world = gr.SphereWorld(
+        [[0.0, 0.0, radius]],
+        radius,
+        density=density,
+        velocities=[v],
+        angular_velocities=[omega],
+        gravity=(0, 0, 0),
+        walls=[plane],
+        friction=mu,
+        restitution=e,
+        tangential_restitution=et,
+        rotation=rotation,
+        rolling_friction=rolling,
+    )
     return world, gr.Simulation(world, 1e-6).step()
 
 
@@ -101,13 +114,15 @@ def energy(mass, inertia, v, omega):
 
 # -- Chung and Ooi, test 3: normal impact ----------------------------------------------------
 
+
 @pytest.mark.parametrize("e", [0.2, 0.4, 0.6, 0.8, 1.0])
 def test_normal_impact_rebounds_at_e_times_the_approach_speed(e):
     """Test 3: the alumina sphere of test 4 hits the rough wall along its normal at
     3.9 m/s: no slip, so no friction (``s^- = 0`` gives ``P_T = 0``), and Newton's law
     gives the rebound ``e v``, no spin."""
-    world, result = sphere_on_plane([0, 0, -ALUMINA_SPEED], [0, 0, 0], ALUMINA_RADIUS, ALUMINA_DENSITY,
-                                    ALUMINA_FRICTION, e)
+    world, result = sphere_on_plane(
+        [0, 0, -ALUMINA_SPEED], [0, 0, 0], ALUMINA_RADIUS, ALUMINA_DENSITY, ALUMINA_FRICTION, e
+    )
     scale = ALUMINA_SPEED
     assert result.velocities[0] == pytest.approx([0, 0, e * ALUMINA_SPEED], abs=ROUNDOFF * scale)
     assert np.abs(result.angular_velocities[0]).max() * ALUMINA_RADIUS <= ROUNDOFF * scale
@@ -116,6 +131,7 @@ def test_normal_impact_rebounds_at_e_times_the_approach_speed(e):
 
 
 # -- test 4: oblique impacts of a sphere without spin -------------------------------------------
+
 
 def test_4_regime_change_angle():
     """The sticking impulse ``2/7 m v sin theta`` meets the disc ``mu (1 + e) m v cos
@@ -139,12 +155,12 @@ def test_4_oblique_impact_on_a_wall_sticks_then_slides_with_incidence(angle):
     v, omega = result.velocities[0], result.angular_velocities[0]
     sticks = np.tan(theta) <= 3.5 * mu * (1 + e)
     tangential = 5.0 / 7.0 * v_t if sticks else v_t - mu * (1 + e) * v_n
-    spin = 5.0 / 7.0 * v_t if sticks else 2.5 * mu * (1 + e) * v_n      # omega^+ R, about +y
+    spin = 5.0 / 7.0 * v_t if sticks else 2.5 * mu * (1 + e) * v_n  # omega^+ R, about +y
     scale = ALUMINA_SPEED
     assert v == pytest.approx([tangential, 0.0, e * v_n], abs=ROUNDOFF * scale)
     assert omega * R == pytest.approx([0.0, spin, 0.0], abs=ROUNDOFF * scale)
     mass, inertia = world.masses_at(0)[0], world.inertia_at(0)[0]
-    before = mass * R * np.cross(Z, [v_t, 0, -v_n])         # J omega^- = 0; lever from the contact point: R n
+    before = mass * R * np.cross(Z, [v_t, 0, -v_n])  # J omega^- = 0; lever from the contact point: R n
     after = inertia * omega + mass * R * np.cross(Z, v)
     assert after == pytest.approx(before, abs=ROUNDOFF * mass * R * scale)
     assert energy(mass, inertia, v, omega) <= energy(mass, inertia, [v_t, 0, -v_n], 0) * (1 + ROUNDOFF)
@@ -155,8 +171,9 @@ def test_4_impact_impulses_are_in_the_step_contacts():
     friction impulse: ``mu`` times it when sliding (theta = 60 degrees > theta_c)."""
     theta = np.radians(60.0)
     v_n, v_t = ALUMINA_SPEED * np.cos(theta), ALUMINA_SPEED * np.sin(theta)
-    world, result = sphere_on_plane([v_t, 0, -v_n], [0, 0, 0], ALUMINA_RADIUS, ALUMINA_DENSITY,
-                                    ALUMINA_FRICTION, ALUMINA_RESTITUTION)
+    world, result = sphere_on_plane(
+        [v_t, 0, -v_n], [0, 0, 0], ALUMINA_RADIUS, ALUMINA_DENSITY, ALUMINA_FRICTION, ALUMINA_RESTITUTION
+    )
     mass = world.masses_at(0)[0]
     normal = (1 + ALUMINA_RESTITUTION) * mass * v_n
     contacts = result.contacts
@@ -165,6 +182,7 @@ def test_4_impact_impulses_are_in_the_step_contacts():
 
 
 # -- test 6: sphere on a plane with different initial spins ---------------------------------
+
 
 @pytest.mark.parametrize("spin", np.linspace(-10.0, 10.0, 21))
 def test_6_initial_spin_sets_the_contact_point_velocity(spin):
@@ -184,7 +202,7 @@ def test_6_initial_spin_sets_the_contact_point_velocity(spin):
     slip_before = -spin * R
     limit = 3.5 * mu * (1 + e) * v_n
     slip_after = slip_before - np.sign(slip_before) * min(abs(slip_before), limit)
-    impulse_per_mass = (slip_after - slip_before) / 3.5           # P_T / m = 2/7 (s^+ - s^-)
+    impulse_per_mass = (slip_after - slip_before) / 3.5  # P_T / m = 2/7 (s^+ - s^-)
     scale = max(v_n, abs(spin) * R)
     assert v[0] - omega[1] * R == pytest.approx(slip_after, abs=ROUNDOFF * scale)
     assert v == pytest.approx([impulse_per_mass, 0.0, e * v_n], abs=ROUNDOFF * scale)
@@ -197,6 +215,7 @@ def test_6_initial_spin_sets_the_contact_point_velocity(spin):
 
 
 # -- tests 7 and 8: two spheres ------------------------------------------------------------------
+
 
 def pair_after(q, v, omega, radii, masses, mu, e, et=0.0):
     """``(v^+ (2, 3), omega^+ (2, 3))`` of spheres 0 (i) and 1 (j) touching at one contact
@@ -211,14 +230,16 @@ def pair_after(q, v, omega, radii, masses, mu, e, et=0.0):
     impulse = P_N * n + P_T
     inertia = 0.4 * np.asarray(masses) * np.asarray(radii) ** 2
     v_after = np.array([v[0] - impulse / masses[0], v[1] + impulse / masses[1]])
-    omega_after = np.array([omega[0] - radii[0] * np.cross(n, P_T) / inertia[0],
-                            omega[1] - radii[1] * np.cross(n, P_T) / inertia[1]])
+    omega_after = np.array(
+        [omega[0] - radii[0] * np.cross(n, P_T) / inertia[0], omega[1] - radii[1] * np.cross(n, P_T) / inertia[1]]
+    )
     return v_after, omega_after
 
 
 def pair_step(q, v, omega, radii, density, mu, e):
-    world = gr.SphereWorld(q, radii, density=density, velocities=v, angular_velocities=omega,
-                           gravity=(0, 0, 0), friction=mu, restitution=e)
+    world = gr.SphereWorld(
+        q, radii, density=density, velocities=v, angular_velocities=omega, gravity=(0, 0, 0), friction=mu, restitution=e
+    )
     return world, gr.Simulation(world, 1e-6).step()
 
 
@@ -231,15 +252,17 @@ def check_pair(world, result, q, v, omega, radii, mu, e):
     scale = max(np.abs(v).max(), (np.abs(omega).max(axis=1) * radii).max())
     assert result.velocities == pytest.approx(v_exp, abs=ROUNDOFF * scale)
     assert result.angular_velocities * np.asarray(radii)[:, None] == pytest.approx(
-        omega_exp * np.asarray(radii)[:, None], abs=ROUNDOFF * scale)
+        omega_exp * np.asarray(radii)[:, None], abs=ROUNDOFF * scale
+    )
     momentum = masses @ v
     assert masses @ result.velocities == pytest.approx(momentum, abs=ROUNDOFF * masses.sum() * scale)
     L_before = np.sum(np.cross(q, masses[:, None] * v) + inertia[:, None] * omega, axis=0)
-    L_after = np.sum(np.cross(q, masses[:, None] * result.velocities)
-                     + inertia[:, None] * result.angular_velocities, axis=0)
+    L_after = np.sum(
+        np.cross(q, masses[:, None] * result.velocities) + inertia[:, None] * result.angular_velocities, axis=0
+    )
     lever = np.abs(q).max() + max(radii)
     assert L_after == pytest.approx(L_before, abs=ROUNDOFF * masses.sum() * lever * scale)
-    E_before = 0.5 * np.sum(masses * np.sum(v ** 2, 1)) + 0.5 * np.sum(inertia * np.sum(omega ** 2, 1))
+    E_before = 0.5 * np.sum(masses * np.sum(v**2, 1)) + 0.5 * np.sum(inertia * np.sum(omega**2, 1))
     assert result.kinetic_energy <= E_before * (1 + ROUNDOFF)
     return v_exp, omega_exp
 
@@ -261,7 +284,7 @@ def test_7_identical_spheres_with_spins_in_a_head_on_impact(spin, sense):
     omega = [[0, 0, spin], [0, 0, sense * spin]]
     world, result = pair_step(q, v, omega, [R, R], 2700.0, mu, e)
     v_exp, omega_exp = check_pair(world, result, q, v, omega, [R, R], mu, e)
-    assert v_exp[:, 0] == pytest.approx([-e * v0, e * v0])       # the analytic model itself: Newton
+    assert v_exp[:, 0] == pytest.approx([-e * v0, e * v0])  # the analytic model itself: Newton
     if sense < 0 or spin == 0.0:
         assert omega_exp == pytest.approx(np.array(omega, dtype=float))
     elif spin * R <= 3.5 * mu * (1 + e) * v0:
@@ -284,6 +307,7 @@ def test_8_unequal_spheres_oblique_impact(tangential_speed):
 
 
 # -- tangential restitution, rotation off, belts, rolling resistance ----------------------------------
+
 
 @pytest.mark.parametrize("et", [0.0, 0.3, 1.0])
 def test_tangential_restitution_reverses_a_sticking_contact_point(et):
@@ -322,8 +346,9 @@ def test_a_sphere_landing_on_a_belt_takes_its_velocity_when_it_sticks(belt):
     mu, e = 0.5, 0.5
     world, result = sphere_on_plane([0, 0, -1.0], [0, 0, 0], 0.1, 1000.0, mu, e, belt=[belt, 0, 0])
     v, omega = result.velocities[0], result.angular_velocities[0]
-    v_exp, omega_exp = plane_after([0, 0, -1.0], [0, 0, 0], 0.1, world.masses_at(0)[0], mu, e,
-                                   belt=np.array([belt, 0, 0]))
+    v_exp, omega_exp = plane_after(
+        [0, 0, -1.0], [0, 0, 0], 0.1, world.masses_at(0)[0], mu, e, belt=np.array([belt, 0, 0])
+    )
     assert v == pytest.approx(v_exp, abs=ROUNDOFF * 3)
     assert omega * 0.1 == pytest.approx(omega_exp * 0.1, abs=ROUNDOFF * 3)
     if abs(belt) <= 3.5 * mu * (1 + e):
@@ -354,14 +379,23 @@ def test_rolling_resistance_bounds_the_impact_torque():
 
 # -- what holds beyond a single impact ---------------------------------------------------------------
 
+
 def test_a_resting_sphere_on_a_rough_floor_does_not_hop():
     """A sphere resting on a rough floor (mu = 0.3, e = 0.5) under gravity, and one
     rolling on it at 1 m/s: 2,000 steps of 1 ms, the contact stays closed (gap at most
     Maury's round-off), no step's vertical velocity exceeds the floor's solver
     tolerance, and the rolling sphere keeps rolling without slip."""
     for v, omega in (([0, 0, 0], [0, 0, 0]), ([1.0, 0, 0], [0, 10.0, 0])):
-        world = gr.SphereWorld([[0, 0, 0.1]], 0.1, density=1000.0, velocities=[v], angular_velocities=[omega],
-                               walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=0.3, restitution=0.5)
+        world = gr.SphereWorld(
+            [[0, 0, 0.1]],
+            0.1,
+            density=1000.0,
+            velocities=[v],
+            angular_velocities=[omega],
+            walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+            friction=0.3,
+            restitution=0.5,
+        )
         simulation = gr.Simulation(world, 1e-3)
         heights, lifts, slips = [], [], []
         for _ in range(2000):
@@ -390,8 +424,15 @@ def test_zero_restitution_never_runs_the_impact_law(monkeypatch):
     monkeypatch.setattr(maury_impacts, "solve_impact", counted)
     for e, expect_calls in ((0.0, False), (0.5, True)):
         calls.clear()
-        world = gr.SphereWorld([[0, 0, 0.2], [0.05, 0, 0.45]], 0.1, density=1000.0, velocities=[[1, 0, -1], [0, 0, -2]],
-                               walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=0.3, restitution=e)
+        world = gr.SphereWorld(
+            [[0, 0, 0.2], [0.05, 0, 0.45]],
+            0.1,
+            density=1000.0,
+            velocities=[[1, 0, -1], [0, 0, -2]],
+            walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+            friction=0.3,
+            restitution=e,
+        )
         simulation = gr.Simulation(world, 1e-3)
         for _ in range(300):
             result = simulation.step()
@@ -409,10 +450,17 @@ def test_energy_never_rises_in_frictional_collisions_with_restitution():
     rng = np.random.default_rng(11)
     grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
     positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
-    world = gr.SphereWorld(positions, 0.018, velocities=rng.normal(0, 1.0, (20, 3)),
-                           angular_velocities=rng.normal(0, 80.0, (20, 3)), gravity=(0, 0, 0),
-                           restitution=0.8, friction=0.5, tangential_restitution=0.2,
-                           walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3, restitution=0.6)])
+    world = gr.SphereWorld(
+        positions,
+        0.018,
+        velocities=rng.normal(0, 1.0, (20, 3)),
+        angular_velocities=rng.normal(0, 80.0, (20, 3)),
+        gravity=(0, 0, 0),
+        restitution=0.8,
+        friction=0.5,
+        tangential_restitution=0.2,
+        walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3, restitution=0.6)],
+    )
     simulation = gr.Simulation(world, 1e-3)
     energy_before = world.kinetic_energy(0.0, world.q0, world.u0)
     rises, allowed = [], []
@@ -431,6 +479,7 @@ def test_an_impact_whose_sweeps_do_not_converge_bounces_without_friction(monkeyp
     """Should the impact's sweeps raise `ConvergenceError`, the run goes on: the
     impact is Moreau's frictionless one (rebound ``e v_n``, tangential velocity and
     spin kept), not a stopped run."""
+
     def stalled(*args, **kwargs):
         raise gr.ConvergenceError("stalled", t=0.0)
 

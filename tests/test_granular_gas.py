@@ -7,6 +7,7 @@ energy follows E0 / (1 + t/tau)^2: the fitted exponent is -2 within 0.3, and sin
 every impact with e < 1 dissipates and nothing else acts, E strictly decreases
 between frames 0.02 s apart (several impacts each).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -49,6 +50,6 @@ def test_gas_scene_builds_the_stated_world():
     velocities = u.reshape(-1, 3)
     assert world.periodic is not None and not world.walls
     assert np.allclose(velocities.mean(axis=0), 0.0, atol=1e-12)
-    assert np.sqrt(np.mean(np.sum(velocities ** 2, axis=1))) == pytest.approx(scene.SPEED)
+    assert np.sqrt(np.mean(np.sum(velocities**2, axis=1))) == pytest.approx(scene.SPEED)
     assert world.packing_fraction(t) == pytest.approx(0.05)
     assert set(scene.DEFAULTS) == {"duration", "dt", "record_every"}

@@ -1,5 +1,6 @@
 """`granular inspect` shows the friction and rolling-resistance impulses of the active
 contacts in columns when a frame has them, and no such columns otherwise."""
+
 import numpy as np
 
 import granular as gr
@@ -9,7 +10,7 @@ from granular.cli import main
 def _table(out: str) -> tuple[str, list[str]]:
     lines = out.splitlines()
     header = next(k for k, line in enumerate(lines) if line.lstrip().startswith("rank"))
-    rows = [line for line in lines[header + 1:] if line.strip() and line.split()[0].isdigit()]
+    rows = [line for line in lines[header + 1 :] if line.strip() and line.split()[0].isdigit()]
     return lines[header], rows
 
 
@@ -18,8 +19,13 @@ def test_inspect_shows_friction_and_rolling_impulses_of_a_sliding_ball(tmp_path,
     frame (0.05 s, still sliding) the floor contact carries a friction impulse of mu
     times its normal impulse and a rolling impulse; the columns show their norms as
     the run file holds them."""
-    world = gr.SphereWorld([[0, 0, 0.05]], 0.05, masses=1.0, velocities=[[2.0, 0.0, 0.0]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.5, rolling_friction=0.05)])
+    world = gr.SphereWorld(
+        [[0, 0, 0.05]],
+        0.05,
+        masses=1.0,
+        velocities=[[2.0, 0.0, 0.0]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.5, rolling_friction=0.05)],
+    )
     path = gr.Simulation(world, 1e-3).run(steps=50, record_every=10).save(tmp_path / "ball.h5")
     assert main(["inspect", str(path)]) == 0
     header, rows = _table(capsys.readouterr().out)
@@ -32,7 +38,7 @@ def test_inspect_shows_friction_and_rolling_impulses_of_a_sliding_ball(tmp_path,
     assert impulse == np.float64(f"{contacts.impulse[k]:.6g}")
     assert friction == np.float64(f"{np.linalg.norm(contacts.tangential_impulse[k]):.6g}")
     assert rolling == np.float64(f"{np.linalg.norm(contacts.rolling_impulse[k]):.6g}")
-    assert abs(friction - 0.5 * impulse) <= 1e-5 * impulse     # sliding: on the cone's boundary
+    assert abs(friction - 0.5 * impulse) <= 1e-5 * impulse  # sliding: on the cone's boundary
     assert rolling > 0.0
 
 

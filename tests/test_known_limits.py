@@ -1,6 +1,7 @@
 """Runs that once stopped on a contact solver's tolerance, kept as long tests (`make
 test-long`): by default they now run to their end, keeping the solver's best answer
 at the steps that miss and recording by how much (`SolverStats.missed`)."""
+
 from __future__ import annotations
 
 import warnings
@@ -26,7 +27,7 @@ def test_a_settling_lattice_of_equal_spheres_runs_to_rest():
     missed = [r for r in results if r.solver.missed > 0.0]
     assert sum(isinstance(w.message, gr.SolverToleranceWarning) for w in caught) == min(len(missed), 1)
     radius, h = 0.005, 1e-3
-    assert all(r.solver.residual * h < 1e-9 * radius for r in missed)   # a gap moves by < 1e-9 r
+    assert all(r.solver.residual * h < 1e-9 * radius for r in missed)  # a gap moves by < 1e-9 r
 
 
 @pytest.mark.long

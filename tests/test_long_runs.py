@@ -7,6 +7,7 @@ the file the child is writing only through the ``frames`` attribute (with HDF5's
 locking off, as a second process must), and re-computes the frames it finds in-process
 to check them bit for bit (same machine, same code).
 """
+
 from __future__ import annotations
 
 import os
@@ -42,15 +43,18 @@ WORLD = textwrap.dedent('''\
                               walls=[gr.Box([0, 0, 0], [0.062, 0.062, 0.2], open_top=True)])
     ''')
 
-CHILD = WORLD + textwrap.dedent('''\
+CHILD = WORLD + textwrap.dedent("""\
 
     import sys
     sim = gr.Simulation(build(), dt={dt})
     sim.run(duration=1000.0, record_every={every}, out=sys.argv[1], checkpoint_every=0.01, read_back=False)
-    ''').format(dt=DT, every=EVERY)
+    """).format(dt=DT, every=EVERY)
 
-SCENE = '"""Eight spheres dropped in a box (a test scene)."""\n' + WORLD + \
-    f"\nDEFAULTS = dict(duration=1000.0, dt={DT}, record_every={EVERY})\n"
+SCENE = (
+    '"""Eight spheres dropped in a box (a test scene)."""\n'
+    + WORLD
+    + f"\nDEFAULTS = dict(duration=1000.0, dt={DT}, record_every={EVERY})\n"
+)
 
 
 def build():
@@ -97,8 +101,13 @@ def test_a_run_killed_with_sigkill_leaves_every_flushed_frame(tmp_path):
     records (bit for bit), with the last checkpoint's warm state; continuing from that
     checkpoint gives the killed run's later frames again, bit for bit."""
     path = tmp_path / "killed.h5"
-    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path)], env=environment(),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(path)],
+        env=environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     seen = wait_for_frames(child, path, 12)
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
@@ -115,7 +124,7 @@ def test_a_run_killed_with_sigkill_leaves_every_flushed_frame(tmp_path):
     memory = gr.Simulation(build(), dt=DT).run(steps=(len(killed) - 1) * EVERY, record_every=EVERY)
     assert_same_frames(killed, memory, slice(None))
 
-    k = restart_frame(killed)           # checkpoints every 0.01 s: 5 frames apart
+    k = restart_frame(killed)  # checkpoints every 0.01 s: 5 frames apart
     assert killed.warm_state["t"] == killed.t[k] and len(killed) - 1 - k < 0.01 / (DT * EVERY) + 1
     resumed = gr.Simulation.from_trajectory(killed, frame=k, world=build())
     later = resumed.run(steps=(len(killed) - 1 - k) * EVERY, record_every=EVERY)
@@ -130,8 +139,9 @@ def test_sigterm_stops_granular_run_cleanly_and_the_run_continues_exactly(tmp_pa
     uninterrupted run reaches, bit for bit."""
     (tmp_path / "drop.py").write_text(SCENE)
     command = [sys.executable, "-m", "granular", "run", "drop.py", "--out", "drop.h5", "--quiet"]
-    child = subprocess.Popen(command, cwd=tmp_path, env=environment(), stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        command, cwd=tmp_path, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     wait_for_frames(child, tmp_path / "drop.partial.h5", 6)
     child.send_signal(signal.SIGTERM)
     out, err = child.communicate(timeout=60)
@@ -142,12 +152,27 @@ def test_sigterm_stops_granular_run_cleanly_and_the_run_continues_exactly(tmp_pa
     stopped = load_run(tmp_path / "drop.partial.h5")
     stop = int(round(stopped.t[-1] / DT))
     np.testing.assert_allclose(stopped.t[:-1] / (DT * EVERY), np.arange(len(stopped) - 1), atol=1e-9)
-    assert stopped.warm_state["t"] == stopped.t[-1]               # the step it stopped at, warm
+    assert stopped.warm_state["t"] == stopped.t[-1]  # the step it stopped at, warm
     assert stopped.meta["scene"] == "drop"
 
     os.chdir(tmp_path)
-    assert main(["run", "--from", "drop.partial.h5", "--scene", "drop.py", "--duration", "0.01", "--quiet",
-                 "--out", "continued.h5"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--from",
+                "drop.partial.h5",
+                "--scene",
+                "drop.py",
+                "--duration",
+                "0.01",
+                "--quiet",
+                "--out",
+                "continued.h5",
+            ]
+        )
+        == 0
+    )
     continued = load_run(tmp_path / "continued.h5")
     straight = gr.Simulation(build(), dt=DT).run(steps=stop + 10, record_every=stop + 10)
     assert continued.t[-1] == pytest.approx(straight.t[-1], abs=1e-12)
@@ -176,14 +201,14 @@ def test_memory_of_a_streamed_run_does_not_grow_with_its_frames(tmp_path):
 
     def peak(every, **options):
         simulation = gr.Simulation(build(), dt=DT)
-        simulation.run(steps=2, record_every=1)            # warm-up: imports, solver set-up
+        simulation.run(steps=2, record_every=1)  # warm-up: imports, solver set-up
         tracemalloc.start()
         simulation.run(steps=150, record_every=every, **options)
         _, top = tracemalloc.get_traced_memory()
         tracemalloc.stop()
         return top
 
-    frame = 8 * 8 * 3 * 2     # positions and velocities of 8 spheres (bytes)
+    frame = 8 * 8 * 3 * 2  # positions and velocities of 8 spheres (bytes)
     streamed = [peak(every, out=tmp_path / f"m{every}.h5", read_back=False) for every in (150, 1)]
     kept = [peak(every) for every in (150, 1)]
     assert kept[1] - kept[0] >= 149 * frame
@@ -201,18 +226,20 @@ def test_a_time_step_that_moves_a_sphere_too_far_warns_once_with_the_largest_saf
     warning = caught[0].message
     speed = 9.81 * 0.05
     assert warning.travel == pytest.approx(speed * 0.05 / 0.01, rel=1e-12)
-    assert warning.suggested_dt <= 0.1 * 0.01 / speed < warning.suggested_dt * 1.1     # two digits, rounded down
+    assert warning.suggested_dt <= 0.1 * 0.01 / speed < warning.suggested_dt * 1.1  # two digits, rounded down
     assert "dt <= " in str(warning)
     with warnings.catch_warnings():
         warnings.simplefilter("error", gr.TimeStepWarning)
         world = gr.SphereWorld([[0.0, 0.0, 1.0]], 0.01, density=2500.0, walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
-        gr.Simulation(world, dt=1e-3).run(steps=20)      # 0.02 radii a step: no warning
+        gr.Simulation(world, dt=1e-3).run(steps=20)  # 0.02 radii a step: no warning
 
 
 def test_granular_run_prints_the_suggested_time_step(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    assert main(["run", "box_pour", "--set", "n=10", "--dt", "0.05", "--duration", "0.1", "--quiet",
-                 "--out", "pour.h5"]) == 0
+    assert (
+        main(["run", "box_pour", "--set", "n=10", "--dt", "0.05", "--duration", "0.1", "--quiet", "--out", "pour.h5"])
+        == 0
+    )
     captured = capsys.readouterr()
     assert "warning: sphere" in captured.err and "(--dt " in captured.err
     assert "suggested --dt" in captured.out
@@ -243,8 +270,10 @@ def test_a_user_scene_run_continues_with_scene_given_either_way(tmp_path, monkey
     assert main(["run", "mine/drop.py", "--duration", "0.01", "--quiet", "--out", "a.h5"]) == 0
     assert main(["run", "--from", "a.h5", "--duration", "0.01", "--quiet"]) == 2
     assert "give --scene FILE.py" in capsys.readouterr().err
-    assert main(["run", "--from", "a.h5", "--scene", "mine/drop.py", "--duration", "0.01", "--quiet",
-                 "--out", "b.h5"]) == 0
+    assert (
+        main(["run", "--from", "a.h5", "--scene", "mine/drop.py", "--duration", "0.01", "--quiet", "--out", "b.h5"])
+        == 0
+    )
     assert main(["run", "mine/drop.py", "--from", "a.h5", "--duration", "0.01", "--quiet", "--out", "c.h5"]) == 0
     b, c = load_run("b.h5"), load_run("c.h5")
     assert b.t[-1] == pytest.approx(0.02) and np.array_equal(b.positions, c.positions)

@@ -1,6 +1,7 @@
 """Moving walls and cylinders (granular.walls): every expectation below comes from
 the mechanics (Newton's laws, rolling without slipping, Maury's constraint at the
 wall's position), not from a previous run of the code."""
+
 import numpy as np
 import pytest
 
@@ -8,8 +9,8 @@ import granular as gr
 from granular.errors import InvalidInputError
 from granular.walls import Cylinder
 
-R = 0.01          # sphere radius (m)
-G = 9.81          # gravity (m/s^2)
+R = 0.01  # sphere radius (m)
+G = 9.81  # gravity (m/s^2)
 DT = 1e-3
 
 
@@ -29,8 +30,8 @@ def test_a_sphere_resting_on_a_rising_plane_rides_it_and_loads_it_with_m_g_plus_
     t = trajectory.t
     # The floor's mean velocity over the last step is a (t - h/2); its height a t^2 / 2.
     assert trajectory.velocities[-1, 0, 2] == pytest.approx(a * (t[-1] - DT / 2), rel=1e-9)
-    assert trajectory.positions[:, 0, 2] - R == pytest.approx(0.5 * a * t ** 2, abs=1e-12)
-    assert trajectory.wall_displacements[:, 0, 2] == pytest.approx(0.5 * a * t ** 2, rel=1e-9, abs=1e-15)
+    assert trajectory.positions[:, 0, 2] - R == pytest.approx(0.5 * a * t**2, abs=1e-12)
+    assert trajectory.wall_displacements[:, 0, 2] == pytest.approx(0.5 * a * t**2, rel=1e-9, abs=1e-15)
     expected = -mass(world) * (G + a)
     assert trajectory.wall_forces[1:, 0, 2] == pytest.approx(expected, rel=1e-9)
     assert np.abs(trajectory.wall_forces[1:, 0, :2]).max() < 1e-12
@@ -44,7 +45,7 @@ def test_a_piston_at_constant_speed_carries_an_inelastic_sphere_at_its_speed():
     piston = gr.Plane([0, 0, 0.05], [0, 0, -1], velocity=[0.0, 0.0, -V])
     box = gr.Box([-0.05, -0.05, -0.1], [0.05, 0.05, 0.1], open_top=True)
     world = gr.SphereWorld([[0.0, 0.0, 0.0]], R, density=1000.0, gravity=(0, 0, 0), walls=[box, piston])
-    trajectory = gr.Simulation(world, dt=DT).run(steps=200)   # contact at t = 0.04/V = 0.133 s
+    trajectory = gr.Simulation(world, dt=DT).run(steps=200)  # contact at t = 0.04/V = 0.133 s
     piston_height = 0.05 - V * trajectory.t
     gap = piston_height - trajectory.positions[:, 0, 2] - R
     assert gap.min() >= -1e-12
@@ -65,9 +66,8 @@ def test_a_moving_piston_bounces_a_sphere_at_e_times_their_relative_speed(e):
     V = 0.3
     piston = gr.Plane([0, 0, 0.05], [0, 0, -1], velocity=[0.0, 0.0, -V])
     box = gr.Box([-0.05, -0.05, -0.5], [0.05, 0.05, 0.1], open_top=True)
-    world = gr.SphereWorld([[0.0, 0.0, 0.0]], R, density=1000.0, gravity=(0, 0, 0), walls=[box, piston],
-                           restitution=e)
-    trajectory = gr.Simulation(world, dt=DT).run(steps=160)    # contact at t = 0.04/V = 0.133 s
+    world = gr.SphereWorld([[0.0, 0.0, 0.0]], R, density=1000.0, gravity=(0, 0, 0), walls=[box, piston], restitution=e)
+    trajectory = gr.Simulation(world, dt=DT).run(steps=160)  # contact at t = 0.04/V = 0.133 s
     assert trajectory.velocities[-1, 0] == pytest.approx([0.0, 0.0, -(1.0 + e) * V], abs=1e-8 * V)
     piston_height = 0.05 - V * trajectory.t
     assert (piston_height - trajectory.positions[:, 0, 2] - R).min() >= -1e-12
@@ -82,8 +82,12 @@ def test_wall_impulses_balance_the_momentum_of_spheres_in_a_shaken_frictional_bo
     rng = np.random.default_rng(3)
     grid = np.stack(np.meshgrid([0.015, 0.04], [0.015, 0.04], [0.012, 0.037], indexing="ij"), -1).reshape(-1, 3)
     positions = grid + 0.002 * rng.random(grid.shape)
-    box = gr.Box([0, 0, 0], [0.055, 0.055, 0.1], friction=0.4,
-                 velocity=lambda t: [0.2 * np.sin(60.0 * t), 0.0, 0.3 * np.cos(60.0 * t)])
+    box = gr.Box(
+        [0, 0, 0],
+        [0.055, 0.055, 0.1],
+        friction=0.4,
+        velocity=lambda t: [0.2 * np.sin(60.0 * t), 0.0, 0.3 * np.cos(60.0 * t)],
+    )
     world = gr.SphereWorld(positions, R, density=1000.0, walls=[box], friction=0.3, restitution=0.3)
     trajectory = gr.Simulation(world, dt=DT).run(steps=150)
     masses = world.masses_at(0.0)
@@ -118,7 +122,7 @@ def test_spheres_thrown_in_a_cylinder_sink_into_its_side_by_at_most_a_steps_sag(
     velocities = np.random.default_rng(2).normal(0.0, 0.5, (6, 3))
     trajectory, side_gap, cap_gap, sag = _drum_run(drum, velocities=velocities, restitution=0.5)
     assert np.all(side_gap >= -(sag + 1e-9 * R))
-    assert side_gap.min() < -1e-4 * R            # the spheres did slide along the side
+    assert side_gap.min() < -1e-4 * R  # the spheres did slide along the side
     assert np.all(cap_gap >= -1e-9 * R)
 
 
@@ -138,7 +142,7 @@ def test_spheres_in_a_turning_frictional_drum_stay_inside_it():
     allowance = np.cumsum(sag + solver, axis=0) + 1e-9 * R
     assert np.all(side_gap >= -allowance)
     assert np.all(cap_gap[1:] >= -allowance)
-    assert np.abs(trajectory.velocities[-1]).max() > 0.05          # the drum did set them moving
+    assert np.abs(trajectory.velocities[-1]).max() > 0.05  # the drum did set them moving
 
 
 def test_a_turning_drum_brings_the_contact_point_of_a_resting_sphere_to_the_wall_speed():
@@ -148,8 +152,9 @@ def test_a_turning_drum_brings_the_contact_point_of_a_resting_sphere_to_the_wall
     wall moves to."""
     radius, omega = 0.1, 2.0
     drum = Cylinder([0, 0, 0], [0, 0, 1], radius, angular_velocity=omega)
-    world = gr.SphereWorld([[0.0, -(radius - R), 0.0]], R, density=1000.0, friction=1.0,
-                           gravity=(0, -G, 0), walls=[drum])
+    world = gr.SphereWorld(
+        [[0.0, -(radius - R), 0.0]], R, density=1000.0, friction=1.0, gravity=(0, -G, 0), walls=[drum]
+    )
     trajectory = gr.Simulation(world, dt=DT).run(steps=60)
     # The last step's row: normal n at the start of the step, contact point q^n - r n.
     q = trajectory.positions[-2, 0]
@@ -162,7 +167,7 @@ def test_a_turning_drum_brings_the_contact_point_of_a_resting_sphere_to_the_wall
     # Sticking, to the friction sweeps' tolerance (2e-4 of the velocity scale).
     assert np.linalg.norm(sliding) < 1e-4 * omega * radius
     q = trajectory.positions[-1, 0]
-    assert q[0] > 0.0                   # at the bottom the wall moves along +x
+    assert q[0] > 0.0  # at the bottom the wall moves along +x
     assert np.linalg.norm(w) > 1.0
 
 
@@ -214,15 +219,18 @@ def test_a_file_written_before_wall_forces_loads_with_the_forces_of_its_contacts
     assert np.array_equal(loaded.wall_forces, trajectory.wall_forces)
 
 
-@pytest.mark.parametrize("make, message", [
-    (lambda: gr.Plane([0, 0, 0], [0, 0, 1], velocity=[0.0, np.inf, 0.0]), "velocity must be finite"),
-    (lambda: gr.Plane([0, 0, 0], [0, 0, 1], velocity=lambda t: [0.0, 1.0]), r"returned shape \(2,\)"),
-    (lambda: gr.Box([0, 0, 0], [1, 1, 1], velocity=lambda t: np.full(3, np.nan)), "non-finite"),
-    (lambda: Cylinder([0, 0, 0], [0, 0, 1], -0.1), "radius must be positive"),
-    (lambda: Cylinder([0, 0, 0], [0, 0, 0], 0.1), "axis must be non-zero"),
-    (lambda: Cylinder([0, 0, 0], [0, 0, 1], 0.1, height=0.0), "height must be positive"),
-    (lambda: Cylinder([0, 0, 0], [0, 0, 1], 0.1, angular_velocity=np.nan), "angular_velocity must be finite"),
-])
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda: gr.Plane([0, 0, 0], [0, 0, 1], velocity=[0.0, np.inf, 0.0]), "velocity must be finite"),
+        (lambda: gr.Plane([0, 0, 0], [0, 0, 1], velocity=lambda t: [0.0, 1.0]), r"returned shape \(2,\)"),
+        (lambda: gr.Box([0, 0, 0], [1, 1, 1], velocity=lambda t: np.full(3, np.nan)), "non-finite"),
+        (lambda: Cylinder([0, 0, 0], [0, 0, 1], -0.1), "radius must be positive"),
+        (lambda: Cylinder([0, 0, 0], [0, 0, 0], 0.1), "axis must be non-zero"),
+        (lambda: Cylinder([0, 0, 0], [0, 0, 1], 0.1, height=0.0), "height must be positive"),
+        (lambda: Cylinder([0, 0, 0], [0, 0, 1], 0.1, angular_velocity=np.nan), "angular_velocity must be finite"),
+    ],
+)
 def test_bad_walls_are_one_line_input_errors(make, message):
     with pytest.raises(InvalidInputError, match=message) as caught:
         make()
@@ -249,7 +257,7 @@ def test_the_piston_scene_gives_a_strain_linear_in_time_and_a_stress_that_only_p
     speed = 0.3
     world = scene.build(n=20, speed=speed)
     trajectory = gr.Simulation(world, dt=DT).run(duration=0.12)
-    area, height = scene.SIDE ** 2, scene.HEIGHT
+    area, height = scene.SIDE**2, scene.HEIGHT
     strain, stress = stress_strain(trajectory, scene.PISTON, area, height)
     assert strain == pytest.approx(speed * trajectory.t / height, rel=1e-12, abs=1e-15)
     assert stress.min() >= 0.0 and stress.max() > 0.0
@@ -257,9 +265,9 @@ def test_the_piston_scene_gives_a_strain_linear_in_time_and_a_stress_that_only_p
     momentum = np.einsum("n,fna->fa", masses, trajectory.velocities)
     walls = trajectory.system["walls"]
     piston = first_surface(walls, scene.PISTON)
-    given = -trajectory.wall_forces.sum(axis=0) * DT     # impulses on the spheres, per surface
+    given = -trajectory.wall_forces.sum(axis=0) * DT  # impulses on the spheres, per surface
     assert given.sum(axis=0) == pytest.approx(momentum[-1] - momentum[0], abs=1e-9)
-    assert given[piston, 2] < 0.0                         # the piston pushed down
+    assert given[piston, 2] < 0.0  # the piston pushed down
     summary = scene.summary(trajectory)
     assert summary["strain"] == pytest.approx(speed * 0.12 / height)
     assert plot_stress_strain(trajectory, tmp_path / "s.png", scene.PISTON, area, height).stat().st_size > 0

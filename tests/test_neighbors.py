@@ -4,6 +4,7 @@ constraint rows a SphereWorld builds, and the search margin of the step.
 The oracle itself is checked first on hand-made cases (a pair across a periodic
 face, a pair exactly at the margin), so that agreement with it means something.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,6 +34,7 @@ def assert_same_pairs(found, expected):
 
 
 # -- the oracle on hand-made cases -------------------------------------------------------
+
 
 def test_oracle_on_hand_made_pairs():
     """Two spheres 0.9 apart near opposite faces of a 1-periodic cell along x: at
@@ -86,19 +88,22 @@ def test_candidate_pairs_of_a_periodic_cloud_outside_the_cell_and_of_one_sphere(
     positions, radii = random_cloud(9, 400, 1.0, 0.03)
     periodic = gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=(0, 1, 2))
     shifted = positions + np.array([3.0, -2.0, 1.0])
-    assert_same_pairs(candidate_pairs(shifted, radii, 0.01, periodic),
-                      brute_force_pairs(shifted, radii, 0.01, periodic))
+    assert_same_pairs(
+        candidate_pairs(shifted, radii, 0.01, periodic), brute_force_pairs(shifted, radii, 0.01, periodic)
+    )
     i, j = candidate_pairs(positions[:1], radii[:1], 0.1)
     assert i.size == 0 and j.size == 0
 
 
 # -- the cell list of open scenes (granular.spheres.cell_lists) --------------------------------------
 
+
 @pytest.mark.exact
 def test_the_cell_list_finds_every_pair_within_its_cutoff_and_no_other():
     """Centres at most ``cutoff`` apart, against all N(N-1)/2 distances; the grid's
     cubes are exactly ``cutoff`` wide, so many pairs straddle cube faces."""
     from granular.spheres.cell_lists import pairs_within
+
     positions, _ = random_cloud(10, 700, 1.0, 0.03)
     cutoff = 0.1
     i, j = np.triu_indices(len(positions), k=1)
@@ -121,8 +126,7 @@ def test_pairs_exactly_at_the_margin_on_a_lattice_are_found_by_the_cell_list():
     expected = brute_force_pairs(positions, radii, margin)
     assert_same_pairs(candidate_pairs(positions, radii, margin), expected)
     bonds = 3 * 9 * 9 * 8
-    assert 100 < expected[0].size < bonds   # rounding puts bonds on both sides of the margin
-
+    assert 100 < expected[0].size < bonds  # rounding puts bonds on both sides of the margin
 
 
 @pytest.mark.exact
@@ -133,12 +137,13 @@ def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_dis
     vector ``q_j - q_i`` and its length exactly as `pair_vectors` and
     ``np.linalg.norm`` compute them: the constraint rows are built from them."""
     from granular.spheres.neighbors import candidate_contacts, pair_vectors
+
     margin = 0.01
     if case == "margin lattice":
         r, margin = 0.01, 0.004
         grid = np.stack(np.meshgrid(*[np.arange(7)] * 3, indexing="ij"), -1).reshape(-1, 3)
-        positions, radii = grid * (2 * r + margin) + 0.3, np.full(7 ** 3, r)
-    elif case == "crowd":   # more than eight pairs a sphere: the pair arrays grow
+        positions, radii = grid * (2 * r + margin) + 0.3, np.full(7**3, r)
+    elif case == "crowd":  # more than eight pairs a sphere: the pair arrays grow
         positions, radii = random_cloud(4, 600, 0.12, 0.02)
     else:
         positions, radii = random_cloud(5, 800, 1.0, 0.02, polydisperse=case == "large spheres")
@@ -149,11 +154,13 @@ def test_candidate_contacts_are_the_brute_force_pairs_with_their_vectors_and_dis
     np.testing.assert_array_equal(vectors, pair_vectors(positions, i, j))
     np.testing.assert_array_equal(distances, np.linalg.norm(vectors, axis=1))
 
+
 @pytest.mark.exact
 def test_a_sphere_thrown_far_away_falls_back_on_the_tree_with_the_same_pairs():
     """A bounding box of far more cubes than spheres: the cell list declines, and
     the k-d tree gives the brute-force pairs."""
     from granular.spheres.cell_lists import pairs_within
+
     positions, radii = random_cloud(11, 300, 1.0, 0.03)
     positions[7] = [1e4, -3e3, 50.0]
     assert pairs_within(positions, 0.1) is None
@@ -168,6 +175,7 @@ def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs
     3.05 and 3.9 cutoffs takes three cubes (pairs wrap through both faces), 2.5
     falls back on the tree. Both give the brute-force pairs."""
     from granular.spheres.cell_lists import pairs_within
+
     rng = np.random.default_rng(12)
     radius, margin = 0.03, 0.01
     cutoff = 2 * radius + margin
@@ -179,7 +187,7 @@ def test_a_periodic_cell_a_few_search_distances_wide_gives_the_brute_force_pairs
     assert_same_pairs(candidate_pairs(positions, radii, margin, periodic), expected)
     assert (pairs_within(positions, cutoff, periodic) is None) == (period_in_cutoffs < 3)
     direct = np.linalg.norm(positions[expected[1]] - positions[expected[0]], axis=1)
-    assert np.any(direct > 2 * radius + margin)   # some pairs exist only through a face
+    assert np.any(direct > 2 * radius + margin)  # some pairs exist only through a face
 
 
 @pytest.mark.exact
@@ -189,6 +197,7 @@ def test_a_crowd_with_more_pairs_than_the_cell_list_first_makes_room_for(axes, m
     300 spheres with more candidate pairs than that give the brute-force pairs (the
     periodic margin keeps three cubes a period, so the cell list is used)."""
     from granular.spheres.cell_lists import pairs_within
+
     rng = np.random.default_rng(13)
     positions, radii = rng.uniform(0.0, 1.0, (300, 3)), np.full(300, 0.1)
     periodic = None if axes is None else gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=axes)
@@ -200,6 +209,7 @@ def test_a_crowd_with_more_pairs_than_the_cell_list_first_makes_room_for(axes, m
 
 # -- the constraint rows of a world ------------------------------------------------------------
 
+
 def packed_box_world(seed: int = 0, periodic: bool = False):
     """Spheres on a jittered lattice in a closed box (or a box periodic in x, y)."""
     rng = np.random.default_rng(seed)
@@ -210,11 +220,15 @@ def packed_box_world(seed: int = 0, periodic: bool = False):
     side = 8 * 2.2 * r
     velocities = rng.normal(0.0, 0.5, positions.shape)
     if periodic:
-        return gr.SphereWorld(positions, radii, masses=1.0, velocities=velocities,
-                              walls=[gr.Plane([0, 0, 0], [0, 0, 1]), gr.Plane([0, 0, side], [0, 0, -1])],
-                              periodic=gr.PeriodicBox([0, 0, 0], [side] * 3, axes=(0, 1)))
-    return gr.SphereWorld(positions, radii, masses=1.0, velocities=velocities,
-                          walls=[gr.Box([0, 0, 0], [side] * 3)])
+        return gr.SphereWorld(
+            positions,
+            radii,
+            masses=1.0,
+            velocities=velocities,
+            walls=[gr.Plane([0, 0, 0], [0, 0, 1]), gr.Plane([0, 0, side], [0, 0, -1])],
+            periodic=gr.PeriodicBox([0, 0, 0], [side] * 3, axes=(0, 1)),
+        )
+    return gr.SphereWorld(positions, radii, masses=1.0, velocities=velocities, walls=[gr.Box([0, 0, 0], [side] * 3)])
 
 
 @pytest.mark.exact
@@ -235,36 +249,42 @@ def test_world_constraint_rows_are_the_brute_force_pairs_and_wall_contacts(perio
     assert_same_pairs((rows.i[pair], rows.j[pair]), expected)
     assert np.all(rows.j[~pair] == -1)
     found_walls = set(zip(rows.i[~pair].tolist(), rows.wall[~pair].tolist()))
-    expected_walls = {(s, k) for k, plane in enumerate(world.planes)
-                      for s in np.flatnonzero((positions - plane.point) @ plane.normal - radii <= h * speed + skin)}
+    expected_walls = {
+        (s, k)
+        for k, plane in enumerate(world.planes)
+        for s in np.flatnonzero((positions - plane.point) @ plane.normal - radii <= h * speed + skin)
+    }
     assert found_walls == expected_walls and len(found_walls) == np.count_nonzero(~pair)
     assert np.count_nonzero(pair) > 500 and len(found_walls) > 50
     # gaps and normals of the rows
     vectors = positions[rows.j[pair]] - positions[rows.i[pair]]
     if periodic:
         vectors = world.periodic.minimum_image(vectors)
-    np.testing.assert_allclose(rows.gap[pair], pair_gaps(positions, radii, rows.i[pair], rows.j[pair], world.periodic),
-                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        rows.gap[pair], pair_gaps(positions, radii, rows.i[pair], rows.j[pair], world.periodic), rtol=0, atol=1e-15
+    )
     np.testing.assert_allclose(rows.normal[pair], vectors / np.linalg.norm(vectors, axis=1)[:, None], atol=1e-15)
     walls = np.flatnonzero(~pair)
     for k in walls:
         plane = world.planes[rows.wall[k]]
-        assert rows.gap[k] == pytest.approx(plane.normal @ (positions[rows.i[k]] - plane.point) - radii[rows.i[k]],
-                                            abs=1e-15)
+        assert rows.gap[k] == pytest.approx(
+            plane.normal @ (positions[rows.i[k]] - plane.point) - radii[rows.i[k]], abs=1e-15
+        )
         np.testing.assert_array_equal(rows.normal[k], plane.normal)
     # Jacobian: -n on sphere i, +n on sphere j; +n on the sphere of a wall row
     G = rows.jacobian.toarray()
     expected_G = np.zeros_like(G)
     for k in range(rows.size):
         if rows.wall[k] < 0:
-            expected_G[k, 3 * rows.i[k]:3 * rows.i[k] + 3] = -rows.normal[k]
-            expected_G[k, 3 * rows.j[k]:3 * rows.j[k] + 3] = rows.normal[k]
+            expected_G[k, 3 * rows.i[k] : 3 * rows.i[k] + 3] = -rows.normal[k]
+            expected_G[k, 3 * rows.j[k] : 3 * rows.j[k] + 3] = rows.normal[k]
         else:
-            expected_G[k, 3 * rows.i[k]:3 * rows.i[k] + 3] = rows.normal[k]
+            expected_G[k, 3 * rows.i[k] : 3 * rows.i[k] + 3] = rows.normal[k]
     np.testing.assert_array_equal(G, expected_G)
 
 
 # -- the margin never misses a contact ------------------------------------------------------------
+
 
 def test_a_fast_sphere_crossing_the_whole_gap_in_one_step_does_not_tunnel():
     """Sphere 0 at 100 m/s toward sphere 1 at rest, gap 0.05 m = half its travel in a
@@ -274,8 +294,13 @@ def test_a_fast_sphere_crossing_the_whole_gap_in_one_step_does_not_tunnel():
     the plastic impact at the common 50 m/s. Without the pair the spheres would
     pass through each other."""
     r, h = 0.02, 1e-3
-    world = gr.SphereWorld([[0.0, 0.0, 0.0], [0.09, 0.0, 0.0]], r, masses=1.0,
-                           velocities=[[100.0, 0.0, 0.0], [0.0, 0.0, 0.0]], gravity=(0, 0, 0))
+    world = gr.SphereWorld(
+        [[0.0, 0.0, 0.0], [0.09, 0.0, 0.0]],
+        r,
+        masses=1.0,
+        velocities=[[100.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
+        gravity=(0, 0, 0),
+    )
     sim = gr.Simulation(world, h)
     first = sim.step()
     # to the projection's complementarity tolerance, on the velocity scale 100 m/s
@@ -299,8 +324,9 @@ def test_a_sphere_sped_up_by_the_projection_is_searched_again():
     r, h = 0.01, 1e-3
     positions = [[0.0, 0.0, 0.0], [2 * r, 0.0, 0.0], [4 * r + 0.026, 0.0, 0.0]]
     velocities = [[10.0, 0.0, 0.0], [0.0, 0.0, 0.0], [-10.0, 0.0, 0.0]]
-    world = gr.SphereWorld(positions, r, masses=[1000.0, 1.0, 1.0], velocities=velocities,
-                           gravity=(0, 0, 0), restitution=1.0)
+    world = gr.SphereWorld(
+        positions, r, masses=[1000.0, 1.0, 1.0], velocities=velocities, gravity=(0, 0, 0), restitution=1.0
+    )
     sim = gr.Simulation(world, h)
     first_margin = 2 * h * 10.0 + SEARCH_SKIN * r
     assert 0.026 > first_margin and 0.026 < h * (2 * 1000 / 1001 * 10.0 + 10.0)

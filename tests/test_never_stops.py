@@ -1,6 +1,7 @@
 """A run never stops because a contact solver missed its tolerance: by default the
 step keeps the solver's best answer, records its residual in `StepResult.solver`
 and warns once; ``strict=True`` raises as before."""
+
 import warnings
 
 import numpy as np
@@ -16,14 +17,22 @@ def frictional_pile(n_side=3, layers=2, friction_coefficient=0.5, restitution=0.
     an open box, falling with random velocities."""
     rng = np.random.default_rng(seed)
     radius, pitch = 0.01, 0.0225
-    grid = np.stack(np.meshgrid(np.arange(n_side), np.arange(n_side), np.arange(layers), indexing="ij"),
-                    -1).reshape(-1, 3)
+    grid = np.stack(np.meshgrid(np.arange(n_side), np.arange(n_side), np.arange(layers), indexing="ij"), -1).reshape(
+        -1, 3
+    )
     positions = (grid + 0.5) * pitch + rng.uniform(-0.001, 0.001, grid.shape)
     positions[:, 2] += 0.005
     side = n_side * pitch
     box = gr.Box([0.0, 0.0, 0.0], [side, side, 1.0], open_top=True)
-    return gr.SphereWorld(positions, radius, velocities=rng.normal(0.0, 0.2, positions.shape), walls=[box],
-                          friction=friction_coefficient, restitution=restitution, rolling_friction=rolling)
+    return gr.SphereWorld(
+        positions,
+        radius,
+        velocities=rng.normal(0.0, 0.2, positions.shape),
+        walls=[box],
+        friction=friction_coefficient,
+        restitution=restitution,
+        rolling_friction=rolling,
+    )
 
 
 def test_sweeps_that_miss_their_tolerance_keep_the_best_answer_and_warn_once(monkeypatch):
@@ -66,8 +75,13 @@ def test_a_converged_frictional_step_records_a_residual_within_its_tolerance():
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(seed=st.integers(0, 2 ** 16), mu=st.floats(0.1, 1.0), e=st.sampled_from([0.0, 0.3, 0.8]),
-       rolling=st.sampled_from([0.0, 0.1]), sweeps=st.sampled_from([3, 50, 20000]))
+@given(
+    seed=st.integers(0, 2**16),
+    mu=st.floats(0.1, 1.0),
+    e=st.sampled_from([0.0, 0.3, 0.8]),
+    rolling=st.sampled_from([0.0, 0.1]),
+    sweeps=st.sampled_from([3, 50, 20000]),
+)
 def test_random_frictional_worlds_never_stop(seed, mu, e, rolling, sweeps):
     """Random frictional piles (friction, restitution, rolling resistance, and sweeps
     capped or not) run 150 steps without an error, with finite states and at most
@@ -75,8 +89,7 @@ def test_random_frictional_worlds_never_stop(seed, mu, e, rolling, sweeps):
     previous = friction.FRICTION_SWEEPS
     friction.FRICTION_SWEEPS = sweeps
     try:
-        sim = gr.Simulation(frictional_pile(friction_coefficient=mu, restitution=e, rolling=rolling, seed=seed),
-                            1e-3)
+        sim = gr.Simulation(frictional_pile(friction_coefficient=mu, restitution=e, rolling=rolling, seed=seed), 1e-3)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for _ in range(150):
@@ -101,14 +114,17 @@ def test_a_frictionless_projection_that_every_route_misses_keeps_the_backends_an
     from granular.metric import DiagonalMetric
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
-    monkeypatch.setattr(osqp_backend, "solve",
-                        lambda problem, warm=None, **kw: BackendResult(np.full(problem.lower.size, 0.5),
-                                                                        "not_converged"))
+    monkeypatch.setattr(
+        osqp_backend,
+        "solve",
+        lambda problem, warm=None, **kw: BackendResult(np.full(problem.lower.size, 0.5), "not_converged"),
+    )
     monkeypatch.setattr(projection, "pivoted_impulses", lambda *args: None)
-    monkeypatch.setattr(projection, "interior_point",
-                        lambda *args, **kwargs: (_ for _ in ()).throw(gr.SolverError("simulated")))
+    monkeypatch.setattr(
+        projection, "interior_point", lambda *args, **kwargs: (_ for _ in ()).throw(gr.SolverError("simulated"))
+    )
     metric, G = DiagonalMetric(np.ones(2)), sp.csr_matrix(np.eye(2))
-    lower = np.array([1.0, 1.0])          # u >= 1 from u = 0: impulses 1 would answer exactly
+    lower = np.array([1.0, 1.0])  # u >= 1 from u = 0: impulses 1 would answer exactly
     with pytest.raises(gr.SolverError):
         projection.project(ContactProblem(metric, G, np.zeros(2), lower))
     kept = projection.project(ContactProblem(metric, G, np.zeros(2), lower), strict=False)

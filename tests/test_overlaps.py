@@ -1,5 +1,6 @@
 """Initial overlaps: the default error, Maury's capped separation during a run, and
 `remove_overlaps`, the projection of positions onto the non-overlap set."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,6 +32,7 @@ def overlapping_cloud(n: int = 150, seed: int = 0):
 
 # -- the default ----------------------------------------------------------------------------
 
+
 def test_overlapping_positions_are_an_error_by_default_and_bad_choices_are_refused():
     with pytest.raises(gr.OverlapError):
         gr.SphereWorld([[0, 0, 0], [0.015, 0, 0]], 0.01)
@@ -41,6 +43,7 @@ def test_overlapping_positions_are_an_error_by_default_and_bad_choices_are_refus
 
 
 # -- remove_overlaps ---------------------------------------------------------------------------
+
 
 def test_two_overlapping_spheres_move_apart_inversely_to_their_masses():
     """Overlap 4 mm along x, masses 1 and 3: the projection in the mass metric moves
@@ -95,14 +98,16 @@ def test_spheres_that_cannot_fit_raise_jamming_error():
 
 # -- separation during a run ----------------------------------------------------------------------
 
+
 def test_overlapping_spheres_separate_at_most_at_the_separation_speed():
     """Two spheres overlapping by 6 mm, no gravity, separation capped at 0.5 m/s with
     h = 1 ms: the overlap shrinks by exactly 0.5 mm a step (the cap binds) until it is
     gone, the step result shows it, momentum stays zero, and they then fly apart at
     the cap."""
     h, cap = 1e-3, 0.5
-    world = gr.SphereWorld([[0.0, 0.0, 0.0], [0.014, 0.0, 0.0]], 0.01, gravity=(0, 0, 0),
-                           initial_overlaps="separate", separation_speed=cap)
+    world = gr.SphereWorld(
+        [[0.0, 0.0, 0.0], [0.014, 0.0, 0.0]], 0.01, gravity=(0, 0, 0), initial_overlaps="separate", separation_speed=cap
+    )
     sim = gr.Simulation(world, h)
     overlaps = []
     for _ in range(16):
@@ -127,8 +132,7 @@ def test_the_default_cap_is_a_tenth_of_the_smallest_radius_per_step():
     """Default separation speed 0.1 r_min / h: a 2 mm overlap of 1 cm spheres with
     h = 1 ms closes in two steps (1 mm each)."""
     h = 1e-3
-    world = gr.SphereWorld([[0.0, 0.0, 0.0], [0.018, 0.0, 0.0]], 0.01, gravity=(0, 0, 0),
-                           initial_overlaps="separate")
+    world = gr.SphereWorld([[0.0, 0.0, 0.0], [0.018, 0.0, 0.0]], 0.01, gravity=(0, 0, 0), initial_overlaps="separate")
     sim = gr.Simulation(world, h)
     first, second, third = (sim.step().overlap for _ in range(3))
     assert first == pytest.approx(0.002, abs=1e-12)

@@ -1,5 +1,6 @@
 """The scenes ship inside the package: found without a repository around it, and
 importable as modules, which is what ``python -m granular.scenes.NAME`` runs."""
+
 import importlib
 import os
 import subprocess
@@ -34,9 +35,14 @@ def test_scenes_are_found_from_any_working_directory(tmp_path, monkeypatch):
 def test_python_m_runs_a_packaged_scene_as_a_script(tmp_path):
     """``python -m granular.scenes.block_on_incline`` runs the scene's demo and writes
     its outputs under the working directory, not inside the package."""
-    result = subprocess.run([sys.executable, "-m", "granular.scenes.block_on_incline"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "MPLBACKEND": "Agg"})
+    result = subprocess.run(
+        [sys.executable, "-m", "granular.scenes.block_on_incline"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "MPLBACKEND": "Agg"},
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "outputs").is_dir()
     assert not (scenes.PACKAGED_SCENES / "outputs").exists()

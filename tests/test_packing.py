@@ -3,6 +3,7 @@
 Filled regions are checked independently of the packing code: every pair by a
 brute-force distance, every sphere against the walls by its coordinates.
 """
+
 from __future__ import annotations
 
 import math
@@ -71,7 +72,7 @@ def test_per_sphere_radii_keep_their_order_and_a_callable_draws_each_radius():
     given = np.linspace(0.005, 0.012, 40)[::-1].copy()
     np.random.default_rng(0).shuffle(given)
     positions, radii = fill_box(40, LOWER, UPPER, given, seed=4)
-    assert np.array_equal(radii, given)                     # sphere k has the radius asked for it
+    assert np.array_equal(radii, given)  # sphere k has the radius asked for it
     assert smallest_pair_gap(positions, radii) >= 0.0
     _, drawn = fill_box(50, LOWER, UPPER, lambda rng: rng.choice([0.006, 0.009]), seed=4)
     assert set(np.unique(drawn)) == {0.006, 0.009}
@@ -89,7 +90,7 @@ def test_same_seed_same_packing_other_seed_another():
 def test_random_sequential_addition_reaches_a_packing_fraction_of_030():
     """The documented reach: 572 equal spheres (fraction 0.30) in a box of 10 diameters."""
     positions, radii = fill_box(572, LOWER, UPPER, 0.01, seed=1)
-    assert packing_fraction(radii, 0.2 ** 3) > 0.299
+    assert packing_fraction(radii, 0.2**3) > 0.299
     assert smallest_pair_gap(positions, radii) >= 0.0
     assert smallest_box_gap(positions, radii, LOWER, UPPER) >= 0.0
 
@@ -98,35 +99,38 @@ def test_growth_reaches_045_without_overlap():
     """grow=True: 185 equal spheres (fraction 0.45, beyond RSA) in a box of 6 diameters."""
     lower, upper = np.zeros(3), np.full(3, 0.12)
     positions, radii = fill_box(185, lower, upper, 0.01, seed=0, grow=True)
-    assert np.all(radii == 0.01) and packing_fraction(radii, 0.12 ** 3) > 0.448
+    assert np.all(radii == 0.01) and packing_fraction(radii, 0.12**3) > 0.448
     assert smallest_pair_gap(positions, radii) >= 0.0
     assert smallest_box_gap(positions, radii, lower, upper) >= 0.0
     with pytest.raises(gr.InvalidInputError) as error:
-        fill_box(185, lower, upper, 0.01, seed=0)          # the same request is beyond RSA
+        fill_box(185, lower, upper, 0.01, seed=0)  # the same request is beyond RSA
     assert "asked" in one_line(error)
     with pytest.raises(gr.InvalidInputError) as error:
-        fill_box(300, lower, upper, 0.01, grow=True)      # 0.73: refused at once
+        fill_box(300, lower, upper, 0.01, grow=True)  # 0.73: refused at once
     assert "packing fraction 0.727 asked, more than 0.6" in one_line(error)
 
 
 def test_a_too_full_region_is_refused_in_one_line():
-    n = int(0.5 * 0.2 ** 3 / (4 / 3 * math.pi * 0.01 ** 3))   # packing fraction 0.5
+    n = int(0.5 * 0.2**3 / (4 / 3 * math.pi * 0.01**3))  # packing fraction 0.5
     with pytest.raises(gr.InvalidInputError) as error:
         fill_box(n, LOWER, UPPER, 0.01, seed=0)
     message = one_line(error)
     assert "packing fraction 0.5 asked" in message and f"of {n} spheres placed" in message
 
 
-@pytest.mark.parametrize("call, words", [
-    (lambda: fill_box(3, LOWER, UPPER, 0.15), "does not fit"),
-    (lambda: fill_box(3, UPPER, LOWER, 0.01), "lower < upper"),
-    (lambda: fill_box(3, LOWER, UPPER, -0.01), "radii must be positive"),
-    (lambda: fill_box(3, LOWER, UPPER, (0.02, 0.01)), "low <= high"),
-    (lambda: fill_box(0, LOWER, UPPER, 0.01), "positive integer"),
-    (lambda: fill_cylinder(3, LOWER, "w", 0.1, 0.1, 0.01), "axis must be"),
-    (lambda: fill_box(3, LOWER, UPPER, 0.01, seed=-1), "seed must be"),
-    (lambda: fill_box(3, LOWER, UPPER, lambda rng: "big"), "radius callable must return numbers"),
-])
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda: fill_box(3, LOWER, UPPER, 0.15), "does not fit"),
+        (lambda: fill_box(3, UPPER, LOWER, 0.01), "lower < upper"),
+        (lambda: fill_box(3, LOWER, UPPER, -0.01), "radii must be positive"),
+        (lambda: fill_box(3, LOWER, UPPER, (0.02, 0.01)), "low <= high"),
+        (lambda: fill_box(0, LOWER, UPPER, 0.01), "positive integer"),
+        (lambda: fill_cylinder(3, LOWER, "w", 0.1, 0.1, 0.01), "axis must be"),
+        (lambda: fill_box(3, LOWER, UPPER, 0.01, seed=-1), "seed must be"),
+        (lambda: fill_box(3, LOWER, UPPER, lambda rng: "big"), "radius callable must return numbers"),
+    ],
+)
 def test_bad_fill_arguments_are_refused_in_one_line(call, words):
     with pytest.raises(gr.InvalidInputError) as error:
         call()
@@ -170,19 +174,22 @@ def test_xyz_without_properties_is_read_by_its_number_of_columns(tmp_path):
     assert np.array_equal(read.velocities, [[0, 0, -1], [0, 1, 0]]) and read.masses is None
 
 
-@pytest.mark.parametrize("name, text, words", [
-    ("a.csv", "x,y,z\n1,2,3\n", "missing column r"),
-    ("a.csv", "x,y,z,r,vx\n1,2,3,0.1,0\n", "all of vx, vy, vz"),
-    ("a.csv", "x,y,z,r\n1,2,3\n", "line 2: 3 values for 4 columns"),
-    ("a.csv", "x,y,z,r\n1,2,nan,0.1\n", "non-finite"),
-    ("a.csv", "x,y,z,r\n1,2,3,-0.1\n", "radii must be positive: sphere 0"),
-    ("a.csv", "x,y,z,radius\n1,2,3,0.1\n", "unknown column 'radius'"),
-    ("a.csv", "x,y,z,r\n1,2,three,0.1\n", "not a number"),
-    ("a.xyz", "3\ncomment\nS 1 2 3 0.1\nS 4 5 6 0.1\n", "announces 3 spheres, the file has 2"),
-    ("a.xyz", "1\nProperties=species:S:1:pos:R:3\nS 1 2 3\n", "missing column r"),
-    ("a.xyz", "1\n\nS 1 2 3 inf\n", "non-finite"),
-    ("a.txt", "x,y,z,r\n", "not '.txt'"),
-])
+@pytest.mark.parametrize(
+    "name, text, words",
+    [
+        ("a.csv", "x,y,z\n1,2,3\n", "missing column r"),
+        ("a.csv", "x,y,z,r,vx\n1,2,3,0.1,0\n", "all of vx, vy, vz"),
+        ("a.csv", "x,y,z,r\n1,2,3\n", "line 2: 3 values for 4 columns"),
+        ("a.csv", "x,y,z,r\n1,2,nan,0.1\n", "non-finite"),
+        ("a.csv", "x,y,z,r\n1,2,3,-0.1\n", "radii must be positive: sphere 0"),
+        ("a.csv", "x,y,z,radius\n1,2,3,0.1\n", "unknown column 'radius'"),
+        ("a.csv", "x,y,z,r\n1,2,three,0.1\n", "not a number"),
+        ("a.xyz", "3\ncomment\nS 1 2 3 0.1\nS 4 5 6 0.1\n", "announces 3 spheres, the file has 2"),
+        ("a.xyz", "1\nProperties=species:S:1:pos:R:3\nS 1 2 3\n", "missing column r"),
+        ("a.xyz", "1\n\nS 1 2 3 inf\n", "non-finite"),
+        ("a.txt", "x,y,z,r\n", "not '.txt'"),
+    ],
+)
 def test_bad_configuration_files_are_refused_in_one_line(tmp_path, name, text, words):
     path = tmp_path / name
     path.write_text(text)
@@ -195,8 +202,7 @@ def test_bad_configuration_files_are_refused_in_one_line(tmp_path, name, text, w
 def settled_run(tmp_path):
     """A run of 20 spheres falling in a box for 5 steps, saved to a file."""
     positions, radii = fill_box(20, LOWER, UPPER, 0.015, seed=6)
-    world = gr.SphereWorld(positions, radii, masses=np.linspace(0.01, 0.02, 20),
-                           walls=[gr.Box(LOWER, UPPER)])
+    world = gr.SphereWorld(positions, radii, masses=np.linspace(0.01, 0.02, 20), walls=[gr.Box(LOWER, UPPER)])
     trajectory = gr.Simulation(world, 1e-3).run(steps=5)
     return trajectory, trajectory.save(tmp_path / "run.h5")
 
@@ -207,8 +213,9 @@ def test_a_run_file_gives_the_frame_asked(tmp_path):
     last, first = read_configuration(path), read_configuration(path, frame=0)
     assert np.array_equal(last.positions, trajectory.positions[-1])
     assert np.array_equal(last.velocities, trajectory.velocities[-1]) and np.any(last.velocities != 0)
-    assert np.array_equal(first.positions, trajectory.positions[0]) and not np.array_equal(first.positions,
-                                                                                            last.positions)
+    assert np.array_equal(first.positions, trajectory.positions[0]) and not np.array_equal(
+        first.positions, last.positions
+    )
     assert np.array_equal(last.radii, trajectory.radii[-1]) and np.allclose(last.masses, np.linspace(0.01, 0.02, 20))
     assert last.t == trajectory.t[-1]
     with pytest.raises(gr.InvalidInputError) as error:
@@ -233,7 +240,7 @@ def test_world_from_file_matches_the_file_and_steps(tmp_path, suffix):
     tolerance = 1e-9 * 2 * read.radii.max()
     assert smallest_pair_gap(result.positions, read.radii) >= -tolerance
     assert smallest_box_gap(result.positions, read.radii, LOWER, UPPER) >= -tolerance
-    assert not np.array_equal(result.positions, read.positions)       # it moved
+    assert not np.array_equal(result.positions, read.positions)  # it moved
 
 
 def test_world_from_file_keyword_overrides_and_density_refusal(tmp_path):
@@ -249,31 +256,93 @@ def test_world_from_file_keyword_overrides_and_density_refusal(tmp_path):
 # -- the command -----------------------------------------------------------------------
 def test_pack_command_writes_a_file_of_n_spheres(tmp_path, capsys):
     out = tmp_path / "packing.csv"
-    status = main(["pack", "box", "--n", "120", "--radius", "0.01", "--radius-max", "0.012",
-                   "--lower", "0,0,0", "--upper", "0.2,0.2,0.2", "--seed", "0", "--out", str(out)])
+    status = main(
+        [
+            "pack",
+            "box",
+            "--n",
+            "120",
+            "--radius",
+            "0.01",
+            "--radius-max",
+            "0.012",
+            "--lower",
+            "0,0,0",
+            "--upper",
+            "0.2,0.2,0.2",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0 and "wrote 120 spheres" in capsys.readouterr().out
     read = read_configuration(out)
     assert len(read) == 120 and read.radii.min() >= 0.01 and read.radii.max() <= 0.012
     assert smallest_pair_gap(read.positions, read.radii) >= 0.0
     assert smallest_box_gap(read.positions, read.radii, LOWER, UPPER) >= 0.0
     out = tmp_path / "dense.csv"
-    assert main(["pack", "box", "--grow", "--n", "185", "--radius", "0.01", "--lower", "0,0,0",
-                 "--upper", "0.12,0.12,0.12", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "pack",
+                "box",
+                "--grow",
+                "--n",
+                "185",
+                "--radius",
+                "0.01",
+                "--lower",
+                "0,0,0",
+                "--upper",
+                "0.12,0.12,0.12",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert len(read_configuration(out)) == 185 and "packing fraction 0.448" in capsys.readouterr().out
     out = tmp_path / "tube.xyz"
-    status = main(["pack", "cylinder", "--n", "50", "--radius", "0.01", "--centre", "0,0,0.1", "--axis", "z",
-                   "--cylinder-radius", "0.05", "--height", "0.2", "--out", str(out)])
+    status = main(
+        [
+            "pack",
+            "cylinder",
+            "--n",
+            "50",
+            "--radius",
+            "0.01",
+            "--centre",
+            "0,0,0.1",
+            "--axis",
+            "z",
+            "--cylinder-radius",
+            "0.05",
+            "--height",
+            "0.2",
+            "--out",
+            str(out),
+        ]
+    )
     read = read_configuration(out)
     assert status == 0 and len(read) == 50
     assert np.all(np.hypot(read.positions[:, 0], read.positions[:, 1]) + read.radii <= 0.05)
 
 
-@pytest.mark.parametrize("args, words", [
-    (["--n", "2000", "--radius", "0.01", "--lower", "0,0,0", "--upper", "0.2,0.2,0.2"], "packing fraction 1.05 asked"),
-    (["--n", "5", "--radius", "0.01", "--lower", "0,0", "--upper", "1,1,1"], "three finite numbers"),
-    (["--n", "5", "--radius", "0.02", "--radius-max", "0.01", "--lower", "0,0,0", "--upper", "1,1,1"],
-     "smaller than --radius"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            ["--n", "2000", "--radius", "0.01", "--lower", "0,0,0", "--upper", "0.2,0.2,0.2"],
+            "packing fraction 1.05 asked",
+        ),
+        (["--n", "5", "--radius", "0.01", "--lower", "0,0", "--upper", "1,1,1"], "three finite numbers"),
+        (
+            ["--n", "5", "--radius", "0.02", "--radius-max", "0.01", "--lower", "0,0,0", "--upper", "1,1,1"],
+            "smaller than --radius",
+        ),
+    ],
+)
 def test_pack_command_errors_are_one_line_with_status_2(tmp_path, capsys, args, words):
     out = tmp_path / "never.csv"
     assert main(["pack", "box", *args, "--out", str(out)]) == USAGE

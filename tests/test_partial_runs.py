@@ -1,5 +1,6 @@
 """`Simulation.run` that fails keeps what it computed: the error carries the frames
 recorded before the failing step, ending with the last step that succeeded."""
+
 import numpy as np
 import pytest
 
@@ -12,8 +13,13 @@ def _row_that_jams():
     r0 = 0.01 m: they fit while 8 r(t) <= L, i.e. up to t = 0.25 s (see test_world)."""
     n, length, r0 = 4, 0.1, 0.01
     positions = [[length * (k + 0.5) / n, 0.05, 0.05] for k in range(n)]
-    return gr.SphereWorld(positions, lambda t: np.full(n, r0 * (1.0 + t)), masses=1.0, gravity=(0, 0, 0),
-                          walls=[gr.Box([0, 0, 0], [length, 0.1, 0.1])])
+    return gr.SphereWorld(
+        positions,
+        lambda t: np.full(n, r0 * (1.0 + t)),
+        masses=1.0,
+        gravity=(0, 0, 0),
+        walls=[gr.Box([0, 0, 0], [length, 0.1, 0.1])],
+    )
 
 
 @pytest.mark.exact
@@ -47,7 +53,7 @@ def test_a_run_that_blows_up_keeps_only_finite_frames():
     assert len(partial) >= 2
     assert np.all(np.isfinite(partial.positions)) and np.all(np.isfinite(partial.velocities))
     assert partial.t[-1] == pytest.approx(sim.t, abs=1e-15)
-    assert sim.t <= caught.value.t <= sim.t + sim.dt   # the force is evaluated at the start of the step
+    assert sim.t <= caught.value.t <= sim.t + sim.dt  # the force is evaluated at the start of the step
 
 
 def test_an_error_not_raised_by_a_run_has_no_partial_trajectory():

@@ -3,12 +3,13 @@ contacts stop changing, a step takes one active-set round and no factorisation
 (`granular.contact.active_set`: the bordered factor is carried from step to step), and the
 answer is still exact: the spheres stay at rest and every contact carries the
 weight above it."""
+
 import numpy as np
 
 import granular as gr
 
 RADIUS = 0.01
-SIDE, LAYERS = 6, 5   # 180 spheres: more rows than the dense path takes (DENSE_ROWS)
+SIDE, LAYERS = 6, 5  # 180 spheres: more rows than the dense path takes (DENSE_ROWS)
 DT = 1e-3
 
 
@@ -20,8 +21,13 @@ def _stack():
     positions = grid * 2.0 * RADIUS + RADIUS
     masses = np.random.default_rng(0).uniform(1.0, 2.0, index.size)
     width = 2.0 * SIDE * RADIUS
-    world = gr.SphereWorld(positions, RADIUS, masses=masses, restitution=0.0,
-                           walls=[gr.Box([0.0, 0.0, 0.0], [width, width, 1.0], open_top=True)])
+    world = gr.SphereWorld(
+        positions,
+        RADIUS,
+        masses=masses,
+        restitution=0.0,
+        walls=[gr.Box([0.0, 0.0, 0.0], [width, width, 1.0], open_top=True)],
+    )
     return world, grid, masses
 
 
@@ -38,7 +44,7 @@ def test_a_pile_at_rest_reuses_its_factor_and_carries_its_weight():
     for step in range(12):
         result = simulation.step()
         stats = simulation.scheme.workspace.last
-        if step >= 2:   # the first steps build the factor; the contacts do not change after
+        if step >= 2:  # the first steps build the factor; the contacts do not change after
             assert stats.rounds == 1 and stats.factorisations == 0, (step, stats)
         contacts = result.contacts
         vertical = np.abs(contacts.normal[:, 2]) > 0.5

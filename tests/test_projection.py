@@ -22,6 +22,7 @@ tests below justify their agreement tolerances instead of guessing them. With th
 active rows independent, the multipliers then agree to
 ``|l1 - l2| <= |u1 - u2|_M / sigma_min(M^-1/2 G_S^T)`` on the union S of supports.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,6 +44,7 @@ ROUNDOFF = 64 * np.finfo(float).eps
 
 
 # -- problems ----------------------------------------------------------------------------
+
 
 def random_metric(rng, d: int, dense: bool):
     """A random SPD metric: diagonal masses in [0.5, 5], or a dense A A^T + d I."""
@@ -72,8 +74,9 @@ def random_feasible_problem(seed: int, d: int = 30, m: int = 45, dense: bool = F
     return metric, G, 3.0 * rng.normal(size=d), G @ u0 - slack
 
 
-def known_solution_problem(seed: int, d: int = 12, active: int = 8, inactive: int = 10,
-                           dense: bool = False, duplicates: int = 0):
+def known_solution_problem(
+    seed: int, d: int = 12, active: int = 8, inactive: int = 10, dense: bool = False, duplicates: int = 0
+):
     """A problem built around its answer: rows ``active`` hold with equality at u*,
     the others with slack; lambda* >= 0 on the active rows (about a third of them
     zero: weakly active); ``v = u* - M^-1 G^T lambda*``. The KKT conditions hold
@@ -98,6 +101,7 @@ def known_solution_problem(seed: int, d: int = 12, active: int = 8, inactive: in
 
 
 # -- checks ---------------------------------------------------------------------------------
+
 
 def velocity_scale(G, v, b) -> float:
     """The scale the projection measures its tolerances against (see module docstring)."""
@@ -150,6 +154,7 @@ def m_norm(metric, x) -> float:
 
 # -- tests ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("dense", [False, True], ids=["diagonal-M", "dense-M"])
 @pytest.mark.parametrize("seed", range(6))
 def test_random_projection_meets_kkt_and_backends_agree(seed, dense):
@@ -161,10 +166,11 @@ def test_random_projection_meets_kkt_and_backends_agree(seed, dense):
     cvxpy = project(ContactProblem(metric, G, v, b), solver="cvxpy")
     for answer in (osqp, cvxpy):
         assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
-    allowed = solution_distance_bound(metric, G, v, b, (osqp.velocities, osqp.impulses),
-                                      (cvxpy.velocities, cvxpy.impulses))
+    allowed = solution_distance_bound(
+        metric, G, v, b, (osqp.velocities, osqp.impulses), (cvxpy.velocities, cvxpy.impulses)
+    )
     distance = m_norm(metric, osqp.velocities - cvxpy.velocities)
-    assert distance ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+    assert distance**2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
 
 
 @pytest.mark.parametrize("dense", [False, True], ids=["diagonal-M", "dense-M"])
@@ -178,7 +184,7 @@ def test_projection_finds_the_known_solution_and_its_multipliers(seed, dense):
         assert_kkt(metric, G, v, b, answer.velocities, answer.impulses)
         allowed = solution_distance_bound(metric, G, v, b, (answer.velocities, answer.impulses))
         distance = m_norm(metric, answer.velocities - u_star)
-        assert distance ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
+        assert distance**2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
         support = np.flatnonzero((answer.impulses > 0.0) | (multipliers > 0.0))
         GS = G[support].toarray()
         # sigma_min of M^-1/2 G_S^T: the square root of the smallest eigenvalue of W_SS.
@@ -200,12 +206,12 @@ def test_degenerate_networks_are_refined_to_the_known_solution(seed, dense, path
     is unique, and the two backends agree on it."""
     import granular.contact.active_set as active_set
     import granular.contact.projection as projection
+
     if path != "active-set":
         monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
     if path == "refined":
         monkeypatch.setattr(projection, "SMALL_PROBLEM", 0)
-    metric, G, v, b, u_star, _ = known_solution_problem(seed, d=12, active=30, inactive=20, dense=dense,
-                                                        duplicates=5)
+    metric, G, v, b, u_star, _ = known_solution_problem(seed, d=12, active=30, inactive=20, dense=dense, duplicates=5)
     answers = {}
     for solver in ("osqp", "cvxpy"):
         answer = project(ContactProblem(metric, G, v, b), solver=solver)
@@ -278,11 +284,15 @@ def test_a_failed_projection_reachable_only_at_absurd_speed_is_a_jam(monkeypatch
     from granular.errors import SolverError
 
     monkeypatch.setattr(active_set, "solve", lambda *args, **kwargs: None)
-    monkeypatch.setattr(osqp_backend, "solve",
-                        lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"))
+    monkeypatch.setattr(
+        osqp_backend,
+        "solve",
+        lambda problem, warm=None, **kw: BackendResult(np.zeros(problem.lower.size), "not_converged"),
+    )
     monkeypatch.setattr(projection, "pivoted_impulses", lambda *args: None)
-    monkeypatch.setattr(projection, "interior_point",
-                        lambda *args, **kwargs: (_ for _ in ()).throw(SolverError("simulated")))
+    monkeypatch.setattr(
+        projection, "interior_point", lambda *args, **kwargs: (_ for _ in ()).throw(SolverError("simulated"))
+    )
     metric = DiagonalMetric(np.ones(2))
     G = sp.csr_matrix(np.array([[1.0, 0.0], [1.0, 1e-6]]))
     lower = np.array([1e6, 1e6])
@@ -301,8 +311,14 @@ def pinned_network():
     data = np.load(Path(__file__).parent / "data" / "pinned_network.npz")
     G = sp.csr_matrix((data["data"], data["indices"], data["indptr"]), shape=tuple(data["shape"]))
     masses = 1.0 / data["inverse_mass"]
-    return (DiagonalMetric(masses), G, data["predicted"], data["lower"],
-            float(data["feasibility"]), float(data["complementarity"]))
+    return (
+        DiagonalMetric(masses),
+        G,
+        data["predicted"],
+        data["lower"],
+        float(data["feasibility"]),
+        float(data["complementarity"]),
+    )
 
 
 def test_a_pinned_contact_network_gets_bounded_multipliers():
@@ -320,7 +336,6 @@ def test_a_pinned_contact_network_gets_bounded_multipliers():
     assert answer.impulses.max() <= momentum, (answer.impulses.max(), momentum)
 
 
-
 def test_a_settled_lattice_keeps_physical_impulses_from_step_to_step():
     """64 equal spheres (1.3 g) settle from a jittered lattice into a frictionless box.
     Their redundant contacts admit impulses around closed loops that cancel on every
@@ -335,7 +350,7 @@ def test_a_settled_lattice_keeps_physical_impulses_from_step_to_step():
     world = lattice_in_a_box(0)
     dt = 1e-3
     run = gr.Simulation(world, dt=dt).run(duration=0.3, record_every=10)
-    weight = float(world.masses_at(0.0).sum()) * 9.81 * dt         # N s, the pile's weight over a step
+    weight = float(world.masses_at(0.0).sum()) * 9.81 * dt  # N s, the pile's weight over a step
     largest = max(float(c.impulse.max(initial=0.0)) for c in run.contacts[-5:])
     assert 0.0 < largest <= 10.0 * weight, (largest, weight)
 
@@ -365,8 +380,9 @@ def test_a_small_projection_on_its_own_coordinates_agrees_with_the_general_path(
     untouched = np.setdiff1d(np.arange(d), G.indices)
     assert untouched.size >= d - 24 and np.array_equal(compact.velocities[untouched], v[untouched])
     metric = DiagonalMetric(masses)
-    allowed = solution_distance_bound(metric, G, v, b, (compact.velocities, compact.impulses),
-                                      (general.velocities, general.impulses))
+    allowed = solution_distance_bound(
+        metric, G, v, b, (compact.velocities, compact.impulses), (general.velocities, general.impulses)
+    )
     assert m_norm(metric, compact.velocities - general.velocities) ** 2 <= allowed + ROUNDOFF * m_norm(metric, v) ** 2
 
 

@@ -27,6 +27,7 @@ Only the translational API is used: with mu = 0 the spheres' rotation is decoupl
 
 Examples are derandomized (`derandomize=True`): CI runs the same worlds every time.
 """
+
 from __future__ import annotations
 
 import os
@@ -37,7 +38,7 @@ from hypothesis import HealthCheck, Phase, event, example, given, settings
 from hypothesis import strategies as st
 
 import granular as gr
-from granular.tolerances import (COMPLEMENTARITY_TOLERANCE, FRICTION_SWEEP_TOLERANCE, VELOCITY_TOLERANCE)
+from granular.tolerances import COMPLEMENTARITY_TOLERANCE, FRICTION_SWEEP_TOLERANCE, VELOCITY_TOLERANCE
 
 EPS = np.finfo(float).eps
 
@@ -54,22 +55,22 @@ ROUNDING = 64.0
 #: COMPLEMENTARITY_TOLERANCE; the nonsmooth Gauss-Seidel of frictional spheres puts
 #: every contact within FRICTION_SWEEP_TOLERANCE of its law (gap rows included).
 FRICTIONLESS = dict(feasibility=VELOCITY_TOLERANCE, complementarity=COMPLEMENTARITY_TOLERANCE)
-FRICTIONAL = dict(feasibility=FRICTION_SWEEP_TOLERANCE, complementarity=FRICTION_SWEEP_TOLERANCE,
-                  inherited="gaps")
+FRICTIONAL = dict(feasibility=FRICTION_SWEEP_TOLERANCE, complementarity=FRICTION_SWEEP_TOLERANCE, inherited="gaps")
 #: The same, but the inherited mismatch counts only overlaps (D < 0) of the contacts
 #: that carried an impulse: the sweeps' rationale (`granular.contact.friction.sweep_tolerance`)
 #: is that such a contact "should have D = 0"; a positive D there is no solver
 #: error but the curvature of the previous step's linearisation.
 FRICTIONAL_OVERLAPS = dict(FRICTIONAL, inherited="overlaps")
 
-DT = 1e-3          # s
-R_MIN = 0.01       # m: radii are R_MIN .. 3 R_MIN
+DT = 1e-3  # s
+R_MIN = 0.01  # m: radii are R_MIN .. 3 R_MIN
 CELL = 6.4 * R_MIN  # m: lattice spacing, a little more than the largest diameter
-GRID = (3, 2, 2)   # 12 cells: up to 12 spheres
-STEPS = 25         # 25 steps of up to ~3.5 mm: several wall hits and collisions
+GRID = (3, 2, 2)  # 12 cells: up to 12 spheres
+STEPS = 25  # 25 steps of up to ~3.5 mm: several wall hits and collisions
 
-SETTINGS = dict(deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow],
-                print_blob=True)
+SETTINGS = dict(
+    deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
 #: More examples when hunting (GRANULAR_PROPERTY_SCALE=20): CI keeps the counts below.
 SCALE = int(os.environ.get("GRANULAR_PROPERTY_SCALE", "1"))
 if os.environ.get("GRANULAR_NO_SHRINK"):  # while investigating: report the first failure as drawn
@@ -83,8 +84,7 @@ coefficient = st.floats(0.0, 1.0, allow_nan=False)
 
 
 @st.composite
-def sphere_worlds(draw, restitution=coefficient, friction=st.just(0.0), gravity=st.booleans(),
-                  walls=st.just(True)):
+def sphere_worlds(draw, restitution=coefficient, friction=st.just(0.0), gravity=st.booleans(), walls=st.just(True)):
     """The spec (a dict, printed when an example fails; `sphere_world` builds it) of a
     `SphereWorld` of 2-12 spheres placed on a jittered 3 x 2 x 2 lattice.
 
@@ -105,9 +105,17 @@ def sphere_worlds(draw, restitution=coefficient, friction=st.just(0.0), gravity=
     # Up to 2 m/s per component: at most 3.5 mm per step, a third of the smallest
     # radius, so one step never jumps through a contact.
     velocities = draw(st.lists(st.tuples(unit, unit, unit), min_size=n, max_size=n))  # in 2 m/s
-    return dict(cells=list(cells), radii=radii, masses=masses, jitter=jitter, velocities=velocities,
-                restitution=draw(restitution), friction=draw(friction), gravity=draw(gravity),
-                walls=draw(walls))
+    return dict(
+        cells=list(cells),
+        radii=radii,
+        masses=masses,
+        jitter=jitter,
+        velocities=velocities,
+        restitution=draw(restitution),
+        friction=draw(friction),
+        gravity=draw(gravity),
+        walls=draw(walls),
+    )
 
 
 def sphere_world(spec) -> gr.SphereWorld:
@@ -115,9 +123,16 @@ def sphere_world(spec) -> gr.SphereWorld:
     radii = R_MIN * np.asarray(spec["radii"])
     positions = (cells + 0.5) * CELL + 0.95 * np.asarray(spec["jitter"]) * (CELL / 2 - radii)[:, None]
     box = [gr.Box([0.0, 0.0, 0.0], np.array(GRID) * CELL)] if spec["walls"] else []
-    return gr.SphereWorld(positions, radii, masses=spec["masses"], velocities=2.0 * np.asarray(spec["velocities"]),
-                          gravity=(0.0, 0.0, -9.81) if spec["gravity"] else (0.0, 0.0, 0.0), walls=box,
-                          restitution=spec["restitution"], friction=spec["friction"])
+    return gr.SphereWorld(
+        positions,
+        radii,
+        masses=spec["masses"],
+        velocities=2.0 * np.asarray(spec["velocities"]),
+        gravity=(0.0, 0.0, -9.81) if spec["gravity"] else (0.0, 0.0, 0.0),
+        walls=box,
+        restitution=spec["restitution"],
+        friction=spec["friction"],
+    )
 
 
 @st.composite
@@ -128,11 +143,15 @@ def single_bodies(draw, restitution=coefficient, force=st.booleans()):
     (slack 1 mm to 5 cm), so the initial state is admissible whatever ``u0``."""
     d = draw(st.integers(1, 3))
     vector = st.lists(unit, min_size=d, max_size=d)
-    return dict(A=draw(st.lists(vector, min_size=d, max_size=d)), c=draw(st.floats(0.5, 2.0)),
-                q0=draw(vector), u0=draw(vector),  # u0 in 2 m/s
-                planes=draw(st.lists(st.tuples(vector, st.floats(1e-3, 5e-2)), min_size=1, max_size=3)),
-                force=draw(vector) if draw(force) else None,  # in 5 N
-                restitution=draw(restitution))
+    return dict(
+        A=draw(st.lists(vector, min_size=d, max_size=d)),
+        c=draw(st.floats(0.5, 2.0)),
+        q0=draw(vector),
+        u0=draw(vector),  # u0 in 2 m/s
+        planes=draw(st.lists(st.tuples(vector, st.floats(1e-3, 5e-2)), min_size=1, max_size=3)),
+        force=draw(vector) if draw(force) else None,  # in 5 N
+        restitution=draw(restitution),
+    )
 
 
 def single_body(spec) -> gr.ConstrainedSystem:
@@ -145,16 +164,23 @@ def single_body(spec) -> gr.ConstrainedSystem:
             a = np.eye(d)[k % d]
         a = a / np.linalg.norm(a)
         b = -a @ q0 + slack
-        constraints.append(gr.Constraint(gap=lambda t, q, a=a, b=b: a @ q + b,
-                                         gradient=lambda t, q, a=a: a, name=f"plane {k}"))
+        constraints.append(
+            gr.Constraint(gap=lambda t, q, a=a, b=b: a @ q + b, gradient=lambda t, q, a=a: a, name=f"plane {k}")
+        )
     f = None if spec["force"] is None else 5.0 * np.asarray(spec["force"])
-    return gr.ConstrainedSystem(q0, 2.0 * np.asarray(spec["u0"]), A @ A.T + spec["c"] * np.eye(d),
-                                force=None if f is None else (lambda t, q, u: f),
-                                constraints=constraints, restitution=spec["restitution"],
-                                potential=None if f is None else (lambda t, q: -float(f @ q)))
+    return gr.ConstrainedSystem(
+        q0,
+        2.0 * np.asarray(spec["u0"]),
+        A @ A.T + spec["c"] * np.eye(d),
+        force=None if f is None else (lambda t, q, u: f),
+        constraints=constraints,
+        restitution=spec["restitution"],
+        potential=None if f is None else (lambda t, q: -float(f @ q)),
+    )
 
 
 # -- what the engine reports, rebuilt from the contact records ---------------------------------------------
+
 
 def steps(system, n_steps=STEPS):
     """Yield ``(u^n, result)`` for each step (``u^n`` the velocity before it)."""
@@ -176,8 +202,7 @@ def checked_steps(system, tolerances, impacts=False, force_free=True, n_steps=ST
             spin, last = max(spin, now), spin
         else:
             last = now = 0.0
-        check_step(system, before, result, tolerances, impacts, force_free, previous,
-                   spin=2.0 * max(last, now))
+        check_step(system, before, result, tolerances, impacts, force_free, previous, spin=2.0 * max(last, now))
         previous = result.contacts
         yield before, result
 
@@ -190,10 +215,10 @@ def jacobian(system, contacts) -> np.ndarray:
     G = np.zeros((len(contacts), 3 * system.n))
     for k in range(len(contacts)):
         i = contacts.i[k]
-        G[k, 3 * i:3 * i + 3] += contacts.normal[k]
+        G[k, 3 * i : 3 * i + 3] += contacts.normal[k]
         if contacts.wall[k] < 0:
-            G[k, 3 * i:3 * i + 3] -= 2.0 * contacts.normal[k]
-            G[k, 3 * contacts.j[k]:3 * contacts.j[k] + 3] += contacts.normal[k]
+            G[k, 3 * i : 3 * i + 3] -= 2.0 * contacts.normal[k]
+            G[k, 3 * contacts.j[k] : 3 * contacts.j[k] + 3] += contacts.normal[k]
     return G
 
 
@@ -255,10 +280,14 @@ def check_step(system, before, result, tolerances, impacts=False, force_free=Tru
     # the prediction pushes it together again (G v + D/h < 0).
     row_tolerance = np.full(len(contacts), tolerances["feasibility"] * scale)
     if "inherited" in tolerances and previous is not None and len(contacts):
-        pushed = {(int(i), int(j), int(w)) for i, j, w, lam in
-                  zip(previous.i, previous.j, previous.wall, previous.impulse) if lam > 0.0}
-        carried = np.array([(int(i), int(j), int(w)) in pushed
-                            for i, j, w in zip(contacts.i, contacts.j, contacts.wall)])
+        pushed = {
+            (int(i), int(j), int(w))
+            for i, j, w, lam in zip(previous.i, previous.j, previous.wall, previous.impulse)
+            if lam > 0.0
+        }
+        carried = np.array(
+            [(int(i), int(j), int(w)) in pushed for i, j, w in zip(contacts.i, contacts.j, contacts.wall)]
+        )
         carried &= G @ predicted + D / DT < 0.0
         mismatch = np.abs(D) if tolerances["inherited"] == "gaps" else np.maximum(-D, 0.0)
         row_tolerance = np.where(carried, np.maximum(row_tolerance, mismatch / DT), row_tolerance)
@@ -271,13 +300,16 @@ def check_step(system, before, result, tolerances, impacts=False, force_free=Tru
     # violates by at most h times its tolerance: the row's own for a pair or wall
     # the step considered, the base one for any other.
     gaps, keys = true_gaps(system, q, with_keys=True)
-    allowed = {key: DT * tol for key, tol in zip(zip(contacts.i.tolist(), contacts.j.tolist(),
-                                                     contacts.wall.tolist()), row_tolerance)}
+    allowed = {
+        key: DT * tol
+        for key, tol in zip(zip(contacts.i.tolist(), contacts.j.tolist(), contacts.wall.tolist()), row_tolerance)
+    }
     base = DT * tolerances["feasibility"] * scale
     allowance = np.array([max(base, allowed.get(key, 0.0)) for key in keys]) + 8 * EPS * length
     worst = int(np.argmin(gaps + allowance)) if gaps.size else 0
     assert gaps.size == 0 or gaps[worst] >= -allowance[worst], (
-        f"{keys[worst]} overlaps by {-gaps[worst]:.3g} (allowed {allowance[worst]:.3g})")
+        f"{keys[worst]} overlaps by {-gaps[worst]:.3g} (allowed {allowance[worst]:.3g})"
+    )
     if len(contacts) == 0:
         return scale
     # Complementarity: natural residual min(W_kk lambda_k, s_k) of Maury's law on every
@@ -285,16 +317,17 @@ def check_step(system, before, result, tolerances, impacts=False, force_free=Tru
     slack = G @ after + D / DT
     W_kk = np.einsum("kd,kd->k", G, np.linalg.solve(mass_matrix(system), G.T).T)
     residual = np.minimum(W_kk * lam, slack)
-    tolerance = (np.maximum(tolerances["complementarity"] * scale, row_tolerance)
-                 + ROUNDING * EPS * scale)
+    tolerance = np.maximum(tolerances["complementarity"] * scale, row_tolerance) + ROUNDING * EPS * scale
     if not impacts:
         assert np.all(np.abs(residual) <= tolerance), (
             f"complementarity: row {np.abs(residual).argmax()} has lambda = {lam[np.abs(residual).argmax()]:.3g}"
-            f" and slack {slack[np.abs(residual).argmax()]:.3g} m/s (scale {scale:.3g})")
+            f" and slack {slack[np.abs(residual).argmax()]:.3g} m/s (scale {scale:.3g})"
+        )
         return scale
     # With restitution Maury's constraint still ends the step: no row's slack below -tol.
-    assert np.all(residual >= -tolerance), \
+    assert np.all(residual >= -tolerance), (
         f"row {residual.argmin()} violates D + h G u >= 0 by {-residual.min():.3g} m/s"
+    )
     # A row pushing while its gap stays open bounced (an impact).
     bounced = np.flatnonzero(residual > tolerance)
     touches = np.abs(G) > 0
@@ -339,27 +372,39 @@ def check_balance(system, result, G):
     magnitude = np.abs(M) @ (np.abs(after) + np.abs(predicted)) + np.abs(G.T) @ lam
     condition = np.linalg.cond(M)  # the engine solves with M, this test multiplies by it
     assert np.all(np.abs(residual) <= ROUNDING * EPS * condition * (magnitude + EPS)), (
-        f"momentum balance off by {np.abs(residual).max():.3g}")
+        f"momentum balance off by {np.abs(residual).max():.3g}"
+    )
 
 
 # -- sphere worlds -----------------------------------------------------------------------------------
+
 
 @settings(max_examples=40 * SCALE, **SETTINGS)
 @given(sphere_worlds(restitution=coefficient, friction=coefficient))
 # A sphere driven into a box's corner, e = 1, mu = 0.5: each wall's friction acts along
 # the other's normal, so the two impacts are coupled (and Newton's law would gain energy).
-@example(spec={"cells": [0, 3, 2, 1], "radii": [1.0, 2.75, 1.0, 1.0], "masses": [1.0, 1.0, 1.0, 1.0],
-               "jitter": [(0.0, 0.0, 0.0)] * 4,
-               "velocities": [(0.0, 0.0, 0.0), (0.0, 1.0, 0.75), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)],
-               "restitution": 1.0, "friction": 0.5, "gravity": False, "walls": True})
+@example(
+    spec={
+        "cells": [0, 3, 2, 1],
+        "radii": [1.0, 2.75, 1.0, 1.0],
+        "masses": [1.0, 1.0, 1.0, 1.0],
+        "jitter": [(0.0, 0.0, 0.0)] * 4,
+        "velocities": [(0.0, 0.0, 0.0), (0.0, 1.0, 0.75), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)],
+        "restitution": 1.0,
+        "friction": 0.5,
+        "gravity": False,
+        "walls": True,
+    }
+)
 def test_spheres_stay_apart_and_push_only(spec):
     """Any e, any mu, with or without gravity: gaps >= -tolerance, lambda >= 0, and
     every friction impulse inside its Coulomb disc ``|lambda_T| <= mu lambda_N``."""
     world = sphere_world(spec)
     tolerances = FRICTIONAL if world.friction > 0.0 else FRICTIONLESS
     active = 0
-    for _, result in checked_steps(world, tolerances, impacts=world.particle_restitution[0] > 0.0,
-                                   force_free=not world.gravity.any()):
+    for _, result in checked_steps(
+        world, tolerances, impacts=world.particle_restitution[0] > 0.0, force_free=not world.gravity.any()
+    ):
         contacts = result.contacts
         active += int(np.count_nonzero(contacts.impulse))
         if world.friction > 0.0 and len(contacts):
@@ -429,15 +474,16 @@ def test_kinetic_energy_never_rises_without_forces(spec):
     kinetic = world.kinetic_energy(0.0, world.q0, world.u0)
     for before, result in steps(world):
         G = jacobian(world, result.contacts)
-        scale = velocity_scale(G, result.contacts.gap, before, result.predicted.reshape(-1),
-                               result.velocities.reshape(-1))
-        allowed = (COMPLEMENTARITY_TOLERANCE * scale * float(result.contacts.impulse.sum())
-                   + ROUNDING * EPS * kinetic)
+        scale = velocity_scale(
+            G, result.contacts.gap, before, result.predicted.reshape(-1), result.velocities.reshape(-1)
+        )
+        allowed = COMPLEMENTARITY_TOLERANCE * scale * float(result.contacts.impulse.sum()) + ROUNDING * EPS * kinetic
         assert result.kinetic_energy <= kinetic + allowed
         kinetic = result.kinetic_energy
 
 
 # -- single-body systems -------------------------------------------------------------------------------------
+
 
 @settings(max_examples=60 * SCALE, **SETTINGS)
 @given(single_bodies())
@@ -447,8 +493,7 @@ def test_single_body_feasibility_signs_and_balance(spec):
     are impacts) and ``M (u^{n+1} - v) = G^T lambda``."""
     system = single_body(spec)
     with_force = system.force_callable is not None
-    for _, result in checked_steps(system, FRICTIONLESS, impacts=system.restitution > 0.0,
-                                   force_free=not with_force):
+    for _, result in checked_steps(system, FRICTIONLESS, impacts=system.restitution > 0.0, force_free=not with_force):
         check_balance(system, result, jacobian(system, result.contacts))
 
 
@@ -463,13 +508,13 @@ def test_single_body_energy_never_rises_without_forces(spec):
     for before, result in steps(system):
         G = jacobian(system, result.contacts)
         scale = velocity_scale(G, result.contacts.gap, before, result.predicted, result.velocities)
-        allowed = (COMPLEMENTARITY_TOLERANCE * scale * float(result.contacts.impulse.sum())
-                   + ROUNDING * EPS * kinetic)
+        allowed = COMPLEMENTARITY_TOLERANCE * scale * float(result.contacts.impulse.sum()) + ROUNDING * EPS * kinetic
         assert result.kinetic_energy <= kinetic + allowed
         kinetic = result.kinetic_energy
 
 
 # -- regression: a frictional overlap that no earlier error explains ----------------------------------------
+
 
 def test_frictional_spheres_do_not_overlap_beyond_their_own_mismatch():
     """Minimised from a hypothesis example (seed of the first property test): three
@@ -488,8 +533,15 @@ def test_frictional_spheres_do_not_overlap_beyond_their_own_mismatch():
     radii, masses = [0.02233, 0.02431, 0.02595], [1.02386, 1.04621, 0.80128]
 
     def world(mu):
-        return gr.SphereWorld(positions, radii, masses=masses, velocities=velocities, angular_velocities=spins,
-                              gravity=(0.0, 0.0, 0.0), friction=mu)
+        return gr.SphereWorld(
+            positions,
+            radii,
+            masses=masses,
+            velocities=velocities,
+            angular_velocities=spins,
+            gravity=(0.0, 0.0, 0.0),
+            friction=mu,
+        )
 
     for _ in checked_steps(world(0.0), FRICTIONLESS, n_steps=2):
         pass

@@ -1,4 +1,5 @@
 """``python -m granular`` is the `granular` command: same output, same exit statuses."""
+
 import subprocess
 import sys
 from pathlib import Path
@@ -32,4 +33,4 @@ def test_python_m_granular_exits_2_with_one_line_for_an_unknown_scene():
     assert module.returncode == 2
     lines = module.stderr.strip().splitlines()
     assert len(lines) == 1 and "no_such_scene_here" in lines[0]
-    assert lines[0].startswith("granular")      # named like the command, not "__main__.py"
+    assert lines[0].startswith("granular")  # named like the command, not "__main__.py"

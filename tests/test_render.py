@@ -3,6 +3,7 @@
 Small runs only (a few spheres, tens of steps). Images are compared with the white
 background and with each other; videos are read back for their frame count and size.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -20,14 +21,14 @@ pytest.importorskip("pyvista")
 imageio = pytest.importorskip("imageio.v2")
 imageio_ffmpeg = pytest.importorskip("imageio_ffmpeg")
 
-SIZE = (160, 128)          # pixels; multiples of 16 for H.264
+SIZE = (160, 128)  # pixels; multiples of 16 for H.264
 
 
 def small_pile(steps: int = 30, record_every: int = 3) -> gr.Trajectory:
     """Eight spheres dropped a few millimetres into a box: they touch the floor and each other."""
     r = 0.01
     grid = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=float)
-    positions = np.array([0.0205, 0.0205, 0.0105]) + grid * 0.0205      # half a millimetre apart
+    positions = np.array([0.0205, 0.0205, 0.0105]) + grid * 0.0205  # half a millimetre apart
     world = gr.SphereWorld(positions, r, density=2500.0, walls=[gr.Box([0, 0, 0], [0.062, 0.062, 0.2], open_top=True)])
     return gr.Simulation(world, dt=1e-3).run(steps=steps, record_every=record_every)
 
@@ -52,21 +53,32 @@ def reddish(image: np.ndarray) -> np.ndarray:
 def test_force_chain_segments_join_centres_and_wall_contact_points():
     positions = np.array([[0.0, 0.0, 0.01], [0.02, 0.0, 0.01]])
     radii = np.array([0.01, 0.01])
-    contacts = gr.Contacts(i=np.array([0, 0, 1]), j=np.array([1, -1, -1]), wall=np.array([-1, 0, 0]),
-                           gap=np.zeros(3), normal=np.array([[1.0, 0, 0], [0, 0, 1.0], [0, 0, 1.0]]),
-                           impulse=np.array([2.0, 1.0, 0.0]))
+    contacts = gr.Contacts(
+        i=np.array([0, 0, 1]),
+        j=np.array([1, -1, -1]),
+        wall=np.array([-1, 0, 0]),
+        gap=np.zeros(3),
+        normal=np.array([[1.0, 0, 0], [0, 0, 1.0], [0, 0, 1.0]]),
+        impulse=np.array([2.0, 1.0, 0.0]),
+    )
     segments = contact_segments({"kind": "spheres"}, contacts, positions, radii)
-    np.testing.assert_allclose(segments[0], positions)                      # centre to centre
+    np.testing.assert_allclose(segments[0], positions)  # centre to centre
     np.testing.assert_allclose(segments[1], [positions[0], [0.0, 0.0, 0.0]])  # centre to the floor
     chains = force_chains({"kind": "spheres"}, contacts, positions, radii)
-    assert len(chains) == 2                                                 # the zero impulse is left out
+    assert len(chains) == 2  # the zero impulse is left out
     np.testing.assert_allclose(chains.impulses, [2.0, 1.0])
 
 
 def test_force_chain_uses_the_minimum_image_in_a_periodic_cell():
     positions = np.array([[0.005, 0.5, 0.5], [0.995, 0.5, 0.5]])
-    contacts = gr.Contacts(i=np.array([0]), j=np.array([1]), wall=np.array([-1]), gap=np.zeros(1),
-                           normal=np.array([[-1.0, 0, 0]]), impulse=np.array([1.0]))
+    contacts = gr.Contacts(
+        i=np.array([0]),
+        j=np.array([1]),
+        wall=np.array([-1]),
+        gap=np.zeros(1),
+        normal=np.array([[-1.0, 0, 0]]),
+        impulse=np.array([1.0]),
+    )
     periodic = {"type": "periodic", "lower": [0, 0, 0], "upper": [1, 1, 1], "axes": [0]}
     segments = contact_segments({"kind": "spheres", "periodic": periodic}, contacts, positions, np.full(2, 0.005))
     np.testing.assert_allclose(segments[0, 1], [-0.005, 0.5, 0.5])
@@ -82,7 +94,7 @@ def test_frame_scene_uses_the_radii_of_its_frame():
 
 def test_scene_bounds_crop_an_open_box_above_the_bodies(pile):
     bounds = scene_bounds(pile, range(len(pile)))
-    assert bounds[1, 2] < 0.1                    # the box is 0.2 m tall, the spheres below 0.07 m
+    assert bounds[1, 2] < 0.1  # the box is 0.2 m tall, the spheres below 0.07 m
     np.testing.assert_allclose(bounds[:, :2], [[0, 0], [0.062, 0.062]])
 
 
@@ -101,7 +113,7 @@ def test_mp4_has_one_frame_per_recorded_frame_and_the_requested_size(pile, tmp_p
 def test_every_thins_the_frames_and_gif_is_written(pile, tmp_path):
     path = animate(pile, tmp_path / "pile.gif", fps=10, every=2, size=SIZE)
     frames = imageio.mimread(path)
-    assert len(frames) == 6                      # frames 0, 2, ..., 10
+    assert len(frames) == 6  # frames 0, 2, ..., 10
     assert frames[0].shape[:2] == (SIZE[1], SIZE[0])
 
 
@@ -124,45 +136,54 @@ def test_force_overlay_draws_chains(pile):
 
 def test_growing_radii_grow_on_screen(tmp_path):
     world = gr.SphereWorld([[0.0, 0.0, 0.0]], lambda t: np.array([0.01 * (1.0 + 20.0 * t)]), gravity=(0, 0, 0))
-    trajectory = gr.Simulation(world, dt=1e-2).run(steps=10, record_every=10)     # radius 0.01 -> 0.03
+    trajectory = gr.Simulation(world, dt=1e-2).run(steps=10, record_every=10)  # radius 0.01 -> 0.03
     path = animate(trajectory, tmp_path / "grow.gif", size=SIZE, color_by="none")
-    body = (slice(SIZE[1] // 5, None), slice(None))                     # below the caption
+    body = (slice(SIZE[1] // 5, None), slice(None))  # below the caption
     first, last = (foreground(frame)[body].sum() for frame in imageio.mimread(path))
-    assert last > 6 * first                       # area ~ r^2: 9 times with a fixed camera
+    assert last > 6 * first  # area ~ r^2: 9 times with a fixed camera
 
 
 def test_orbit_camera_moves_and_fixed_camera_does_not(tmp_path):
     world = gr.SphereWorld([[0.0, 0.0, 0.0], [0.05, 0.0, 0.0], [0.0, 0.03, 0.0]], 0.01, gravity=(0, 0, 0))
-    still = gr.Simulation(world, dt=1e-3).run(steps=4, record_every=1)             # nothing moves
+    still = gr.Simulation(world, dt=1e-3).run(steps=4, record_every=1)  # nothing moves
     fixed = imageio.mimread(animate(still, tmp_path / "fixed.gif", size=SIZE, camera="fixed", color_by="id"))
     orbit = imageio.mimread(animate(still, tmp_path / "orbit.gif", size=SIZE, camera="orbit", color_by="id"))
-    body = (slice(SIZE[1] // 5, None), slice(None), slice(0, 3))        # below the caption (the time)
+    body = (slice(SIZE[1] // 5, None), slice(None), slice(0, 3))  # below the caption (the time)
+
     def change(frames):
         return np.abs(frames[0][body].astype(int) - frames[2][body].astype(int)).mean()
 
-    assert change(fixed) < 0.5                   # GIF palettes differ a little from frame to frame
+    assert change(fixed) < 0.5  # GIF palettes differ a little from frame to frame
     assert change(orbit) > 5.0
 
 
 def ball_shapes(description: dict, q: np.ndarray) -> Shapes:
     """A drawing adapter for a test system: a ball at height q[0] over a floor."""
-    return Shapes(sphere_centres=np.array([[0.0, 0.0, float(q[0])]]), sphere_radii=np.array([0.1]),
-                  segments=np.array([[[0.0, 0.0, float(q[0])], [0.0, 0.0, float(q[0]) + 0.3]]]),
-                  segment_radii=np.array([0.02]), planes=[(np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.5)])
+    return Shapes(
+        sphere_centres=np.array([[0.0, 0.0, float(q[0])]]),
+        sphere_radii=np.array([0.1]),
+        segments=np.array([[[0.0, 0.0, float(q[0])], [0.0, 0.0, float(q[0]) + 0.3]]]),
+        segment_radii=np.array([0.02]),
+        planes=[(np.zeros(3), np.array([0.0, 0.0, 1.0]), 0.5)],
+    )
 
 
 register_adapter("test_ball", ball_shapes)
 
 
 def test_single_body_system_is_drawn_through_its_adapter(tmp_path):
-    system = gr.ConstrainedSystem([0.5], [0.0], mass=[[1.0]], force=lambda t, q, u: np.array([-9.81]),
-                                  constraints=[gr.Constraint(gap=lambda t, q: q[0] - 0.1,
-                                                             gradient=lambda t, q: np.array([1.0]))],
-                                  drawing={"kind": "test ball", "adapter": "test_ball"})
+    system = gr.ConstrainedSystem(
+        [0.5],
+        [0.0],
+        mass=[[1.0]],
+        force=lambda t, q, u: np.array([-9.81]),
+        constraints=[gr.Constraint(gap=lambda t, q: q[0] - 0.1, gradient=lambda t, q: np.array([1.0]))],
+        drawing={"kind": "test ball", "adapter": "test_ball"},
+    )
     trajectory = gr.Simulation(system, dt=1e-2).run(steps=5)
     assert trajectory.radii is None
     image = imageio.imread(snapshot(trajectory, 0, tmp_path / "ball.png", size=SIZE))
-    orange = (image[..., 0].astype(int) > image[..., 2].astype(int) + 60)   # the ball's colour
+    orange = image[..., 0].astype(int) > image[..., 2].astype(int) + 60  # the ball's colour
     assert orange.sum() > 100
     frames, _ = imageio_ffmpeg.count_frames_and_secs(str(animate(trajectory, tmp_path / "ball.mp4", size=SIZE)))
     assert frames == len(trajectory)
@@ -209,36 +230,42 @@ def test_a_failed_render_leaves_the_previous_file_and_no_temporary(pile, tmp_pat
 
 
 def test_import_granular_does_not_import_pyvista():
-    code = ("import sys, granular, granular.render, granular.cli; "
-            "print(any(m.split('.')[0] in ('pyvista', 'vtk', 'vtkmodules', 'matplotlib') for m in sys.modules))")
+    code = (
+        "import sys, granular, granular.render, granular.cli; "
+        "print(any(m.split('.')[0] in ('pyvista', 'vtk', 'vtkmodules', 'matplotlib') for m in sys.modules))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
-
 
 
 def beam_shapes(description: dict, q: np.ndarray) -> Shapes:
     """A drawing adapter for a test system: a horizontal rod whose tip sits between two
     obstacle planes 0.1 above and below it (the beam scene's picture)."""
-    return Shapes(segments=np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]]), segment_radii=np.array([0.005]),
-                  planes=[(np.array([1.0, 0.0, -0.1]), np.array([0.0, 0.0, 1.0]), 0.05),
-                          (np.array([1.0, 0.0, 0.1]), np.array([0.0, 0.0, -1.0]), 0.05)])
+    return Shapes(
+        segments=np.array([[[0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]]),
+        segment_radii=np.array([0.005]),
+        planes=[
+            (np.array([1.0, 0.0, -0.1]), np.array([0.0, 0.0, 1.0]), 0.05),
+            (np.array([1.0, 0.0, 0.1]), np.array([0.0, 0.0, -1.0]), 0.05),
+        ],
+    )
 
 
 register_adapter("test_beam", beam_shapes)
-
 
 
 def test_obstacles_level_with_the_camera_stay_visible():
     """Obstacle planes level with the camera are drawn as slabs on their inadmissible
     side: each covers at least 8 rows of pixels above or below the rod (as infinitely
     thin squares seen at a grazing angle they cover 4 and 6)."""
-    system = gr.ConstrainedSystem([0.0], [0.0], mass=[[1.0]], constraints=[],
-                                  drawing={"kind": "test beam", "adapter": "test_beam"})
+    system = gr.ConstrainedSystem(
+        [0.0], [0.0], mass=[[1.0]], constraints=[], drawing={"kind": "test beam", "adapter": "test_beam"}
+    )
     trajectory = gr.Simulation(system, dt=1e-2).run(steps=1)
     image = frame_image(trajectory, 0, size=(320, 128), view=(0.0, -1.0, 0.0), antialias=False)
     drawn = foreground(image)
-    drawn[:128 // 5] = False                                            # the caption
-    rod = np.flatnonzero(drawn[:, 10:40].any(axis=1))                   # left of the obstacles
+    drawn[: 128 // 5] = False  # the caption
+    rod = np.flatnonzero(drawn[:, 10:40].any(axis=1))  # left of the obstacles
     rows = np.flatnonzero(drawn.any(axis=1))
     above, below = rows[rows < rod.min()], rows[rows > rod.max()]
     assert len(rod) <= 4 and len(above) >= 8 and len(below) >= 8
@@ -251,13 +278,13 @@ def test_colour_bar_text_and_box_scale_with_the_frame():
     small, large = colorbar_layout((320, 240)), colorbar_layout((1280, 960))
     for size, layout in (((320, 240), small), ((1280, 960), large)):
         caption_points = CAPTION_SCALE * font_size(size)
-        assert 0.6 <= layout["font_size"] / caption_points <= 1.0       # not 10 px beside a 30 px caption
-        assert layout["reserved_width"] < 0.2                           # not a quarter of a small GIF
-        assert layout["position_x"] + layout["width"] < 1.0             # inside the frame
+        assert 0.6 <= layout["font_size"] / caption_points <= 1.0  # not 10 px beside a 30 px caption
+        assert layout["reserved_width"] < 0.2  # not a quarter of a small GIF
+        assert layout["position_x"] + layout["width"] < 1.0  # inside the frame
     assert large["font_size"] / small["font_size"] == pytest.approx(4.0, rel=0.15)
     assert large["reserved_width"] == pytest.approx(small["reserved_width"], rel=0.15)
     arguments = scalar_bar_arguments(small, "impulse (N s)")
-    assert arguments["unconstrained_font_size"] is True                 # VTK would shrink the labels
+    assert arguments["unconstrained_font_size"] is True  # VTK would shrink the labels
     assert arguments["label_font_size"] == small["font_size"] and arguments["width"] == small["width"]
 
 
@@ -268,15 +295,15 @@ def test_a_force_frame_without_contacts_says_impacts_fell_between_frames():
     run = small_pile(steps=12, record_every=3)
     assert run.meta["record_every"] == 3
     quiet = copy.deepcopy(run)
-    quiet.contacts[2].impulse[:] = 0.0                    # no contact in frame 2's own step
-    quiet.dissipated_energy[2:] += 0.5                    # but contacts dissipated between frames 1 and 2
+    quiet.contacts[2].impulse[:] = 0.0  # no contact in frame 2's own step
+    quiet.dissipated_energy[2:] += 0.5  # but contacts dissipated between frames 1 and 2
     note = frame_scene(quiet, 2, forces=True).note
     assert "1 step in 3 recorded" in note and "dissipated 0.5 J" in note
-    assert frame_scene(quiet, 2, forces=False).note == ""            # not a force picture
-    assert frame_scene(run, len(run) - 1, forces=True).note == ""     # contacts drawn: nothing to explain
+    assert frame_scene(quiet, 2, forces=False).note == ""  # not a force picture
+    assert frame_scene(run, len(run) - 1, forces=True).note == ""  # contacts drawn: nothing to explain
     every_step = copy.deepcopy(quiet)
     every_step.meta["record_every"] = 1
-    assert frame_scene(every_step, 2, forces=True).note == ""        # nothing skipped
+    assert frame_scene(every_step, 2, forces=True).note == ""  # nothing skipped
 
 
 def test_walls_are_cut_to_a_box_exactly():

@@ -6,6 +6,7 @@ impacts and resting contacts straddle the restart: the velocity scheme's warm st
 (the previous step's impulses and sustained-contact kick, which set the next
 impact threshold) matters, and a restart without it differs (checked below).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -72,7 +73,7 @@ def test_run_from_a_file_continues_it_bit_for_bit(here, capsys):
     full, continued = load_run("full.h5"), load_run("continued.h5")
     assert_identical(full, continued)
     assert continued.meta["duration"] == pytest.approx(0.04)
-    assert len(load_run("half.h5")) == 6                  # --out elsewhere leaves the source alone
+    assert len(load_run("half.h5")) == 6  # --out elsewhere leaves the source alone
 
 
 @pytest.mark.exact
@@ -106,14 +107,19 @@ def test_an_earlier_frame_restarts_at_its_time(here):
     assert simulation.t == half.t[2] and np.array_equal(simulation.positions, half.positions[2])
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["run", "--from", "half.h5"], "--from needs --duration"),
-    (["run", "--from", "half.h5", "--duration", "0.01", "--dt", "1e-4"], "--dt cannot change a continued run"),
-    (["run", "bouncy", "--scene", "scenes/bouncy.py", "--from", "half.h5", "--duration", "0.01"],
-     "give the scene once"),
-    (["run", "bouncy", "--scene", "scenes/bouncy.py"], "--scene FILE goes with --from"),
-    (["run", "--duration", "0.01"], "give a SCENE"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["run", "--from", "half.h5"], "--from needs --duration"),
+        (["run", "--from", "half.h5", "--duration", "0.01", "--dt", "1e-4"], "--dt cannot change a continued run"),
+        (
+            ["run", "bouncy", "--scene", "scenes/bouncy.py", "--from", "half.h5", "--duration", "0.01"],
+            "give the scene once",
+        ),
+        (["run", "bouncy", "--scene", "scenes/bouncy.py"], "--scene FILE goes with --from"),
+        (["run", "--duration", "0.01"], "give a SCENE"),
+    ],
+)
 def test_run_from_refuses_what_it_cannot_honour(here, capsys, argv, message):
     assert main(argv) == USAGE
     assert message in capsys.readouterr().err
@@ -138,7 +144,7 @@ def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch):
     monkeypatch.setenv("GRANULAR_SCENES", str(tmp_path / "scenes"))
     assert main(["run", "turning", "--quiet", "--duration", "0.032", "--out", "full.h5"]) == 0
     assert main(["run", "turning", "--quiet", "--duration", "0.024", "--out", "half.h5"]) == 0
-    assert np.any(load_run("half.h5").warm_state["values"]["_omega"] != 0)     # the spheres turn
+    assert np.any(load_run("half.h5").warm_state["values"]["_omega"] != 0)  # the spheres turn
     assert main(["run", "--from", "half.h5", "--duration", "0.008", "--quiet"]) == 0
     full, continued = load_run("full.h5"), load_run("half.h5")
     assert_identical(full, continued)

@@ -17,6 +17,7 @@ Reference physics used below (no number is taken from the code's output):
 
 Tolerances come from `granular.tolerances`; each test says how.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,8 @@ from granular.tolerances import COMPLEMENTARITY_TOLERANCE, ENERGY_ROUNDOFF, VELO
 
 GRAVITY = 9.81
 HEIGHT, RADIUS, RESTITUTION, DT = 1.0, 0.1, 0.9, 1e-3
-V1 = np.sqrt(2.0 * GRAVITY * HEIGHT)          # impact speed of the first bounce (m/s)
-T1 = np.sqrt(2.0 * HEIGHT / GRAVITY)          # first impact time (s)
+V1 = np.sqrt(2.0 * GRAVITY * HEIGHT)  # impact speed of the first bounce (m/s)
+T1 = np.sqrt(2.0 * HEIGHT / GRAVITY)  # first impact time (s)
 #: A projection answer is accurate to this fraction of the velocity scale of its
 #: problem; the restitution stage then multiplies its impulse by 1 + e <= 2.
 SOLVER = 2.0 * COMPLEMENTARITY_TOLERANCE
@@ -39,11 +40,17 @@ SOLVER = 2.0 * COMPLEMENTARITY_TOLERANCE
 
 # -- helpers -------------------------------------------------------------------------------
 
+
 def ball(restitution=RESTITUTION, height=HEIGHT, floor_restitution=None, gravity=GRAVITY) -> gr.SphereWorld:
     """One 1 kg sphere of radius RADIUS at rest with gap ``height`` above a floor plane."""
-    return gr.SphereWorld([[0.0, 0.0, height + RADIUS]], RADIUS, masses=1.0,
-                          walls=[gr.Plane([0, 0, 0], [0, 0, 1], restitution=floor_restitution)],
-                          gravity=(0.0, 0.0, -gravity), restitution=restitution)
+    return gr.SphereWorld(
+        [[0.0, 0.0, height + RADIUS]],
+        RADIUS,
+        masses=1.0,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], restitution=floor_restitution)],
+        gravity=(0.0, 0.0, -gravity),
+        restitution=restitution,
+    )
 
 
 def touching(trajectory) -> np.ndarray:
@@ -67,7 +74,7 @@ def exact_impact_times(count: int, e: float = RESTITUTION, height: float = HEIGH
     v1 = np.sqrt(2.0 * GRAVITY * height)
     times = [np.sqrt(2.0 * height / GRAVITY)]
     for k in range(1, count):
-        times.append(times[-1] + 2.0 * e ** k * v1 / GRAVITY)
+        times.append(times[-1] + 2.0 * e**k * v1 / GRAVITY)
     return np.array(times)
 
 
@@ -88,7 +95,7 @@ def impact_times(dt: float, count: int, height: float = HEIGHT) -> np.ndarray:
 def newton_law(masses, velocities, normal, e):
     """Velocities after a frictionless impact of two spheres along ``normal`` (i to j)."""
     (m1, m2), (u1, u2) = masses, velocities
-    approach = normal @ (u2 - u1)                      # < 0 when approaching
+    approach = normal @ (u2 - u1)  # < 0 when approaching
     impulse = -(1.0 + e) * approach * m1 * m2 / (m1 + m2)
     return u1 - impulse / m1 * normal, u2 + impulse / m2 * normal
 
@@ -97,9 +104,11 @@ def velocity_scale(result, previous_velocities) -> float:
     """Velocity scale of a step's projections (tolerances.py): relative normal speeds
     are at most twice the largest sphere speed, and a bound -D/h of a considered row
     at most its gap over h."""
-    speeds = max(np.linalg.norm(previous_velocities, axis=1).max(),
-                 np.linalg.norm(result.predicted, axis=1).max(),
-                 np.linalg.norm(result.velocities, axis=1).max())
+    speeds = max(
+        np.linalg.norm(previous_velocities, axis=1).max(),
+        np.linalg.norm(result.predicted, axis=1).max(),
+        np.linalg.norm(result.velocities, axis=1).max(),
+    )
     gaps = result.contacts.gap
     return 2.0 * speeds + (float(np.abs(gaps).max()) / DT if gaps.size else 0.0)
 
@@ -109,8 +118,8 @@ def multiplier_dissipation(result, masses) -> float:
     that the momentum balance M (u^{n+1} - v) = G^T lambda holds."""
     c = result.contacts
     on_wall = c.wall >= 0
-    rows = c.impulse[:, None] * c.normal                 # lambda_k n_k
-    push = np.zeros_like(result.velocities)              # G^T lambda, (N, 3)
+    rows = c.impulse[:, None] * c.normal  # lambda_k n_k
+    push = np.zeros_like(result.velocities)  # G^T lambda, (N, 3)
     np.add.at(push, c.i, np.where(on_wall[:, None], rows, -rows))
     np.add.at(push, c.j[~on_wall], rows[~on_wall])
     balance = masses[:, None] * (result.velocities - result.predicted) - push
@@ -170,7 +179,7 @@ def test_apex_ratio_is_e_squared_for_five_bounces(dropped_ball):
     gap = trajectory.positions[:, 0, 2] - RADIUS
     heights = apexes(gap, impact_frames(trajectory)[:7])
     ratios = heights[1:6] / heights[:5]
-    assert np.all(np.abs(ratios / RESTITUTION ** 2 - 1.0) <= 0.02), ratios
+    assert np.all(np.abs(ratios / RESTITUTION**2 - 1.0) <= 0.02), ratios
 
 
 def test_rebound_speed_is_e_times_impact_speed(dropped_ball):
@@ -223,19 +232,32 @@ def test_third_impact_time_converges_at_first_order():
     suite's time for the same slope, 0.96 over dt..dt/8)."""
     dts = DT * 2.0 ** -np.arange(-1, 3)
     heights = HEIGHT + V1 * DT * np.arange(6) / 6.0
-    errors = np.array([np.mean([abs(impact_times(dt, 3, height)[2] - exact_impact_times(3, height=height)[2])
-                                for height in heights]) for dt in dts])
+    errors = np.array(
+        [
+            np.mean(
+                [abs(impact_times(dt, 3, height)[2] - exact_impact_times(3, height=height)[2]) for height in heights]
+            )
+            for dt in dts
+        ]
+    )
     slope = np.polyfit(np.log(dts), np.log(errors), 1)[0]
     assert abs(slope - 1.0) <= 0.2, (slope, errors)
 
 
 # -- two spheres ---------------------------------------------------------------------------
 
+
 def test_head_on_masses_one_and_three_follow_newton():
     masses, e = np.array([1.0, 3.0]), 0.5
     velocities = np.array([[1.0, 0.0, 0.0], [-0.5, 0.0, 0.0]])
-    world = gr.SphereWorld([[-0.2, 0.0, 0.0], [0.2, 0.0, 0.0]], 0.05, masses=masses, velocities=velocities,
-                           gravity=(0.0, 0.0, 0.0), restitution=e)
+    world = gr.SphereWorld(
+        [[-0.2, 0.0, 0.0], [0.2, 0.0, 0.0]],
+        0.05,
+        masses=masses,
+        velocities=velocities,
+        gravity=(0.0, 0.0, 0.0),
+        restitution=e,
+    )
     trajectory = gr.Simulation(world, DT).run(duration=0.5)
     assert touching(trajectory).sum() == 1, "one impact, resolved in one step"
     expected = newton_law(masses, velocities, np.array([1.0, 0.0, 0.0]), e)
@@ -254,8 +276,9 @@ def _oblique(e: float):
     positions = np.array([[0.0, 0.0, 0.0], [0.3, 0.06, 0.03]])
     velocities = np.array([[1.0, 0.2, -0.1], [-0.2, 0.0, 0.1]])
     radii = np.array([0.05, 0.07])
-    world = gr.SphereWorld(positions, radii, masses=[1.0, 2.0], velocities=velocities,
-                           gravity=(0.0, 0.0, 0.0), restitution=e)
+    world = gr.SphereWorld(
+        positions, radii, masses=[1.0, 2.0], velocities=velocities, gravity=(0.0, 0.0, 0.0), restitution=e
+    )
     return world, positions, velocities, radii
 
 
@@ -268,7 +291,7 @@ def test_oblique_impact_keeps_tangential_and_reverses_normal_velocity(e):
     assert frames.size == 1, "one impact, resolved in one step"
     k = frames[0]
     contacts = trajectory.contacts[k]
-    normal = contacts.normal[contacts.active][0]       # line of centres at the start of the step
+    normal = contacts.normal[contacts.active][0]  # line of centres at the start of the step
     before = trajectory.velocities[k - 1, 1] - trajectory.velocities[k - 1, 0]
     after = trajectory.velocities[k, 1] - trajectory.velocities[k, 0]
     tangential = lambda w: w - (normal @ w) * normal  # noqa: E731
@@ -289,6 +312,7 @@ def test_oblique_impact_keeps_tangential_and_reverses_normal_velocity(e):
 
 # -- energy with e = 1 ---------------------------------------------------------------------
 
+
 def _elastic_ball_run():
     """The e = 1 ball through mid-flight after its 10th bounce (about 9.5 s)."""
     duration = exact_impact_times(11, e=1.0)[-1] - 0.5 * T1
@@ -305,7 +329,7 @@ def test_elastic_ball_keeps_its_energy_over_ten_bounces(elastic_ball):
     impacts = impact_frames(elastic_ball)
     assert impacts.size == 10, impacts.size
     energy = elastic_ball.total_energy
-    assert np.abs(energy[impacts[-1]:] / energy[0] - 1.0).max() <= 0.01
+    assert np.abs(energy[impacts[-1] :] / energy[0] - 1.0).max() <= 0.01
 
 
 def test_elastic_ball_retraces_its_flight(elastic_ball):
@@ -323,25 +347,41 @@ def test_elastic_ball_retraces_its_flight(elastic_ball):
     per_bounce = V1 * SOLVER * V1 / GRAVITY
     assert np.all(np.abs(heights - HEIGHT) <= per_bounce * np.arange(heights.size) + 1e-12), heights - HEIGHT
     energy = elastic_ball.total_energy
-    swing = 0.5 * GRAVITY * DT * V1 + 0.5 * GRAVITY ** 2 * DT ** 2
-    assert np.abs(energy - energy[0]).max() <= swing + impacts.size * SOLVER * V1 ** 2
+    swing = 0.5 * GRAVITY * DT * V1 + 0.5 * GRAVITY**2 * DT**2
+    assert np.abs(energy - energy[0]).max() <= swing + impacts.size * SOLVER * V1**2
 
 
-def gas_in_box(n: int, fraction: float, speed: float, restitution, seed: int = 0, radius: float = 0.01,
-               gravity=(0.0, 0.0, 0.0), walls_restitution=None, rule="min") -> gr.SphereWorld:
+def gas_in_box(
+    n: int,
+    fraction: float,
+    speed: float,
+    restitution,
+    seed: int = 0,
+    radius: float = 0.01,
+    gravity=(0.0, 0.0, 0.0),
+    walls_restitution=None,
+    rule="min",
+) -> gr.SphereWorld:
     """``n`` spheres at random non-overlapping places in a closed cube filled to the
     packing ``fraction``, Gaussian velocities of rms ``speed`` (m/s)."""
     rng = np.random.default_rng(seed)
-    side = (n * 4.0 / 3.0 * np.pi * radius ** 3 / fraction) ** (1.0 / 3.0)
+    side = (n * 4.0 / 3.0 * np.pi * radius**3 / fraction) ** (1.0 / 3.0)
     positions = np.zeros((0, 3))
     while len(positions) < n:
         trial = rng.uniform(radius, side - radius, 3)
         if np.all(np.linalg.norm(positions - trial, axis=1) > 2.0 * radius * (1.0 + 1e-3)):
             positions = np.vstack([positions, trial])
     velocities = rng.normal(0.0, speed / np.sqrt(3.0), (n, 3))
-    return gr.SphereWorld(positions, radius, velocities=velocities, density=2500.0, gravity=gravity,
-                          walls=[gr.Box([0, 0, 0], [side] * 3, restitution=walls_restitution)],
-                          restitution=restitution, restitution_rule=rule)
+    return gr.SphereWorld(
+        positions,
+        radius,
+        velocities=velocities,
+        density=2500.0,
+        gravity=gravity,
+        walls=[gr.Box([0, 0, 0], [side] * 3, restitution=walls_restitution)],
+        restitution=restitution,
+        restitution_rule=rule,
+    )
 
 
 def test_elastic_box_of_200_spheres_keeps_kinetic_energy():
@@ -359,13 +399,20 @@ def test_sequential_elastic_impacts_hand_the_velocity_on():
     1 m/s with all the kinetic energy."""
     r = 0.05
     positions = [[0.0, 0.0, 0.0], [2 * r + 0.3e-3, 0.0, 0.0], [4 * r + 1.8e-3, 0.0, 0.0]]
-    world = gr.SphereWorld(positions, r, masses=1.0, velocities=[[1.0, 0, 0], [0, 0, 0], [0, 0, 0]],
-                           gravity=(0.0, 0.0, 0.0), restitution=1.0)
+    world = gr.SphereWorld(
+        positions,
+        r,
+        masses=1.0,
+        velocities=[[1.0, 0, 0], [0, 0, 0], [0, 0, 0]],
+        gravity=(0.0, 0.0, 0.0),
+        restitution=1.0,
+    )
     final = gr.Simulation(world, DT).run(steps=20).velocities[-1][:, 0]
     assert np.abs(final - [0.0, 0.0, 1.0]).max() <= SOLVER * 2.0, final
 
 
 # -- energy never rises: 500 spheres, mixed coefficients -----------------------------------
+
 
 def _mixed_world(gravity) -> gr.SphereWorld:
     """511 spheres (r = 1 cm) on a jittered 8^3 lattice in a closed box with elastic
@@ -381,9 +428,16 @@ def _mixed_world(gravity) -> gr.SphereWorld:
     length = side * pitch + radius
     velocities = rng.normal(0.0, 1.0 / np.sqrt(3.0), positions.shape)
     restitution = rng.choice([0.0, 0.3, 0.7, 0.9, 1.0], size=len(positions))
-    return gr.SphereWorld(positions, radius, velocities=velocities, density=2500.0, gravity=gravity,
-                          walls=[gr.Box([0, 0, 0], [length] * 3, restitution=1.0), corner],
-                          restitution=restitution, restitution_rule="max")
+    return gr.SphereWorld(
+        positions,
+        radius,
+        velocities=velocities,
+        density=2500.0,
+        gravity=gravity,
+        walls=[gr.Box([0, 0, 0], [length] * 3, restitution=1.0), corner],
+        restitution=restitution,
+        restitution_rule="max",
+    )
 
 
 def _energy_never_rises(world, steps):
@@ -404,16 +458,18 @@ def _energy_never_rises(world, steps):
         result = sim.step()
         c = result.contacts
         active = c.impulse > 0.0
-        effective = np.where(c.wall < 0, 1.0 / (1.0 / masses[c.i] + 1.0 / masses[np.maximum(c.j, 0)]),
-                             masses[c.i])[active]
+        effective = np.where(c.wall < 0, 1.0 / (1.0 / masses[c.i] + 1.0 / masses[np.maximum(c.j, 0)]), masses[c.i])[
+            active
+        ]
         scale = velocity_scale(result, previous)
-        tolerance = (SOLVER * scale * np.maximum(c.impulse[active], 2.0 * scale * effective).sum()
-                     + ENERGY_ROUNDOFF * (result.kinetic_energy + abs(result.potential_energy))
-                     + _absorbed_force_work(world, c, previous, result.velocities))
+        tolerance = (
+            SOLVER * scale * np.maximum(c.impulse[active], 2.0 * scale * effective).sum()
+            + ENERGY_ROUNDOFF * (result.kinetic_energy + abs(result.potential_energy))
+            + _absorbed_force_work(world, c, previous, result.velocities)
+        )
         worst = max(worst, (result.total_energy - energy) / tolerance)
         # The dissipation is the work of the multipliers and is >= 0 to the same tolerance.
-        assert result.dissipated_energy == pytest.approx(multiplier_dissipation(result, masses),
-                                                         rel=1e-9, abs=1e-15)
+        assert result.dissipated_energy == pytest.approx(multiplier_dissipation(result, masses), rel=1e-9, abs=1e-15)
         assert result.dissipated_energy >= -tolerance
         energy, previous, contacts = result.total_energy, result.velocities, contacts + active.sum()
     assert contacts > 10 * world.n, "too few impacts to test anything"
@@ -423,8 +479,7 @@ def _energy_never_rises(world, steps):
 def _normal_velocity(contacts, velocities) -> np.ndarray:
     """G_k u of every contact row: n.(u_j - u_i) for a pair, n.u_i off a wall."""
     on_wall = (contacts.wall >= 0)[:, None]
-    relative = np.where(on_wall, velocities[contacts.i],
-                        velocities[np.maximum(contacts.j, 0)] - velocities[contacts.i])
+    relative = np.where(on_wall, velocities[contacts.i], velocities[np.maximum(contacts.j, 0)] - velocities[contacts.i])
     return np.einsum("kd,kd->k", contacts.normal, relative)
 
 
@@ -461,15 +516,20 @@ def test_energy_never_rises_with_mixed_coefficients_500_spheres_under_gravity():
 
 # -- e = 0 is Maury's scheme ---------------------------------------------------------------
 
+
 def _pile(restitution, walls_restitution=None) -> gr.SphereWorld:
     """60 spheres falling into an open box: impacts, then a settling contact network."""
     rng = np.random.default_rng(5)
     grid = np.stack(np.meshgrid(np.arange(4), np.arange(3), np.arange(5), indexing="ij"), -1).reshape(-1, 3)
     positions = grid * 0.024 + np.array([0.015, 0.015, 0.012]) + rng.uniform(-0.002, 0.002, grid.shape)
-    return gr.SphereWorld(positions, 0.01, velocities=rng.normal(0.0, 0.3, grid.shape), density=2500.0,
-                          walls=[gr.Box([0, 0, 0], [0.1, 0.075, 0.3], open_top=True,
-                                        restitution=walls_restitution)],
-                          restitution=restitution)
+    return gr.SphereWorld(
+        positions,
+        0.01,
+        velocities=rng.normal(0.0, 0.3, grid.shape),
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [0.1, 0.075, 0.3], open_top=True, restitution=walls_restitution)],
+        restitution=restitution,
+    )
 
 
 def test_zero_restitution_is_maurys_scheme(monkeypatch):
@@ -507,8 +567,10 @@ def test_zero_restitution_is_maurys_scheme(monkeypatch):
 @pytest.mark.exact
 def test_zero_restitution_everywhere_is_the_same_run_however_it_is_given():
     """A scalar 0, per-sphere zeros and walls carrying their own 0 give the same run, bit for bit."""
-    runs = [gr.Simulation(world, DT).run(steps=120)
-            for world in (_pile(0.0), _pile(np.zeros(60)), _pile(0.0, walls_restitution=0.0))]
+    runs = [
+        gr.Simulation(world, DT).run(steps=120)
+        for world in (_pile(0.0), _pile(np.zeros(60)), _pile(0.0, walls_restitution=0.0))
+    ]
     for other in runs[1:]:
         assert np.array_equal(other.positions, runs[0].positions)
         assert np.array_equal(other.velocities, runs[0].velocities)
@@ -524,10 +586,11 @@ def test_inelastic_ball_lands_and_never_leaves():
     # VELOCITY_TOLERANCE x scale, with scale = the impact speed V1.
     assert gap.min() >= -DT * VELOCITY_TOLERANCE * V1
     assert gap.max() <= DT * COMPLEMENTARITY_TOLERANCE * V1
-    assert np.abs(trajectory.velocities[first + 1:, 0]).max() <= COMPLEMENTARITY_TOLERANCE * V1
+    assert np.abs(trajectory.velocities[first + 1 :, 0]).max() <= COMPLEMENTARITY_TOLERANCE * V1
 
 
 # -- per-contact coefficients --------------------------------------------------------------
+
 
 def test_a_floor_with_its_own_coefficient_overrides_the_sphere():
     """Sphere e = 0.9, floor e = 0.5: the ball bounces with 0.5."""
@@ -541,8 +604,13 @@ def test_a_floor_with_its_own_coefficient_overrides_the_sphere():
 
 def test_a_wall_without_a_coefficient_uses_each_spheres_own():
     """Two balls far apart, per-sphere e = (0.9, 0.4), on a floor with no coefficient."""
-    world = gr.SphereWorld([[0.0, 0.0, HEIGHT + RADIUS], [1.0, 0.0, HEIGHT + RADIUS]], RADIUS, masses=1.0,
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])], restitution=[0.9, 0.4])
+    world = gr.SphereWorld(
+        [[0.0, 0.0, HEIGHT + RADIUS], [1.0, 0.0, HEIGHT + RADIUS]],
+        RADIUS,
+        masses=1.0,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        restitution=[0.9, 0.4],
+    )
     trajectory = gr.Simulation(world, DT).run(duration=T1 + 0.05)
     k = impact_frames(trajectory)[0]
     ratios = trajectory.velocities[k, :, 2] / -trajectory.velocities[k - 1, :, 2]
@@ -552,8 +620,15 @@ def test_a_wall_without_a_coefficient_uses_each_spheres_own():
 def test_box_faces_carry_the_box_coefficient_and_keep_tangential_velocity():
     """No gravity: a sphere (e = 0.9) strikes a face of a Box with e = 0.3 obliquely."""
     velocity = np.array([1.0, 0.4, -0.2])
-    world = gr.SphereWorld([[0.5, 0.5, 0.5]], 0.05, masses=1.0, velocities=[velocity], gravity=(0.0, 0.0, 0.0),
-                           walls=[gr.Box([0, 0, 0], [1.0, 2.0, 2.0], restitution=0.3)], restitution=0.9)
+    world = gr.SphereWorld(
+        [[0.5, 0.5, 0.5]],
+        0.05,
+        masses=1.0,
+        velocities=[velocity],
+        gravity=(0.0, 0.0, 0.0),
+        walls=[gr.Box([0, 0, 0], [1.0, 2.0, 2.0], restitution=0.3)],
+        restitution=0.9,
+    )
     trajectory = gr.Simulation(world, DT).run(duration=0.6)
     assert touching(trajectory).sum() == 1
     final = trajectory.velocities[-1, 0]
@@ -561,19 +636,25 @@ def test_box_faces_carry_the_box_coefficient_and_keep_tangential_velocity():
     assert np.abs(final[1:] - velocity[1:]).max() <= 1e-12
 
 
-@pytest.mark.parametrize("rule, expected", [("min", 0.4), ("max", 0.9), ("mean", 0.65),
-                                            ("geometric", np.sqrt(0.36))])
+@pytest.mark.parametrize("rule, expected", [("min", 0.4), ("max", 0.9), ("mean", 0.65), ("geometric", np.sqrt(0.36))])
 def test_per_sphere_coefficients_combine_by_the_rule(rule, expected):
     """Head-on, equal masses, no gravity: relative velocity after = -e_pair times before."""
-    world = gr.SphereWorld([[-0.2, 0.0, 0.0], [0.2, 0.0, 0.0]], 0.05, masses=1.0,
-                           velocities=[[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]], gravity=(0.0, 0.0, 0.0),
-                           restitution=[0.9, 0.4], restitution_rule=rule)
+    world = gr.SphereWorld(
+        [[-0.2, 0.0, 0.0], [0.2, 0.0, 0.0]],
+        0.05,
+        masses=1.0,
+        velocities=[[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]],
+        gravity=(0.0, 0.0, 0.0),
+        restitution=[0.9, 0.4],
+        restitution_rule=rule,
+    )
     final = gr.Simulation(world, DT).run(duration=0.3).velocities[-1, :, 0]
     assert abs((final[1] - final[0]) / 2.0 - expected) <= SOLVER * 2.0
     assert abs(final.sum()) <= 1e-12
 
 
 # -- energy bookkeeping --------------------------------------------------------------------
+
 
 def test_dissipation_accounts_for_the_kinetic_energy_lost_without_gravity():
     """No force: v = u^n, so KE^n - KE^{n+1} is the dissipation of step n, the work
@@ -584,8 +665,7 @@ def test_dissipation_accounts_for_the_kinetic_energy_lost_without_gravity():
     masses = world.masses_at(0.0)
     for _ in range(300):
         result = sim.step()
-        assert result.dissipated_energy == pytest.approx(multiplier_dissipation(result, masses),
-                                                         rel=1e-9, abs=1e-15)
+        assert result.dissipated_energy == pytest.approx(multiplier_dissipation(result, masses), rel=1e-9, abs=1e-15)
     kinetic0 = world.kinetic_energy(0.0, world.q0, world.u0)
     assert sim.dissipated_energy > 0.1 * kinetic0, "too little dissipation to test anything"
     trajectory = sim.run(steps=100, record_every=10)
@@ -606,7 +686,7 @@ def test_dissipation_accounts_for_the_energy_lost_by_the_bouncing_ball(dropped_b
     dissipated = np.concatenate([trajectory.dissipated_energy, after.dissipated_energy[1:]])
     speed = np.abs(np.concatenate([trajectory.velocities[:, 0, 2], after.velocities[1:, 0, 2]]))
     t = np.concatenate([trajectory.t, after.t[1:]])
-    bound = DT * GRAVITY * (speed[0] + speed) + 0.5 * GRAVITY ** 2 * DT * t
+    bound = DT * GRAVITY * (speed[0] + speed) + 0.5 * GRAVITY**2 * DT * t
     residual = energy + dissipated - energy[0]
     assert np.all(np.abs(residual) <= bound + 1e-9 * energy[0])
     fifth = impact_frames(trajectory)[5]

@@ -1,5 +1,6 @@
 """The rotating drum scene: its angle measurement on beds whose surface is known,
 and a short run in which the turning wall drags the bed up."""
+
 import numpy as np
 import pytest
 

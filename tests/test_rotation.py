@@ -19,6 +19,7 @@ of ``1/2 a t^2`` by exactly ``1/2 a h t`` (the sum ``h^2 a (1 + 2 + ... + n)``):
 order in h, with that constant. The tests measure the error at three step sizes
 and its slope in log-log.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -41,8 +42,9 @@ def incline(theta: float, mu: float, radius: float = 0.05, mass: float = 1.0, **
     unit downhill direction."""
     normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
     downhill = -np.array([np.cos(theta), 0.0, np.sin(theta)])
-    world = gr.SphereWorld([radius * normal], radius, masses=mass,
-                           walls=[gr.Plane([0, 0, 0], normal, friction=mu)], **options)
+    world = gr.SphereWorld(
+        [radius * normal], radius, masses=mass, walls=[gr.Plane([0, 0, 0], normal, friction=mu)], **options
+    )
     return world, normal, downhill
 
 
@@ -85,7 +87,7 @@ def test_sphere_rolls_down_an_incline_without_slipping_at_five_sevenths_g_sin_th
         assert np.linalg.norm(contact_point_velocity(velocity, omega, radius, normal)) <= ROUNDOFF
         axis = np.cross(normal, downhill)
         assert np.allclose(omega, a * t / radius * axis, atol=ROUNDOFF / radius)
-        errors.append(abs(travelled - 0.5 * a * t ** 2))
+        errors.append(abs(travelled - 0.5 * a * t**2))
         assert errors[-1] == pytest.approx(0.5 * a * h * t, rel=1e-6)
     assert slope(STEP_SIZES, errors) == pytest.approx(1.0, abs=0.05)
 
@@ -109,7 +111,7 @@ def test_sphere_slides_down_a_steep_slippery_incline_and_spins_up_at_five_mu_g_c
         assert np.allclose(slip, (a - alpha * radius) * t * downhill, atol=ROUNDOFF)
         contact = result.contacts
         assert np.linalg.norm(contact.tangential_impulse[0]) == pytest.approx(mu * contact.impulse[0], rel=1e-9)
-        errors.append(abs(travelled - 0.5 * a * t ** 2))
+        errors.append(abs(travelled - 0.5 * a * t**2))
     assert slope(STEP_SIZES, errors) == pytest.approx(1.0, abs=0.05)
 
 
@@ -120,8 +122,13 @@ def test_ball_launched_sliding_without_spin_ends_rolling_at_five_sevenths_of_its
     v0 / (1 + J / (m r^2)) = 5/7 v0 (to the sweeps' round-off), reached at
     t* = 2 v0 / (7 mu g) within a step, and the ball then rolls on at that speed."""
     v0, mu, radius, h = 3.0, 0.2, 0.04, 1e-3
-    world = gr.SphereWorld([[0, 0, radius]], radius, masses=0.17, velocities=[[v0, 0, 0]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)])
+    world = gr.SphereWorld(
+        [[0, 0, radius]],
+        radius,
+        masses=0.17,
+        velocities=[[v0, 0, 0]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)],
+    )
     trajectory_speed, times, slips = [], [], []
     simulation = gr.Simulation(world, h)
     for _ in range(600):
@@ -143,9 +150,16 @@ def test_frictionless_head_on_collision_exchanges_no_spin():
     them) in a world that rotates (a rough wall far away): they swap velocities and
     keep their spins exactly, because a normal row has no rotational part."""
     spins = np.array([[3.0, -1.0, 7.0], [-2.0, 5.0, 0.5]])
-    world = gr.SphereWorld([[0.0, 0, 0], [0.1, 0, 0]], 0.04, velocities=[[1.0, 0, 0], [-1.0, 0, 0]],
-                           angular_velocities=spins, gravity=(0, 0, 0), restitution=1.0, friction=0.0,
-                           walls=[gr.Plane([0, 0, -1.0], [0, 0, 1], friction=0.5)])
+    world = gr.SphereWorld(
+        [[0.0, 0, 0], [0.1, 0, 0]],
+        0.04,
+        velocities=[[1.0, 0, 0], [-1.0, 0, 0]],
+        angular_velocities=spins,
+        gravity=(0, 0, 0),
+        restitution=1.0,
+        friction=0.0,
+        walls=[gr.Plane([0, 0, -1.0], [0, 0, 1], friction=0.5)],
+    )
     assert world.rotates
     simulation = gr.Simulation(world, 1e-3)
     for _ in range(40):
@@ -158,8 +172,9 @@ def test_frictionless_head_on_collision_exchanges_no_spin():
 def angular_momentum(world, result):
     """Total angular momentum about the origin (kg m^2/s): sum q x m u + J omega."""
     m, J = world.masses_at(result.t), world.inertia_at(result.t)
-    return (np.cross(result.positions, m[:, None] * result.velocities).sum(axis=0)
-            + (J[:, None] * result.angular_velocities).sum(axis=0))
+    return np.cross(result.positions, m[:, None] * result.velocities).sum(axis=0) + (
+        J[:, None] * result.angular_velocities
+    ).sum(axis=0)
 
 
 def spinning_pair(restitution: float):
@@ -170,8 +185,16 @@ def spinning_pair(restitution: float):
     velocities = np.array([[0.5, 0.3, -1.0], [-0.4, 0.1, 0.8]])
     velocities[1] -= 1.0 * normal  # approach along the normal
     spins = np.array([[20.0, -5.0, 3.0], [-4.0, 10.0, -15.0]])
-    return gr.SphereWorld(positions, 0.05, masses=[1.0, 3.0], velocities=velocities, angular_velocities=spins,
-                          gravity=(0, 0, 0), restitution=restitution, friction=0.4)
+    return gr.SphereWorld(
+        positions,
+        0.05,
+        masses=[1.0, 3.0],
+        velocities=velocities,
+        angular_velocities=spins,
+        gravity=(0, 0, 0),
+        restitution=restitution,
+        friction=0.4,
+    )
 
 
 @pytest.mark.parametrize("restitution", [0.0, 1.0])
@@ -188,8 +211,9 @@ def test_angular_momentum_is_kept_in_a_frictional_collision_of_spinning_spheres(
     simulation = gr.Simulation(world, 1e-3)
     first = simulation.step()
     spins = world.omega0
-    before = (np.cross(world.q0.reshape(2, 3), world.masses_at(0)[:, None] * world.u0.reshape(2, 3)).sum(axis=0)
-              + (world.inertia_at(0)[:, None] * spins).sum(axis=0))
+    before = np.cross(world.q0.reshape(2, 3), world.masses_at(0)[:, None] * world.u0.reshape(2, 3)).sum(axis=0) + (
+        world.inertia_at(0)[:, None] * spins
+    ).sum(axis=0)
     assert first.contacts.impulse.max() > 0.0
     results = [first] + [simulation.step() for _ in range(20)]
     scale = np.abs(before).max()
@@ -210,12 +234,19 @@ def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     rng = np.random.default_rng(11)
     grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
     positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
-    world = gr.SphereWorld(positions, 0.018, velocities=rng.normal(0, 1.0, (20, 3)),
-                           angular_velocities=rng.normal(0, 80.0, (20, 3)), gravity=(0, 0, 0),
-                           restitution=0.0, friction=0.5, walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)])
+    world = gr.SphereWorld(
+        positions,
+        0.018,
+        velocities=rng.normal(0, 1.0, (20, 3)),
+        angular_velocities=rng.normal(0, 80.0, (20, 3)),
+        gravity=(0, 0, 0),
+        restitution=0.0,
+        friction=0.5,
+        walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)],
+    )
     simulation = gr.Simulation(world, 1e-3)
     energy = [world.kinetic_energy(0.0, world.q0, world.u0)]
-    rotational = 0.5 * np.sum(world.inertia_at(0.0) * np.sum(world.omega0 ** 2, axis=1))
+    rotational = 0.5 * np.sum(world.inertia_at(0.0) * np.sum(world.omega0**2, axis=1))
     assert rotational > 0.3 * energy[0]
     allowed, sliding = [], 0
     for _ in range(300):
@@ -265,8 +296,11 @@ def test_quaternion_rotation_turns_vectors_like_rodrigues_formula():
     turned = v + 2.0 * w[:, None] * np.cross(x, v) + 2.0 * np.cross(x, np.cross(x, v))
     angle = 0.7 * np.linalg.norm(omega, axis=1)
     k = omega / np.linalg.norm(omega, axis=1)[:, None]
-    rodrigues = (v * np.cos(angle)[:, None] + np.cross(k, v) * np.sin(angle)[:, None]
-                 + k * np.einsum("ka,ka->k", k, v)[:, None] * (1 - np.cos(angle))[:, None])
+    rodrigues = (
+        v * np.cos(angle)[:, None]
+        + np.cross(k, v) * np.sin(angle)[:, None]
+        + k * np.einsum("ka,ka->k", k, v)[:, None] * (1 - np.cos(angle))[:, None]
+    )
     assert np.allclose(turned, rodrigues, atol=1e-12)
 
 
@@ -283,27 +317,31 @@ def test_inertia_defaults_to_a_solid_sphere_following_the_radius_in_time():
 def test_frictionless_world_keeps_its_translational_state_and_constant_spin():
     """Friction 0: the metric stays (3N,) (the frictionless step is untouched), the
     angular velocities are constant and the reported kinetic energy includes them."""
-    world = gr.SphereWorld([[0, 0, 0.2]], 0.1, masses=2.0, angular_velocities=[[0, 0, 4.0]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
+    world = gr.SphereWorld(
+        [[0, 0, 0.2]], 0.1, masses=2.0, angular_velocities=[[0, 0, 4.0]], walls=[gr.Plane([0, 0, 0], [0, 0, 1])]
+    )
     assert not world.rotates and world.metric(0.0, world.q0).size == 3
     simulation = gr.Simulation(world, 1e-3)
     for _ in range(300):
         result = simulation.step()
     assert np.array_equal(result.angular_velocities, [[0, 0, 4.0]])
-    spin_energy = 0.5 * 0.4 * 2.0 * 0.1 ** 2 * 16.0
-    assert result.kinetic_energy == pytest.approx(0.5 * 2.0 * np.sum(result.velocities ** 2) + spin_energy)
+    spin_energy = 0.5 * 0.4 * 2.0 * 0.1**2 * 16.0
+    assert result.kinetic_energy == pytest.approx(0.5 * 2.0 * np.sum(result.velocities**2) + spin_energy)
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(angular_velocities=[[0, 0, 1.0]]), r"angular_velocities must have shape \(2, 3\)"),
-    (dict(angular_velocities=[[0, 0, np.nan], [0, 0, 0]]), "angular_velocities has a non-finite entry"),
-    (dict(inertia=[0.1, -0.2]), "inertia must be positive: entry 1"),
-    (dict(inertia=lambda t: np.array([0.1, 0.0])), "inertia at t = 0 s must be positive: entry 1"),
-    (dict(inertia=[0.1, 0.2, 0.3]), r"inertia must be a scalar or have shape \(2,\)"),
-    (dict(orientations=[[1, 0, 0, 0], [2, 0, 0, 0]]), "orientations must be unit quaternions.*entry 1"),
-    (dict(orientations=[[1, 0, 0]]), r"orientations must have shape \(2, 4\)"),
-    (dict(rotation="yes"), "rotation must be True or False"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(angular_velocities=[[0, 0, 1.0]]), r"angular_velocities must have shape \(2, 3\)"),
+        (dict(angular_velocities=[[0, 0, np.nan], [0, 0, 0]]), "angular_velocities has a non-finite entry"),
+        (dict(inertia=[0.1, -0.2]), "inertia must be positive: entry 1"),
+        (dict(inertia=lambda t: np.array([0.1, 0.0])), "inertia at t = 0 s must be positive: entry 1"),
+        (dict(inertia=[0.1, 0.2, 0.3]), r"inertia must be a scalar or have shape \(2,\)"),
+        (dict(orientations=[[1, 0, 0, 0], [2, 0, 0, 0]]), "orientations must be unit quaternions.*entry 1"),
+        (dict(orientations=[[1, 0, 0]]), r"orientations must have shape \(2, 4\)"),
+        (dict(rotation="yes"), "rotation must be True or False"),
+    ],
+)
 def test_bad_rotational_input_is_refused_with_a_clear_error(options, message):
     with pytest.raises(gr.InvalidInputError, match=message):
         gr.SphereWorld([[0, 0, 0], [1, 0, 0]], 0.1, **options)
@@ -318,21 +356,43 @@ def test_kinetic_energy_of_a_rotating_world_at_an_unknown_time_is_an_error_not_a
 
 # -- records ---------------------------------------------------------------------------------
 
+
 def rolling_frames(steps: int = 30):
     """Frames (t, state, energies, contacts, rotation) of a ball launched sliding on a
     rough table, as `Trajectory.from_frames` takes them, and the world."""
     from types import SimpleNamespace
 
-    world = gr.SphereWorld([[0, 0, 0.04]], 0.04, velocities=[[2.0, 0.5, 0]], angular_velocities=[[0, 0, 3.0]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.3)])
+    world = gr.SphereWorld(
+        [[0, 0, 0.04]],
+        0.04,
+        velocities=[[2.0, 0.5, 0]],
+        angular_velocities=[[0, 0, 3.0]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.3)],
+    )
     simulation = gr.Simulation(world, 1e-3)
     frames, dissipated = [], 0.0
     for _ in range(steps):
         result = simulation.step()
         dissipated += result.dissipated_energy
-        frames.append(SimpleNamespace(**{name: getattr(result, name) for name in (
-            "t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy", "contacts",
-            "angular_velocities", "orientations")}, cumulative_dissipation=dissipated))
+        frames.append(
+            SimpleNamespace(
+                **{
+                    name: getattr(result, name)
+                    for name in (
+                        "t",
+                        "positions",
+                        "velocities",
+                        "radii",
+                        "kinetic_energy",
+                        "potential_energy",
+                        "contacts",
+                        "angular_velocities",
+                        "orientations",
+                    )
+                },
+                cumulative_dissipation=dissipated,
+            )
+        )
     return world, frames
 
 
@@ -387,6 +447,7 @@ def test_vtk_export_carries_angular_velocity_spin_and_orientation(tmp_path):
 
 # -- rolling resistance ------------------------------------------------------------------------
 
+
 def test_rolling_ball_stops_under_rolling_resistance_at_the_analytic_time():
     """A ball rolling at v0 = 0.5 m/s on a floor with mu = 0.5 and rolling resistance
     mu_r = 0.2: the torque mu_r r m g about the contact point, whose moment of inertia
@@ -398,8 +459,14 @@ def test_rolling_ball_stops_under_rolling_resistance_at_the_analytic_time():
     speed is v0 - a t to the same tolerance and it rolls without slipping."""
     g, r, v0, mu_r, h = G_EARTH, 0.05, 0.5, 0.2, 1e-3
     a = 5.0 * mu_r * g / 7.0
-    world = gr.SphereWorld([[0, 0, r]], r, masses=1.0, velocities=[[v0, 0, 0]], angular_velocities=[[0, v0 / r, 0]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.5, rolling_friction=mu_r)])
+    world = gr.SphereWorld(
+        [[0, 0, r]],
+        r,
+        masses=1.0,
+        velocities=[[v0, 0, 0]],
+        angular_velocities=[[0, v0 / r, 0]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.5, rolling_friction=mu_r)],
+    )
     simulation = gr.Simulation(world, h)
     results = [simulation.step() for _ in range(450)]
     t = np.array([result.t for result in results])
@@ -422,14 +489,22 @@ def test_energy_never_rises_and_torques_stay_in_their_discs_with_rolling_resista
     beyond the sweeps' tolerance, every rolling torque impulse is within mu_r R*
     lambda_N (R* = r_i r_j/(r_i + r_j) = r/2 for a pair, r on a wall) to round-off,
     some reach it, and the energy falls faster than without rolling resistance."""
+
     def run(mu_r):
         rng = np.random.default_rng(11)
         grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
         positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
-        world = gr.SphereWorld(positions, 0.018, velocities=rng.normal(0, 1.0, (20, 3)),
-                               angular_velocities=rng.normal(0, 80.0, (20, 3)), gravity=(0, 0, 0),
-                               restitution=0.0, friction=0.5, rolling_friction=mu_r,
-                               walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)])
+        world = gr.SphereWorld(
+            positions,
+            0.018,
+            velocities=rng.normal(0, 1.0, (20, 3)),
+            angular_velocities=rng.normal(0, 80.0, (20, 3)),
+            gravity=(0, 0, 0),
+            restitution=0.0,
+            friction=0.5,
+            rolling_friction=mu_r,
+            walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)],
+        )
         simulation = gr.Simulation(world, 1e-3)
         energy, allowed, saturated = [world.kinetic_energy(0.0, world.q0, world.u0)], [], 0
         for _ in range(200):
@@ -437,8 +512,11 @@ def test_energy_never_rises_and_torques_stay_in_their_discs_with_rolling_resista
             energy.append(result.kinetic_energy)
             contacts = result.contacts
             speed = np.abs(result.predicted).max() + 0.018 * np.abs(result.angular_velocities).max()
-            impulses = (contacts.impulse.sum() + np.abs(contacts.tangential_impulse).sum()
-                        + np.abs(contacts.rolling_impulse).sum() / 0.009)
+            impulses = (
+                contacts.impulse.sum()
+                + np.abs(contacts.tangential_impulse).sum()
+                + np.abs(contacts.rolling_impulse).sum() / 0.009
+            )
             allowed.append(2.0 * np.sqrt(5.0) * FRICTION_SWEEP_TOLERANCE * speed * impulses)
             if mu_r > 0.0:
                 reach = np.where(contacts.wall >= 0, 0.018, 0.009)
@@ -468,6 +546,7 @@ def test_bad_rolling_friction_is_refused_with_a_clear_error():
 
 
 # -- scenes and pictures -----------------------------------------------------------------------
+
 
 def test_struck_balls_end_rolling_at_five_sevenths_of_v0_times_one_plus_b_over_r():
     """granular/scenes/struck_ball.py: each ball struck at height b keeps m r v + J omega about
@@ -509,7 +588,7 @@ def test_a_restarted_rotational_state_is_used_and_reported():
     simulation.step()
     simulation.scheme.set_rotation([[0.0, 5.0, 0.0]])
     assert np.array_equal(simulation.scheme.angular_velocities, [[0.0, 5.0, 0.0]])
-    translational = 0.5 * world.masses_at(0.0)[0] * float(np.sum(simulation.velocities ** 2))
+    translational = 0.5 * world.masses_at(0.0)[0] * float(np.sum(simulation.velocities**2))
     kinetic = simulation.run(steps=1).kinetic_energy[0] - translational
     assert kinetic == pytest.approx(0.5 * world.inertia_at(0.0)[0] * 25.0)
     with pytest.raises(gr.InvalidInputError, match=r"angular_velocities must have shape \(1, 3\)"):
@@ -524,8 +603,13 @@ def test_simulation_run_records_spin_of_turning_spheres_and_not_of_still_ones(tm
     that never turn (frictionless, no spin) record none rather than identity
     orientations in every frame."""
     v0, mu, radius, h = 3.0, 0.2, 0.04, 1e-3
-    world = gr.SphereWorld([[0, 0, radius]], radius, masses=0.17, velocities=[[v0, 0, 0]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)])
+    world = gr.SphereWorld(
+        [[0, 0, radius]],
+        radius,
+        masses=0.17,
+        velocities=[[v0, 0, 0]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=mu)],
+    )
     simulation = gr.Simulation(world, h)
     trajectory = simulation.run(steps=600, record_every=50)
     assert trajectory.angular_velocities.shape == (len(trajectory), 1, 3)
@@ -533,8 +617,9 @@ def test_simulation_run_records_spin_of_turning_spheres_and_not_of_still_ones(tm
     assert np.array_equal(trajectory.angular_velocities[0], [[0.0, 0.0, 0.0]])
     np.testing.assert_array_equal(trajectory.angular_velocities[-1], simulation.scheme.angular_velocities)
     np.testing.assert_array_equal(trajectory.orientations[-1], simulation.scheme.orientations)
-    assert trajectory.velocities[-1, 0, 0] == pytest.approx(radius * trajectory.angular_velocities[-1, 0, 1],
-                                                            abs=ROUNDOFF)
+    assert trajectory.velocities[-1, 0, 0] == pytest.approx(
+        radius * trajectory.angular_velocities[-1, 0, 1], abs=ROUNDOFF
+    )
     assert np.allclose(np.linalg.norm(trajectory.orientations, axis=2), 1.0, atol=1e-12)
     loaded = gr.Trajectory.load(trajectory.save(tmp_path / "rolling.h5"))
     np.testing.assert_array_equal(loaded.angular_velocities, trajectory.angular_velocities)

@@ -2,6 +2,7 @@
 or calls code the file names. Drawing adapters are looked up by name in
 `granular.drawing.adapters`'s registry; the ``"module:function"`` strings that earlier
 versions wrote are understood through a fixed table, never imported."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,13 @@ import granular as gr
 from granular.drawing import adapters as drawing
 from granular.cli import main
 from granular.drawing.adapters import (
-    LEGACY_ADAPTERS, Shapes, UnknownAdapterError, register_adapter, shapes_of, unregister_adapter)
+    LEGACY_ADAPTERS,
+    Shapes,
+    UnknownAdapterError,
+    register_adapter,
+    shapes_of,
+    unregister_adapter,
+)
 from granular.errors import TrajectoryFileError
 from granular.systems.examples import bouncing_ball, double_pendulum_wall, impact_oscillator
 from granular.systems.frictional import block_on_incline, painleve_rod
@@ -31,7 +38,8 @@ def marker(tmp_path, monkeypatch):
     (tmp_path / f"{MARKER_MODULE}.py").write_text(
         f"open({str(path)!r}, 'w').write('imported')\n"
         "def draw(description, q):\n"
-        f"    open({str(path)!r}, 'w').write('called')\n")
+        f"    open({str(path)!r}, 'w').write('called')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     yield path
     assert MARKER_MODULE not in sys.modules
@@ -74,15 +82,21 @@ def test_loading_a_run_file_that_names_code_is_refused(marker, tmp_path, adapter
         gr.Trajectory.load(path)
 
 
-@pytest.mark.parametrize("command", [["render", "{run}", "{out}/x.png"], ["inspect", "{run}"],
-                                     ["export", "{run}", "{out}/vtk", "--vtk", "--quiet"],
-                                     ["plot", "{run}", "energy", "{out}/e.png"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["render", "{run}", "{out}/x.png"],
+        ["inspect", "{run}"],
+        ["export", "{run}", "{out}/vtk", "--vtk", "--quiet"],
+        ["plot", "{run}", "energy", "{out}/e.png"],
+    ],
+)
 def test_the_command_refuses_a_run_file_that_names_code(marker, tmp_path, capsys, command):
     run = ball_run(tmp_path, f"{MARKER_MODULE}:draw")
     out = tmp_path / "out"
     status = main([part.format(run=run, out=out) for part in command])
     captured = capsys.readouterr()
-    assert status == 3                                           # a bad run file
+    assert status == 3  # a bad run file
     assert captured.err.count("\n") == 1 and f"unknown drawing adapter '{MARKER_MODULE}:draw'" in captured.err
     assert captured.out == "" and not out.exists()
 
@@ -109,15 +123,23 @@ def test_an_unregistered_name_loads_but_is_not_drawn(tmp_path, capsys):
 
 
 def builtin_systems():
-    return [bouncing_ball(height=0.5), impact_oscillator(), double_pendulum_wall(theta=(0.3, 0.2)),
-            block_on_incline(0.3, 0.5), painleve_rod(), gr.Beam(elements=4)]
+    return [
+        bouncing_ball(height=0.5),
+        impact_oscillator(),
+        double_pendulum_wall(theta=(0.3, 0.2)),
+        block_on_incline(0.3, 0.5),
+        painleve_rod(),
+        gr.Beam(elements=4),
+    ]
 
 
 def same_shapes(a: Shapes, b: Shapes) -> bool:
     arrays = ("sphere_centres", "sphere_radii", "segments", "segment_radii")
-    return (all(np.array_equal(getattr(a, name), getattr(b, name)) for name in arrays)
-            and len(a.planes) == len(b.planes)
-            and all(np.array_equal(x, y) for p, r in zip(a.planes, b.planes) for x, y in zip(p, r)))
+    return (
+        all(np.array_equal(getattr(a, name), getattr(b, name)) for name in arrays)
+        and len(a.planes) == len(b.planes)
+        and all(np.array_equal(x, y) for p, r in zip(a.planes, b.planes) for x, y in zip(p, r))
+    )
 
 
 def test_every_builtin_system_names_a_registered_adapter_and_every_legacy_string_is_mapped():
@@ -145,12 +167,15 @@ def test_a_legacy_run_file_draws_the_same_shapes_as_a_new_one(tmp_path, system):
     from_new, from_old = gr.Trajectory.load(new), gr.Trajectory.load(old)
     assert from_old.system == from_new.system and from_old.system["adapter"] == name
     for k in range(len(from_new)):
-        assert same_shapes(shapes_of(from_old.system, from_old.positions[k]),
-                           shapes_of(from_new.system, from_new.positions[k]))
+        assert same_shapes(
+            shapes_of(from_old.system, from_old.positions[k]), shapes_of(from_new.system, from_new.positions[k])
+        )
     # A description that still holds the legacy string (not from a file) draws the same.
-    assert same_shapes(shapes_of({**from_new.system, "adapter": legacy}, from_new.positions[-1]),
-                       shapes_of(from_new.system, from_new.positions[-1]))
-    assert set(sys.modules) == modules                           # nothing imported by reading or drawing
+    assert same_shapes(
+        shapes_of({**from_new.system, "adapter": legacy}, from_new.positions[-1]),
+        shapes_of(from_new.system, from_new.positions[-1]),
+    )
+    assert set(sys.modules) == modules  # nothing imported by reading or drawing
 
 
 def pointer_shapes(description: dict, q: np.ndarray) -> Shapes:
@@ -162,15 +187,16 @@ def user_adapter():
     before = {name: drawing.resolve_adapter(name) for name in drawing.adapter_names()}
     register_adapter("pointer", pointer_shapes)
     yield "pointer"
-    for name in set(drawing.adapter_names()) - set(before):     # leave the registry as it was
+    for name in set(drawing.adapter_names()) - set(before):  # leave the registry as it was
         unregister_adapter(name)
     for name, function in before.items():
         register_adapter(name, function, replace=True)
 
 
 def test_a_registered_user_adapter_draws_a_user_system_and_its_run_file(tmp_path, user_adapter):
-    system = gr.ConstrainedSystem([0.25], [1.0], mass=[[1.0]], drawing={"kind": "pointer", "adapter": user_adapter,
-                                                                        "r": 0.05})
+    system = gr.ConstrainedSystem(
+        [0.25], [1.0], mass=[[1.0]], drawing={"kind": "pointer", "adapter": user_adapter, "r": 0.05}
+    )
     trajectory = gr.Simulation(system, dt=0.1).run(steps=2)
     trajectory.save(tmp_path / "pointer.h5")
     loaded = gr.Trajectory.load(tmp_path / "pointer.h5")
@@ -188,7 +214,7 @@ def test_register_adapter_refuses_module_paths_taken_names_and_non_callables(use
         register_adapter("ball", pointer_shapes)
     with pytest.raises(gr.InvalidInputError, match="must be callable"):
         register_adapter("other", "os:system")
-    register_adapter("pointer", pointer_shapes)                  # the same function again: no error
+    register_adapter("pointer", pointer_shapes)  # the same function again: no error
     register_adapter("ball", pointer_shapes, replace=True)
     assert shapes_of({"kind": "ball", "adapter": "ball", "r": 0.2}, np.array([1.0])).sphere_radii[0] == 0.2
 
@@ -202,8 +228,10 @@ def test_rebuilding_a_run_never_imports_the_scene_file_its_meta_names(tmp_path, 
 
     marker = tmp_path / "ran.txt"
     script = tmp_path / "evil_scene.py"
-    script.write_text(f'"""Evil."""\nfrom pathlib import Path\nPath({str(marker)!r}).write_text("ran")\n'
-                      "def build():\n    return None\n")
+    script.write_text(
+        f'"""Evil."""\nfrom pathlib import Path\nPath({str(marker)!r}).write_text("ran")\n'
+        "def build():\n    return None\n"
+    )
     monkeypatch.setenv("GRANULAR_SCENES", str(tmp_path / "no_scenes_here"))
     base = {"parameters": {}, "dt": 1e-3, "scene_file": str(script)}
     for name in ("evil_scene", str(script), "../evil_scene"):

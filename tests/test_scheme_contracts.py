@@ -14,6 +14,7 @@ the linear `ConstrainedSystem` under Newmark, and scheme state as a value.
 - `Simulation.run` of the beam takes the Newmark fast path and records the frames
   stepping records.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,7 +28,7 @@ from granular.systems.beam import Beam
 from granular.systems.examples import bouncing_ball
 from granular.tolerances import COMPLEMENTARITY_TOLERANCE
 
-WALL_GAP, SPEED, LENGTH = 0.05, 1.0, 1.0   # m, m/s, m; EA = rho A = 1: wave speed c = 1 m/s
+WALL_GAP, SPEED, LENGTH = 0.05, 1.0, 1.0  # m, m/s, m; EA = rho A = 1: wave speed c = 1 m/s
 
 
 def elastic_bar(elements: int = 6, load=None) -> gr.ConstrainedSystem:
@@ -36,17 +37,19 @@ def elastic_bar(elements: int = 6, load=None) -> gr.ConstrainedSystem:
     nodes, h = elements + 1, LENGTH / elements
     stiffness = np.zeros((nodes, nodes))
     for e in range(elements):
-        stiffness[e:e + 2, e:e + 2] += np.array([[1.0, -1.0], [-1.0, 1.0]]) / h
+        stiffness[e : e + 2, e : e + 2] += np.array([[1.0, -1.0], [-1.0, 1.0]]) / h
     masses = np.full(nodes, h)
     masses[[0, -1]] *= 0.5
     tip = np.zeros(nodes)
     tip[-1] = 1.0
     wall = gr.Constraint(gap=lambda t, q: WALL_GAP - q[-1], gradient=lambda t, q: -tip, name="wall")
-    return gr.ConstrainedSystem(np.zeros(nodes), np.full(nodes, SPEED), mass=np.diag(masses), stiffness=stiffness,
-                                load=load, constraints=[wall])
+    return gr.ConstrainedSystem(
+        np.zeros(nodes), np.full(nodes, SPEED), mass=np.diag(masses), stiffness=stiffness, load=load, constraints=[wall]
+    )
 
 
 # -- what a scheme needs ---------------------------------------------------------------------
+
 
 def test_the_systems_offer_the_protocols_the_schemes_need():
     world = gr.SphereWorld([[0.0, 0.0, 1.0]], 0.1)
@@ -65,7 +68,7 @@ def test_the_default_scheme_refuses_the_beam_at_its_scene_step_before_any_step()
         with pytest.raises(gr.InvalidInputError, match="explicit in the stiffness and unstable") as refusal:
             gr.Simulation(beam, 5e-5, scheme=scheme)
         assert "\n" not in str(refusal.value)
-    gr.Simulation(beam, 0.9 * limit)      # accepted below the limit
+    gr.Simulation(beam, 0.9 * limit)  # accepted below the limit
 
 
 @pytest.mark.parametrize("ratio, bounded", [(0.95, True), (1.05, False)])
@@ -78,7 +81,7 @@ def test_the_explicit_limit_is_where_a_stepped_oscillator_stops_being_bounded(ra
         with pytest.raises(gr.InvalidInputError, match="2 / w_max = 0.2 s"):
             gr.Simulation(spring, dt)
         spring = gr.ConstrainedSystem([0.1], [0.0], mass=[[1.0]], force=lambda t, q, u: -100.0 * q)
-    simulation = gr.Simulation(spring, dt)    # the same spring as a force callable is not checked
+    simulation = gr.Simulation(spring, dt)  # the same spring as a force callable is not checked
     try:
         amplitude = np.abs(simulation.run(steps=400).positions).max()
     except gr.NonFiniteError:
@@ -94,18 +97,22 @@ def test_newmark_refuses_what_is_not_a_linear_system():
         gr.Simulation(gr.SphereWorld([[0.0, 0.0, 1.0]], 0.1), 1e-3, scheme="newmark")
 
 
-@pytest.mark.parametrize("arguments, message", [
-    (dict(stiffness=[[1.0]], force=lambda t, q, u: -q), "either force= or stiffness="),
-    (dict(load=lambda t: np.ones(1)), "load= needs stiffness="),
-    (dict(stiffness=[[1.0, 2.0]]), "stiffness must have shape"),
-    (dict(stiffness=[[1.0]], load=3.0), "load must be a callable"),
-])
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (dict(stiffness=[[1.0]], force=lambda t, q, u: -q), "either force= or stiffness="),
+        (dict(load=lambda t: np.ones(1)), "load= needs stiffness="),
+        (dict(stiffness=[[1.0, 2.0]]), "stiffness must have shape"),
+        (dict(stiffness=[[1.0]], load=3.0), "load must be a callable"),
+    ],
+)
 def test_a_linear_system_with_bad_parts_is_refused(arguments, message):
     with pytest.raises(gr.InvalidInputError, match=message):
         gr.ConstrainedSystem([0.0], [0.0], mass=[[1.0]], **arguments)
 
 
 # -- the impacting elastic bar under Newmark ---------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def bar_run():
@@ -120,7 +127,7 @@ def test_the_bar_tip_never_passes_the_wall(bar_run):
     complementarity tolerance times one step's travel at the bar's speed."""
     _, dt, _, trajectory = bar_run
     assert trajectory.positions[:, -1].max() <= WALL_GAP + COMPLEMENTARITY_TOLERANCE * SPEED * dt
-    assert trajectory.positions[:, -1].max() > WALL_GAP - 1e-9       # it reached the wall
+    assert trajectory.positions[:, -1].max() > WALL_GAP - 1e-9  # it reached the wall
 
 
 @pytest.mark.exact
@@ -167,6 +174,7 @@ def test_a_loaded_bar_balances_momentum_in_the_metric_of_A():
 
 # -- scheme state as a value -----------------------------------------------------------------
 
+
 @pytest.mark.exact
 @pytest.mark.parametrize("scheme", ["velocity", "dzonou-monteiro-marques", "paoli-schatzman"])
 def test_advance_is_a_function_of_the_state(scheme):
@@ -194,8 +202,9 @@ def test_a_two_step_state_carries_the_previous_position():
 
 
 @pytest.mark.exact
-@pytest.mark.parametrize("scheme, system", [("paoli-schatzman", lambda: bouncing_ball(height=0.02)),
-                                            ("newmark", lambda: Beam())])
+@pytest.mark.parametrize(
+    "scheme, system", [("paoli-schatzman", lambda: bouncing_ball(height=0.02)), ("newmark", lambda: Beam())]
+)
 def test_restart_values_round_trip_and_continue_bit_for_bit(scheme, system):
     """`Simulation.warm_state` -> a fresh simulation at the same (t, q, u) -> the same steps."""
     dt = 1e-3 if scheme == "paoli-schatzman" else 5e-5
@@ -222,6 +231,7 @@ def test_the_old_module_name_is_the_maury_module():
 
 # -- the beam's fast path ----------------------------------------------------------------------
 
+
 @pytest.mark.exact
 @pytest.mark.parametrize("penalty", [None, 1e6])
 def test_the_beam_run_takes_the_fast_path_and_records_the_stepped_frames(penalty):
@@ -237,7 +247,7 @@ def test_the_beam_run_takes_the_fast_path_and_records_the_stepped_frames(penalty
     reference = np.array([results[k - 1].positions for k in range(every, steps + 1, every)])
     assert isinstance(trajectory, gr.Trajectory) and len(trajectory) == steps // every + 1
     assert np.abs(trajectory.positions[1:] - reference).max() < 1e-8
-    assert np.abs(trajectory.positions[:, beam.tip]).max() >= 0.1           # the tip reached an obstacle
+    assert np.abs(trajectory.positions[:, beam.tip]).max() >= 0.1  # the tip reached an obstacle
     assert trajectory.dissipated_energy[-1] == pytest.approx(stepped.dissipated_energy, rel=1e-6, abs=1e-12)
     assert (trajectory.meta["violation"] == 0.0) == (penalty is None)
     assert fast.t == stepped.t and np.array_equal(fast.positions, trajectory.positions[-1])

@@ -2,6 +2,7 @@
 result for a vibro-impact problem with a general inertia operator*, 2009) is named
 "dzonou-monteiro-marques"; its former name "seed000" still works, with a
 DeprecationWarning, in `Simulation`, in imports and in stored run files."""
+
 from __future__ import annotations
 
 import importlib
@@ -32,13 +33,13 @@ def test_the_scheme_has_its_name_and_the_old_one_is_not_listed():
 @pytest.mark.exact
 def test_the_old_scheme_name_warns_and_runs_the_same_scheme():
     with warnings.catch_warnings():
-        warnings.simplefilter("error")                          # the new name does not warn
+        warnings.simplefilter("error")  # the new name does not warn
         new = gr.Simulation(bouncing_ball(height=0.3), 1e-3, scheme=NAME).run(steps=300)
     with pytest.warns(DeprecationWarning, match=f"'seed000' is deprecated: use scheme='{NAME}'") as caught:
         old = gr.Simulation(bouncing_ball(height=0.3), 1e-3, scheme="seed000").run(steps=300)
-    assert caught[0].filename == __file__                       # points at the caller's line
+    assert caught[0].filename == __file__  # points at the caller's line
     assert old.meta["scheme"] == new.meta["scheme"] == NAME
-    assert max(len(c) for c in new.contacts) > 0                # the run reaches the floor
+    assert max(len(c) for c in new.contacts) > 0  # the run reaches the floor
     np.testing.assert_array_equal(old.positions, new.positions)
     np.testing.assert_array_equal(old.velocities, new.velocities)
 

@@ -6,6 +6,7 @@ gap z - r, force -m g, restitution e. Exact solution from a drop height H:
 impact speed v1 = sqrt(2 g H), apexes e^(2k) H, impact times
 t_1 = sqrt(2 H / g), t_{k+1} = t_k + 2 e^k v1 / g.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,8 +28,7 @@ def impacting(trajectory) -> np.ndarray:
 
 def apex_heights(trajectory, radius: float = RADIUS) -> np.ndarray:
     """Initial gap, then the highest gap of every complete flight between two impacts (m)."""
-    return apex_heights_from(trajectory.positions.reshape(len(trajectory), -1)[:, -1] - radius,
-                             impacting(trajectory))
+    return apex_heights_from(trajectory.positions.reshape(len(trajectory), -1)[:, -1] - radius, impacting(trajectory))
 
 
 def apex_heights_from(gap: np.ndarray, touching: np.ndarray) -> np.ndarray:
@@ -39,7 +39,7 @@ def apex_heights_from(gap: np.ndarray, touching: np.ndarray) -> np.ndarray:
         following = starts[starts > end]
         if not following.size:
             break
-        apexes.append(gap[end:following[0]].max())
+        apexes.append(gap[end : following[0]].max())
     return np.array(apexes)
 
 
@@ -47,7 +47,7 @@ def exact_impact_times(height: float, count: int) -> np.ndarray:
     v1 = np.sqrt(2.0 * GRAVITY * height)
     times = [np.sqrt(2.0 * height / GRAVITY)]
     for k in range(1, count):
-        times.append(times[-1] + 2.0 * RESTITUTION ** k * v1 / GRAVITY)
+        times.append(times[-1] + 2.0 * RESTITUTION**k * v1 / GRAVITY)
     return np.array(times)
 
 
@@ -72,22 +72,30 @@ def impact_times(scheme: str, dt: float, height: float, count: int) -> np.ndarra
 @pytest.fixture(scope="module")
 def ball_runs():
     """Each scheme's ball and the SphereWorld ball, dt = 1e-3, through the sixth apex."""
-    runs = {scheme: gr.Simulation(bouncing_ball(HEIGHT, RESTITUTION, radius=RADIUS), DT, scheme=scheme)
-            .run(duration=4.5) for scheme in SCHEMES}
-    world = gr.SphereWorld([[0.0, 0.0, HEIGHT + RADIUS]], RADIUS, masses=1.0,
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])], restitution=RESTITUTION)
+    runs = {
+        scheme: gr.Simulation(bouncing_ball(HEIGHT, RESTITUTION, radius=RADIUS), DT, scheme=scheme).run(duration=4.5)
+        for scheme in SCHEMES
+    }
+    world = gr.SphereWorld(
+        [[0.0, 0.0, HEIGHT + RADIUS]],
+        RADIUS,
+        masses=1.0,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        restitution=RESTITUTION,
+    )
     runs["sphere_world"] = gr.Simulation(world, DT).run(duration=4.5)
     return runs
 
 
 # -- the bouncing ball ---------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_ball_apex_ratio_is_e_squared(ball_runs, scheme):
     apexes = apex_heights(ball_runs[scheme])
     assert apexes.size >= 6, f"only {apexes.size - 1} complete bounces"
     ratios = apexes[1:6] / apexes[:5]
-    assert np.all(np.abs(ratios / RESTITUTION ** 2 - 1.0) < 0.02), ratios
+    assert np.all(np.abs(ratios / RESTITUTION**2 - 1.0) < 0.02), ratios
 
 
 def test_ball_velocity_scheme_agrees_with_sphere_world_to_round_off(ball_runs):
@@ -136,8 +144,9 @@ def test_ball_impact_times_converge_at_first_order(scheme):
     """
     dts = 4e-3 * 2.0 ** -np.arange(5)
     count = 3
-    errors = np.array([np.abs(impact_times(scheme, dt, HEIGHT, count) - exact_impact_times(HEIGHT, count)).max()
-                       for dt in dts])
+    errors = np.array(
+        [np.abs(impact_times(scheme, dt, HEIGHT, count) - exact_impact_times(HEIGHT, count)).max() for dt in dts]
+    )
     assert np.all(errors <= _impact_time_bound(count) * dts), errors / dts
     assert errors[-1] < 0.25 * errors[:2].max()
 
@@ -150,13 +159,16 @@ def test_ball_impact_times_phase_averaged_rate_is_one(scheme):
     dts = np.array([4e-3, 2e-3, 1e-3, 5e-4])
     heights = np.linspace(0.5, 0.6, 15)
     count = 3
-    mean = [np.mean([np.abs(impact_times(scheme, dt, h, count) - exact_impact_times(h, count)).max()
-                     for h in heights]) for dt in dts]
+    mean = [
+        np.mean([np.abs(impact_times(scheme, dt, h, count) - exact_impact_times(h, count)).max() for h in heights])
+        for dt in dts
+    ]
     slope = np.polyfit(np.log(dts), np.log(mean), 1)[0]
     assert abs(slope - 1.0) < 0.1, slope
 
 
 # -- the impact law in the kinetic metric --------------------------------------------------
+
 
 def _random_impact(seed: int, d: int, restitution: float, dt: float, rows: int = 1):
     """A free body in R^d with a random SPD M, ``rows`` random planar constraints
@@ -171,8 +183,9 @@ def _random_impact(seed: int, d: int, restitution: float, dt: float, rows: int =
             break
     q0 = rng.normal(size=d)
     offsets = 0.3 * dt * np.abs(G @ u0) - G @ q0
-    constraints = [gr.Constraint(gap=lambda t, q, n=n, c=c: n @ q + c, gradient=lambda t, q, n=n: n)
-                   for n, c in zip(G, offsets)]
+    constraints = [
+        gr.Constraint(gap=lambda t, q, n=n, c=c: n @ q + c, gradient=lambda t, q, n=n: n) for n, c in zip(G, offsets)
+    ]
     system = gr.ConstrainedSystem(q0, u0, mass=M, constraints=constraints, restitution=restitution)
     return system, M, G, u0
 
@@ -220,7 +233,7 @@ def test_impact_law_in_the_kinetic_metric(scheme, seed, restitution):
     assert np.abs(tangential(u) - tangential(u0)).max() <= tolerance
     assert abs(n @ u + restitution * (n @ u0)) <= tolerance * np.abs(n).sum()
     kinetic = lambda v: 0.5 * v @ M @ v  # noqa: E731
-    lost = 0.5 * (1.0 - restitution ** 2) * (n @ u0) ** 2 / w
+    lost = 0.5 * (1.0 - restitution**2) * (n @ u0) ** 2 / w
     assert kinetic(u) <= kinetic(u0) * (1.0 + 2.0 * tolerance / scale)
     assert kinetic(u0) - kinetic(u) == pytest.approx(lost, abs=2.0 * tolerance * scale * np.abs(M).max() * d)
 
@@ -244,6 +257,7 @@ def test_impact_law_for_two_simultaneous_constraints(scheme, seed):
 
 
 # -- bad input -----------------------------------------------------------------------------
+
 
 def _floor(gradient=lambda t, q: np.array([1.0, 0.0])):
     return [gr.Constraint(gap=lambda t, q: q[0], gradient=gradient)]
@@ -271,9 +285,12 @@ def test_configuration_dependent_mass_of_wrong_shape_is_rejected():
 
 def test_mass_matrix_losing_definiteness_during_a_run_names_the_configuration():
     """M(q) = diag(q0, 1) stops being SPD when q0 reaches 0: the step says so."""
-    system = gr.ConstrainedSystem([0.01, 0.0], [-1.0, 0.0], mass=lambda q: np.diag([q[0], 1.0]),
-                                  constraints=[gr.Constraint(gap=lambda t, q: q[1] + 1.0,
-                                                             gradient=lambda t, q: np.array([0.0, 1.0]))])
+    system = gr.ConstrainedSystem(
+        [0.01, 0.0],
+        [-1.0, 0.0],
+        mass=lambda q: np.diag([q[0], 1.0]),
+        constraints=[gr.Constraint(gap=lambda t, q: q[1] + 1.0, gradient=lambda t, q: np.array([0.0, 1.0]))],
+    )
     for scheme in SCHEMES:
         sim = gr.Simulation(system, 1e-2, scheme=scheme)
         with pytest.raises(gr.MassMatrixError, match="mass matrix at q"):
@@ -288,8 +305,9 @@ def test_constant_mass_matrix_of_the_wrong_dimension_is_rejected():
 
 def test_gradient_of_the_wrong_shape_is_rejected():
     with pytest.raises(gr.InvalidInputError, match=r"gradient of constraint 0 has shape \(3,\)"):
-        gr.ConstrainedSystem([1.0, 0.0], [0.0, 0.0], mass=np.eye(2),
-                             constraints=_floor(gradient=lambda t, q: np.zeros(3)))
+        gr.ConstrainedSystem(
+            [1.0, 0.0], [0.0, 0.0], mass=np.eye(2), constraints=_floor(gradient=lambda t, q: np.zeros(3))
+        )
 
 
 def test_initial_state_outside_the_admissible_set_is_rejected():

@@ -5,6 +5,7 @@ Coordinates (theta1, theta2), unit links and masses, wall at x = 1.2 for the tip
 bob (radius 0.06). From theta = (0.2, 0.4), omega = (2, 3) rad/s the tip hits the
 wall at t = 0.136 s and again near t = 2.14 s.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +26,7 @@ VARIANTS = {
 
 
 def pendulum():
-    return double_pendulum_wall(theta=THETA, omega=OMEGA, lengths=LENGTHS, masses=MASSES,
-                                restitution=RESTITUTION)
+    return double_pendulum_wall(theta=THETA, omega=OMEGA, lengths=LENGTHS, masses=MASSES, restitution=RESTITUTION)
 
 
 def run(variant: str, dt: float, duration: float):
@@ -45,8 +45,12 @@ def impact_clusters(trajectory):
 
 def normal_speeds(system, trajectory) -> np.ndarray:
     """``|grad g(q) . u|`` at every frame (m/s): the tip's speed towards the wall."""
-    return np.array([abs(system.gradients(t, q)[0] @ u)
-                     for t, q, u in zip(trajectory.t, trajectory.positions, trajectory.velocities)])
+    return np.array(
+        [
+            abs(system.gradients(t, q)[0] @ u)
+            for t, q, u in zip(trajectory.t, trajectory.positions, trajectory.velocities)
+        ]
+    )
 
 
 def gravity_power(trajectory) -> np.ndarray:
@@ -75,7 +79,7 @@ def test_each_impact_loses_the_energy_of_moreaus_law_in_the_metric_of_M_q(runs, 
         q, u = trajectory.positions[start - 1], trajectory.velocities[start - 1]
         n = system.gradients(trajectory.t[start - 1], q)[0]
         M = pendulum_mass_matrix(q, LENGTHS, MASSES)
-        expected = 0.5 * (1.0 - RESTITUTION ** 2) * (n @ u) ** 2 / (n @ np.linalg.solve(M, n))
+        expected = 0.5 * (1.0 - RESTITUTION**2) * (n @ u) ** 2 / (n @ np.linalg.solve(M, n))
         lost = energy[start - 1] - energy[end]
         assert lost > 0.0
         assert lost == pytest.approx(expected, rel=0.03)
@@ -96,7 +100,7 @@ def test_energy_never_increases(runs, variant):
     assert np.all(energy <= energy[0] + allowance), (energy - energy[0] - allowance).max()
     dissipated = np.diff(trajectory.dissipated_energy)
     for start, end in impact_clusters(trajectory):
-        assert dissipated[start - 1:end].sum() > 0.0
+        assert dissipated[start - 1 : end].sum() > 0.0
     if variant != "paoli-schatzman":  # its impact spans two steps (see its module docstring)
         assert dissipated.min() >= -1e-12 * np.abs(energy).max()
 
@@ -109,7 +113,7 @@ def test_the_wall_is_never_crossed_beyond_one_steps_travel(runs, variant):
     h^2 u^T Hess(g) u / 2 (|Hess g| <= max(l)) is left for it."""
     system, trajectory = runs[variant]
     gaps = np.array([system.gaps(t, q)[0] for t, q in zip(trajectory.t, trajectory.positions)])
-    curvature = 0.5 * DT ** 2 * max(LENGTHS) * np.max(np.sum(trajectory.velocities ** 2, axis=1))
+    curvature = 0.5 * DT**2 * max(LENGTHS) * np.max(np.sum(trajectory.velocities**2, axis=1))
     travel = DT * normal_speeds(system, trajectory).max()
     bound = curvature if variant == "velocity" else travel + curvature
     assert gaps.min() >= -bound, (gaps.min(), bound)
@@ -117,8 +121,12 @@ def test_the_wall_is_never_crossed_beyond_one_steps_travel(runs, variant):
         assert gaps.min() < 0.0  # they do cross: the bound is what keeps them honest
 
 
-_PAIRS = [("dzonou-monteiro-marques", "dzonou-monteiro-marques-implicit"), ("velocity", "dzonou-monteiro-marques"),
-          ("velocity", "paoli-schatzman"), ("dzonou-monteiro-marques", "paoli-schatzman")]
+_PAIRS = [
+    ("dzonou-monteiro-marques", "dzonou-monteiro-marques-implicit"),
+    ("velocity", "dzonou-monteiro-marques"),
+    ("velocity", "paoli-schatzman"),
+    ("dzonou-monteiro-marques", "paoli-schatzman"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -142,8 +150,12 @@ def test_variants_converge_to_the_same_trajectory(window_runs, first, second):
 @pytest.mark.long
 def test_velocity_scheme_explicit_and_implicit_converge_to_the_same_trajectory():
     dts = (2e-3, 1e-3, 5e-4)
-    differences = np.array([np.abs(run("velocity", dt, 0.5)[1].positions
-                                   - run("velocity-implicit", dt, 0.5)[1].positions).max() for dt in dts])
+    differences = np.array(
+        [
+            np.abs(run("velocity", dt, 0.5)[1].positions - run("velocity-implicit", dt, 0.5)[1].positions).max()
+            for dt in dts
+        ]
+    )
     assert np.all(differences[:-1] / differences[1:] >= 1.8), differences
 
 
@@ -154,10 +166,14 @@ def test_finite_difference_gradient_gives_the_analytic_run():
     first impact stays within the same relative error of the analytic run."""
     analytic = pendulum()
     wall = analytic.constraint_list[0]
-    numeric = gr.ConstrainedSystem(list(THETA), list(OMEGA), mass=analytic.mass,
-                                   force=analytic.force_callable,
-                                   constraints=[gr.Constraint(gap=wall.gap, name="wall")],
-                                   restitution=RESTITUTION)
+    numeric = gr.ConstrainedSystem(
+        list(THETA),
+        list(OMEGA),
+        mass=analytic.mass,
+        force=analytic.force_callable,
+        constraints=[gr.Constraint(gap=wall.gap, name="wall")],
+        restitution=RESTITUTION,
+    )
     rng = np.random.default_rng(0)
     for q in rng.uniform(-1.5, 1.5, (20, 2)):
         exact = wall.grad(0.0, q)

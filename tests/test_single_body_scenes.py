@@ -1,4 +1,5 @@
 """The single-body scenes: their systems and the numbers they print."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,7 @@ def test_impact_oscillator_sections_show_the_periods_of_the_diagram(oscillator, 
     system = oscillator.build(frequency)
     dt = 2.0 * np.pi / frequency / oscillator.STEPS_PER_PERIOD
     trajectory = gr.Simulation(system, dt, scheme=oscillator.SCHEME).run(steps=32 * oscillator.STEPS_PER_PERIOD)
-    last_period = trajectory.contacts[-period * oscillator.STEPS_PER_PERIOD:]
+    last_period = trajectory.contacts[-period * oscillator.STEPS_PER_PERIOD :]
     assert any(c.impulse.sum() > 0.0 for c in last_period)
 
 
@@ -36,14 +37,19 @@ def test_period_one_orbit_is_exact(oscillator):
 @pytest.mark.long
 def test_impact_oscillator_section_converges_to_the_exact_period_one_orbit(oscillator):
     exact = oscillator.period_one_orbit(1.8)
-    errors = np.array([abs(oscillator.section(1.8, 30, 1, steps, scheme="paoli-schatzman")[0, 0] - exact)
-                       for steps in (200, 400, 800)])
+    errors = np.array(
+        [
+            abs(oscillator.section(1.8, 30, 1, steps, scheme="paoli-schatzman")[0, 0] - exact)
+            for steps in (200, 400, 800)
+        ]
+    )
     assert np.all(errors[:-1] / errors[1:] >= 1.6), errors
     assert errors[-1] < 0.02 * abs(exact)
 
 
 def test_scene_systems_start_admissible_and_draw():
     from granular.drawing.adapters import shapes_of
+
     for name in ("bouncing_ball_1dof", "double_pendulum_wall"):
         system = load(name).build()
         t, q, _ = system.initial_state()

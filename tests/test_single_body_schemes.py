@@ -1,6 +1,7 @@
 """The Dzonou-Monteiro-Marques and Paoli-Schatzman schemes' own contracts: momentum balance of the
 reported impulses, resting contacts, the two-step memory of Paoli-Schatzman,
 convergence failures, moving obstacles, mixed restitution, drawing adapters."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -10,8 +11,14 @@ import granular as gr
 from granular.drawing.adapters import shapes_of
 from granular.schemes.paoli_schatzman import PaoliSchatzmanScheme
 from granular.schemes.dzonou_monteiro_marques import DzonouMonteiroMarquesScheme
-from granular.systems.examples import (GRAVITY, bouncing_ball, double_pendulum_wall, impact_oscillator,
-                                       pendulum_mass_matrix, pendulum_tip)
+from granular.systems.examples import (
+    GRAVITY,
+    bouncing_ball,
+    double_pendulum_wall,
+    impact_oscillator,
+    pendulum_mass_matrix,
+    pendulum_tip,
+)
 
 VIBRO = ("dzonou-monteiro-marques", "paoli-schatzman")
 
@@ -86,11 +93,16 @@ def test_paoli_schatzman_keeps_the_previous_position_between_its_own_steps():
 
 def test_dzonou_monteiro_marques_implicit_force_raises_convergence_error_without_contraction():
     """f = -c u with c h / m = 5: u -> u - h c u_{k}/m is no contraction."""
-    system = gr.ConstrainedSystem([1.0], [1.0], mass=[[1.0]], force=lambda t, q, u: -5000.0 * u,
-                                  constraints=[gr.Constraint(gap=lambda t, q: q[0],
-                                                             gradient=lambda t, q: np.array([1.0]))])
-    sim = gr.Simulation(system, 1e-3, scheme="dzonou-monteiro-marques", force_update="implicit",
-                        fixed_point_iterations=30)
+    system = gr.ConstrainedSystem(
+        [1.0],
+        [1.0],
+        mass=[[1.0]],
+        force=lambda t, q, u: -5000.0 * u,
+        constraints=[gr.Constraint(gap=lambda t, q: q[0], gradient=lambda t, q: np.array([1.0]))],
+    )
+    sim = gr.Simulation(
+        system, 1e-3, scheme="dzonou-monteiro-marques", force_update="implicit", fixed_point_iterations=30
+    )
     with pytest.raises(gr.ConvergenceError, match=r"t = 0.001 s") as caught:
         sim.step()
     assert caught.value.t == pytest.approx(1e-3)
@@ -102,10 +114,15 @@ def test_dzonou_monteiro_marques_implicit_force_raises_convergence_error_without
 def test_paoli_schatzman_linearisation_failure_raises_convergence_error():
     """g = cbrt(z): Newton on a cube root overshoots to -2x, so the successive
     linearisations cycle; the gradient is unbounded at the boundary (not C^1)."""
-    system = gr.ConstrainedSystem([0.01], [-1.0], mass=[[1.0]], force=lambda t, q, u: np.array([-GRAVITY]),
-                                  constraints=[gr.Constraint(gap=lambda t, q: np.cbrt(q[0]),
-                                                             gradient=lambda t, q: np.array(
-                                                                 [np.cbrt(q[0]) ** -2 / 3.0]))])
+    system = gr.ConstrainedSystem(
+        [0.01],
+        [-1.0],
+        mass=[[1.0]],
+        force=lambda t, q, u: np.array([-GRAVITY]),
+        constraints=[
+            gr.Constraint(gap=lambda t, q: np.cbrt(q[0]), gradient=lambda t, q: np.array([np.cbrt(q[0]) ** -2 / 3.0]))
+        ],
+    )
     sim = gr.Simulation(system, 1e-2, scheme="paoli-schatzman")
     with pytest.raises(gr.ConvergenceError, match=r"did not converge in 50 linearisations at t = "):
         for _ in range(5):
@@ -117,11 +134,16 @@ def test_paoli_schatzman_nonlinear_projection_lands_on_the_boundary():
     projected point P_K(W) has gap 0 to round-off once the successive
     linearisations have converged."""
     R = 1.0
-    system = gr.ConstrainedSystem([0.3, 0.0], [2.0, -1.0], mass=np.diag([1.0, 2.0]),
-                                  force=lambda t, q, u: np.array([0.0, -GRAVITY]),
-                                  constraints=[gr.Constraint(gap=lambda t, q: R - np.hypot(q[0], q[1]),
-                                                             gradient=lambda t, q: -q / np.hypot(q[0], q[1]))],
-                                  restitution=0.5)
+    system = gr.ConstrainedSystem(
+        [0.3, 0.0],
+        [2.0, -1.0],
+        mass=np.diag([1.0, 2.0]),
+        force=lambda t, q, u: np.array([0.0, -GRAVITY]),
+        constraints=[
+            gr.Constraint(gap=lambda t, q: R - np.hypot(q[0], q[1]), gradient=lambda t, q: -q / np.hypot(q[0], q[1]))
+        ],
+        restitution=0.5,
+    )
     sim = gr.Simulation(system, 1e-3, scheme="paoli-schatzman")
     active = 0
     for _ in range(1500):
@@ -136,10 +158,13 @@ def test_paoli_schatzman_nonlinear_projection_lands_on_the_boundary():
 def test_dzonou_monteiro_marques_reverses_the_relative_velocity_at_a_moving_obstacle():
     """Floor z = w t moving up at w: u+ - w = -e (u- - w) (the gap's rate enters V)."""
     w, e, dt = 0.5, 0.7, 1e-3
-    system = gr.ConstrainedSystem([0.01], [-2.0], mass=[[1.0]],
-                                  constraints=[gr.Constraint(gap=lambda t, q: q[0] - w * t,
-                                                             gradient=lambda t, q: np.array([1.0]))],
-                                  restitution=e)
+    system = gr.ConstrainedSystem(
+        [0.01],
+        [-2.0],
+        mass=[[1.0]],
+        constraints=[gr.Constraint(gap=lambda t, q: q[0] - w * t, gradient=lambda t, q: np.array([1.0]))],
+        restitution=e,
+    )
     sim = gr.Simulation(system, dt, scheme="dzonou-monteiro-marques")
     velocities = [sim.step().velocities[0] for _ in range(10)]
     assert velocities[-1] - w == pytest.approx(-e * (-2.0 - w), rel=1e-12)
@@ -153,8 +178,10 @@ def test_mixed_restitution_uses_the_smallest_coefficient(scheme):
     G = np.array([[1.0, 0.3], [0.2, 1.0]])
     u0 = np.array([-1.0, -1.5])
     offsets = 0.3 * dt * np.abs(G @ u0)
-    constraints = [gr.Constraint(gap=lambda t, q, n=n, c=c: n @ q + c, gradient=lambda t, q, n=n: n,
-                                 restitution=r) for n, c, r in zip(G, offsets, (0.2, 0.9))]
+    constraints = [
+        gr.Constraint(gap=lambda t, q, n=n, c=c: n @ q + c, gradient=lambda t, q, n=n: n, restitution=r)
+        for n, c, r in zip(G, offsets, (0.2, 0.9))
+    ]
     M = np.array([[2.0, 0.5], [0.5, 1.0]])
     system = gr.ConstrainedSystem([0.0, 0.0], u0, mass=M, constraints=constraints)
     sim = gr.Simulation(system, dt, scheme=scheme)
@@ -167,16 +194,22 @@ def test_mixed_restitution_uses_the_smallest_coefficient(scheme):
     assert np.abs(u - expected).max() <= 1e-6 * np.abs(u0).max()
 
 
-@pytest.mark.parametrize("options, error", [({"force_update": "later"}, "force_update"),
-                                            ({"fixed_point_iterations": 0}, "fixed_point_iterations"),
-                                            ({"fixed_point_tolerance": -1.0}, "fixed_point_tolerance")])
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({"force_update": "later"}, "force_update"),
+        ({"fixed_point_iterations": 0}, "fixed_point_iterations"),
+        ({"fixed_point_tolerance": -1.0}, "fixed_point_tolerance"),
+    ],
+)
 def test_dzonou_monteiro_marques_rejects_bad_options(options, error):
     with pytest.raises(gr.InvalidInputError, match=error):
         DzonouMonteiroMarquesScheme(bouncing_ball(), 1e-3, **options)
 
 
-@pytest.mark.parametrize("options, error", [({"max_iterations": 0}, "max_iterations"),
-                                            ({"tolerance": 0.0}, "tolerance")])
+@pytest.mark.parametrize(
+    "options, error", [({"max_iterations": 0}, "max_iterations"), ({"tolerance": 0.0}, "tolerance")]
+)
 def test_paoli_schatzman_rejects_bad_options(options, error):
     with pytest.raises(gr.InvalidInputError, match=error):
         PaoliSchatzmanScheme(bouncing_ball(), 1e-3, **options)

@@ -1,5 +1,6 @@
 """The wall protocol (granular.walls.surfaces) and the finite walls Panel and Cone: a wall
 type of one's own in one class, descriptions that round-trip, analytic gaps."""
+
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -8,7 +9,13 @@ import pytest
 
 import granular as gr
 from granular.walls.surfaces import (
-    ContactRows, WallShape, register_wall, surface_count, surface_names, wall_from_description)
+    ContactRows,
+    WallShape,
+    register_wall,
+    surface_count,
+    surface_names,
+    wall_from_description,
+)
 
 EPS = np.finfo(float).eps
 
@@ -86,8 +93,14 @@ WALLS = [
     gr.Cylinder([0, 0, 0], [1, 1, 0], 0.5),
     gr.Panel([0, 0, 0], [1, 0, 0], [0, 0, 2], velocity=[0, 1, 0]),
     gr.Cone([0, 0, 0], [0, 0, 1], 0.1, 0.5, 0.4, angular_velocity=1.0),
-    gr.TriangleMesh([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0.5]], [[0, 1, 2], [1, 3, 2]], angular_velocity=0.5,
-                    axis=[1, 0, 0], centre=[0, 1, 0], name="blade"),
+    gr.TriangleMesh(
+        [[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0.5]],
+        [[0, 1, 2], [1, 3, 2]],
+        angular_velocity=0.5,
+        axis=[1, 0, 0],
+        centre=[0, 1, 0],
+        name="blade",
+    ),
     gr.PeriodicBox([0, 0, 0], [1, 1, 1], axes=(0, 1)),
 ]
 
@@ -147,7 +160,7 @@ def test_a_cones_gap_is_the_distance_to_its_generator_in_the_meridian_plane():
     assert below.gaps == pytest.approx([0.3 - 0.05], abs=8 * EPS)
     assert below.normals[0] == pytest.approx([0, 0, -1], abs=8 * EPS)
     turned = cone.rows(np.array([[0.3 * np.cos(1.0), 0.3 * np.sin(1.0), 0.1]]), np.array([0.05]), 1.0, 0.0)
-    assert turned.gaps == pytest.approx([0.1 / np.sqrt(2.0) - 0.05], abs=8 * EPS)   # (0.3, 0.1): 0.1/sqrt 2 off
+    assert turned.gaps == pytest.approx([0.1 / np.sqrt(2.0) - 0.05], abs=8 * EPS)  # (0.3, 0.1): 0.1/sqrt 2 off
 
 
 def test_a_ball_rests_in_a_funnel_where_the_shell_is_one_radius_away():
@@ -174,7 +187,7 @@ def test_the_hopper_scene_runs_with_friction():
     assert world.rotates and world.has_friction
     trajectory = gr.Simulation(world, dt=2.5e-4).run(steps=150, record_every=10)
     present = trajectory.present(-1)
-    world.check_admissible(float(trajectory.t[-1]), trajectory.positions[-1][present])   # no overlap beyond 1e-9 r
+    world.check_admissible(float(trajectory.t[-1]), trajectory.positions[-1][present])  # no overlap beyond 1e-9 r
     floor = [k for k, name in enumerate(world.surface_names) if name.startswith("cone")]
     touched = [c for c in trajectory.contacts if np.any(np.isin(c.wall, floor) & (c.impulse > 0))]
     assert floor and touched and any(np.any(np.abs(c.tangential_impulse) > 0) for c in touched)

@@ -1,6 +1,7 @@
 """``granular sweep``: the product of values and seeds, failed runs, resume,
 a worker killed mid-sweep, and the summary plot's aggregation. Tiny runs (a few
 spheres, 20 steps) on a LocalCluster of two worker processes."""
+
 from __future__ import annotations
 
 import csv
@@ -67,8 +68,12 @@ def cluster():
     """Two single-threaded worker processes, shared by the tests that kill none."""
     import logging
 
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=logging.ERROR) as local, distributed.Client(local) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+        ) as local,
+        distributed.Client(local) as client,
+    ):
         yield local, client
 
 
@@ -85,20 +90,22 @@ def test_product_of_values_and_seeds_gives_one_row_per_run(cluster, tmp_path):
     result = sweep.run_sweep(plan, tmp_path / "out", client)
     rows = read_csv(tmp_path / "out" / "summary.csv")
     assert len(rows) == 6 == result.ran and result.failed == 0
-    assert sorted((float(r["restitution"]), int(r["seed"])) for r in rows) == \
-        sorted((e, s) for e in (0.3, 0.8) for s in range(3))
+    assert sorted((float(r["restitution"]), int(r["seed"])) for r in rows) == sorted(
+        (e, s) for e in (0.3, 0.8) for s in range(3)
+    )
     assert {r["n"] for r in rows} == {"5"} and {r["status"] for r in rows} == {"ok"}
     assert len(builds(counter)) == 6
-    assert len({r["file"] for r in rows}) == 6                      # one file per run
+    assert len({r["file"] for r in rows}) == 6  # one file per run
     for row in rows:
         run = gr.Trajectory.load(tmp_path / "out" / row["file"])
         assert run.positions.shape[1] == 5
-        assert run.meta["parameters"] == dict(n=5, restitution=float(row["restitution"]), seed=int(row["seed"]),
-                                              sleep=0.0)
+        assert run.meta["parameters"] == dict(
+            n=5, restitution=float(row["restitution"]), seed=int(row["seed"]), sleep=0.0
+        )
         # the summary's figures are the scene's, computed from this file's frames
         assert float(row["mean_height"]) == pytest.approx(float(np.mean(run.positions[-1][:, 2])), rel=1e-12)
         assert float(row["first_vz"]) == run.velocities[0][0, 2]
-        assert float(row["wall_time"]) == run.meta["wall_time"]   # the summary repeats the file
+        assert float(row["wall_time"]) == run.meta["wall_time"]  # the summary repeats the file
     # the seed, not the restitution, draws the initial velocities
     by_seed = {}
     for row in rows:
@@ -112,13 +119,26 @@ def test_product_of_values_and_seeds_gives_one_row_per_run(cluster, tmp_path):
 def test_a_failing_run_is_a_failed_row_and_the_others_go_on(cluster, tmp_path, capsys):
     local, _ = cluster
     scene, _ = write_scene(tmp_path / "scenes")
-    status = main(["sweep", str(scene), "--set", "restitution=0.4,1.5", "--seeds", "2", "--out",
-                   str(tmp_path / "out"), "--scheduler", local.scheduler_address, "--quiet"])
+    status = main(
+        [
+            "sweep",
+            str(scene),
+            "--set",
+            "restitution=0.4,1.5",
+            "--seeds",
+            "2",
+            "--out",
+            str(tmp_path / "out"),
+            "--scheduler",
+            local.scheduler_address,
+            "--quiet",
+        ]
+    )
     assert status == FAILURE
     rows = read_csv(tmp_path / "out" / "summary.csv")
     assert len(rows) == 4
     for row in rows:
-        if row["restitution"] == "1.5":        # the system refuses e > 1: one line saying so
+        if row["restitution"] == "1.5":  # the system refuses e > 1: one line saying so
             assert row["status"].startswith("failed: ") and "restitution" in row["status"]
             assert "\n" not in row["status"] and row["file"] == ""
         else:
@@ -140,7 +160,7 @@ def test_resume_skips_finished_runs_and_force_runs_them_again(cluster, tmp_path)
 
     again = sweep.run_sweep(plan, out, client)
     assert again.skipped == 4 and again.ran == 0
-    assert len(builds(counter)) == 4                                       # nothing was built
+    assert len(builds(counter)) == 4  # nothing was built
     assert {f: f.stat().st_mtime_ns for f in files} == stamps
     assert [r["file"] for r in read_csv(out / "summary.csv")] == [r["file"] for r in first.rows]
     assert [r["figures"] for r in again.rows] == [r["figures"] for r in first.rows]
@@ -172,12 +192,15 @@ def test_other_settings_are_other_runs(cluster, tmp_path):
     assert all(gr.Trajectory.load(out / r["file"]).t[-1] == pytest.approx(0.03) for r in longer.rows)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--seeds", "2", "--set", "seed=1"], "--seeds K and --set seed"),
-    (["--set", "nn=3"], "unknown parameter 'nn'"),
-    (["--set", "restitution=0.3,0.3"], "lists 0.3 twice"),
-    (["--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "give one of them"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--seeds", "2", "--set", "seed=1"], "--seeds K and --set seed"),
+        (["--set", "nn=3"], "unknown parameter 'nn'"),
+        (["--set", "restitution=0.3,0.3"], "lists 0.3 twice"),
+        (["--workers", "1", "--scheduler", "tcp://127.0.0.1:1"], "give one of them"),
+    ],
+)
 def test_bad_sweeps_are_one_line_usage_errors(tmp_path, capsys, argv, message):
     scene, counter = write_scene(tmp_path / "scenes")
     assert main(["sweep", str(scene), *argv, "--out", str(tmp_path / "out")]) == USAGE
@@ -187,9 +210,11 @@ def test_bad_sweeps_are_one_line_usage_errors(tmp_path, capsys, argv, message):
 
 
 def test_seeds_need_a_seed_parameter(tmp_path, capsys):
-    (tmp_path / "plain.py").write_text('"""Plain."""\nimport granular as gr\n\n'
-                                       'PARAMETERS = dict(height=1.0)\n\n\ndef build(height=1.0):\n'
-                                       '    return gr.SphereWorld([[0, 0, height]], 0.1)\n')
+    (tmp_path / "plain.py").write_text(
+        '"""Plain."""\nimport granular as gr\n\n'
+        "PARAMETERS = dict(height=1.0)\n\n\ndef build(height=1.0):\n"
+        "    return gr.SphereWorld([[0, 0, height]], 0.1)\n"
+    )
     assert main(["sweep", str(tmp_path / "plain.py"), "--seeds", "3", "--out", str(tmp_path / "out")]) == USAGE
     assert "has no 'seed' parameter" in capsys.readouterr().err
 
@@ -203,9 +228,13 @@ def test_a_worker_killed_mid_sweep_leaves_a_complete_summary_of_valid_files(tmp_
     scene, counter = write_scene(tmp_path / "scenes")
     plan = sweep.plan_sweep(str(scene), ["sleep=0.8"], seeds=6)
     out = tmp_path / "out"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                  silence_logs=logging.CRITICAL) as local, \
-            distributed.Client(local) as client, distributed.Client(local) as spy:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.CRITICAL
+        ) as local,
+        distributed.Client(local) as client,
+        distributed.Client(local) as spy,
+    ):
         pids = spy.run(os.getpid)
         outcome = {}
 
@@ -216,44 +245,49 @@ def test_a_worker_killed_mid_sweep_leaves_a_complete_summary_of_valid_files(tmp_
         thread.start()
         victim, deadline = None, time.monotonic() + 60
         while victim is None and time.monotonic() < deadline:
-            started = [int(line.split()[0]) for line in builds(counter)]      # pids that entered build()
+            started = [int(line.split()[0]) for line in builds(counter)]  # pids that entered build()
             victim = next((pid for pid in started if pid in pids.values()), None)
             time.sleep(0.05)
         assert victim is not None, "no task started"
-        os.kill(victim, signal.SIGKILL)                    # within build()'s 0.8 s sleep: mid-run
+        os.kill(victim, signal.SIGKILL)  # within build()'s 0.8 s sleep: mid-run
         thread.join(timeout=120)
         assert not thread.is_alive()
-        assert victim not in spy.run(os.getpid).values()   # that process is gone (the nanny made another)
+        assert victim not in spy.run(os.getpid).values()  # that process is gone (the nanny made another)
     result = outcome["result"]
     rows = read_csv(out / "summary.csv")
     assert len(rows) == 6 and sorted(int(r["seed"]) for r in rows) == list(range(6))
     assert {r["status"] for r in rows} == {"ok"}
     assert result.failed == 0
-    assert len(builds(counter)) > 6                  # the killed run was built again
+    assert len(builds(counter)) > 6  # the killed run was built again
     for row in rows:
         run = gr.Trajectory.load(out / row["file"])
         assert run.meta["parameters"]["seed"] == int(row["seed"])
         assert len(run) == 5 and np.all(np.isfinite(run.positions))
-    assert sorted(p.name for p in out.iterdir()) == sorted([r["file"] for r in rows]
-                                                           + ["summary.csv", "summary.parquet", "sweep.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [r["file"] for r in rows] + ["summary.csv", "summary.parquet", "sweep.json"]
+    )
 
 
 # -- the summary plot --------------------------------------------------------------------------
 def test_aggregate_gives_mean_and_seed_spread_per_x_and_group():
     description = dict(scene="s", parameters=["e", "n", "seed"], varying=["e", "n", "seed"], figures=["tau"])
-    rows = [dict(e=0.5, n=10, seed=0, tau=1.0, status="ok"), dict(e=0.5, n=10, seed=1, tau=2.0, status="ok"),
-            dict(e=0.5, n=10, seed=2, tau=6.0, status="ok"),
-            dict(e=0.9, n=10, seed=0, tau=4.0, status="ok"), dict(e=0.9, n=10, seed=1, tau=8.0, status="ok"),
-            dict(e=0.9, n=10, seed=2, tau=99.0, status="failed: jammed"),        # not counted
-            dict(e=0.9, n=10, seed=3, tau=float("nan"), status="ok"),            # no value: not counted
-            dict(e=0.5, n=20, seed=0, tau=3.0, status="ok")]
+    rows = [
+        dict(e=0.5, n=10, seed=0, tau=1.0, status="ok"),
+        dict(e=0.5, n=10, seed=1, tau=2.0, status="ok"),
+        dict(e=0.5, n=10, seed=2, tau=6.0, status="ok"),
+        dict(e=0.9, n=10, seed=0, tau=4.0, status="ok"),
+        dict(e=0.9, n=10, seed=1, tau=8.0, status="ok"),
+        dict(e=0.9, n=10, seed=2, tau=99.0, status="failed: jammed"),  # not counted
+        dict(e=0.9, n=10, seed=3, tau=float("nan"), status="ok"),  # no value: not counted
+        dict(e=0.5, n=20, seed=0, tau=3.0, status="ok"),
+    ]
     series = sweep.aggregate(description, rows, "e", "tau")
     assert [s.group for s in series] == [{"n": 10}, {"n": 20}]
     ten, twenty = series
     assert ten.x == [0.5, 0.9] and ten.count == [3, 2]
     assert ten.mean == pytest.approx([3.0, 6.0])
     # sample standard deviations: sqrt(((1-3)^2 + (2-3)^2 + (6-3)^2) / 2) = sqrt(7); sqrt(8)
-    assert ten.std == pytest.approx([7.0 ** 0.5, 8.0 ** 0.5])
+    assert ten.std == pytest.approx([7.0**0.5, 8.0**0.5])
     assert twenty.x == [0.5] and twenty.mean == [3.0] and np.isnan(twenty.std[0])
     with pytest.raises(gr.InvalidInputError, match="not a figure"):
         sweep.aggregate(description, rows, "e", "taux")
@@ -270,7 +304,7 @@ def test_plot_summary_writes_a_png_of_the_sweep(cluster, tmp_path, capsys):
     png = out / "summary_mean_height_vs_restitution.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     printed = capsys.readouterr().out
-    assert printed.count("(2 runs)") == 2                  # two seeds averaged at each restitution
+    assert printed.count("(2 runs)") == 2  # two seeds averaged at each restitution
     assert main(["plot", str(out), "summary", "--x", "restitution"]) == USAGE
     assert main(["plot", str(tmp_path / "scenes"), "summary", "--x", "restitution", "--y", "h"]) == USAGE
 
@@ -284,8 +318,9 @@ def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
     2.5 at e = 0.95 to 16 at e = 0.6). The tolerance is the slope's own standard
     error, from a least-squares fit weighted by the seeds' spread of each mean:
     |slope + 1| <= 3 sigma. Measured: slope -0.963 +- 0.025 (about 3 min on 2 workers)."""
-    plan = sweep.plan_sweep("granular_gas_cooling", ["n=200", "packing=0.1",
-                                                     "restitution=0.6,0.7,0.8,0.9,0.95"], seeds=4, duration=3.0)
+    plan = sweep.plan_sweep(
+        "granular_gas_cooling", ["n=200", "packing=0.1", "restitution=0.6,0.7,0.8,0.9,0.95"], seeds=4, duration=3.0
+    )
     with sweep.connect(workers=2) as client:
         result = sweep.run_sweep(plan, tmp_path, client)
     assert result.failed == 0 and len(result.rows) == 20
@@ -293,14 +328,14 @@ def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
     (series,) = sweep.aggregate(description, rows, "restitution", "tau")
     e, mean, count = np.array(series.x), np.array(series.mean), np.array(series.count)
     standard_error = np.array(series.std) / np.sqrt(count)
-    x, y, sigma = np.log(1.0 - e ** 2), np.log(mean), standard_error / mean     # sigma of log(mean tau)
+    x, y, sigma = np.log(1.0 - e**2), np.log(mean), standard_error / mean  # sigma of log(mean tau)
     design = np.stack([np.ones_like(x), x], axis=1)
-    weights = 1.0 / sigma ** 2
+    weights = 1.0 / sigma**2
     covariance = np.linalg.inv(design.T @ (design * weights[:, None]))
     intercept, slope = covariance @ (design.T @ (weights * y))
     slope_error = float(np.sqrt(covariance[1, 1]))
     assert abs(slope + 1.0) <= 3.0 * slope_error, (slope, slope_error)
-    assert slope_error < 0.1                                   # the test can tell -1 from -0.7
+    assert slope_error < 0.1  # the test can tell -1 from -0.7
     # and the magnitude: kinetic theory's tau to the accuracy of 200 spheres and dt = 5e-4 s
     (ratios,) = sweep.aggregate(description, rows, "restitution", "tau_ratio")
     assert np.all(np.abs(np.array(ratios.mean) - 1.0) < 0.25), ratios.mean
@@ -309,10 +344,23 @@ def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
 def test_the_command_prints_the_dashboard_and_progress(cluster, tmp_path, capsys):
     local, _ = cluster
     scene, _ = write_scene(tmp_path / "scenes")
-    assert main(["sweep", str(scene), "--set", "restitution=0.3,0.6", "--out", str(tmp_path / "out"),
-                 "--scheduler", local.scheduler_address]) == 0
+    assert (
+        main(
+            [
+                "sweep",
+                str(scene),
+                "--set",
+                "restitution=0.3,0.6",
+                "--out",
+                str(tmp_path / "out"),
+                "--scheduler",
+                local.scheduler_address,
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
-    assert "dashboard http" in captured.out                  # bokeh serves it (the cluster extra)
+    assert "dashboard http" in captured.out  # bokeh serves it (the cluster extra)
     progress = captured.err.strip().splitlines()
     assert progress[-1] == "runs: 2/2 done, 0 failed, 0 running"
     assert all(line.startswith("runs: ") for line in progress)

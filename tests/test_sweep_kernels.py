@@ -7,6 +7,7 @@ on crowds of turning spheres thrown together on a rough floor (with and without
 rolling resistance, and with a moving floor's tangential velocity): the compiled
 sweeps and residuals must agree with it to round-off.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,9 +26,16 @@ def thrown_crowd(seed: int, rolling_friction: float):
     grid = np.stack(np.meshgrid(np.arange(2), np.arange(2), np.arange(3), indexing="ij"), -1).reshape(-1, 3)
     positions = 0.021 * grid + np.array([0.0, 0.0, 0.0105])
     velocities = -20.0 * (positions - positions.mean(axis=0)) + rng.normal(0.0, 0.3, positions.shape)
-    world = gr.SphereWorld(positions, 0.01, masses=rng.uniform(0.5, 2.0, 12), velocities=velocities,
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=0.5, rolling_friction=rolling_friction,
-                           angular_velocities=rng.normal(0.0, 30.0, positions.shape))
+    world = gr.SphereWorld(
+        positions,
+        0.01,
+        masses=rng.uniform(0.5, 2.0, 12),
+        velocities=velocities,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        friction=0.5,
+        rolling_friction=rolling_friction,
+        angular_velocities=rng.normal(0.0, 30.0, positions.shape),
+    )
     h = 1e-2
     u0 = np.concatenate([world.u0, world.initial_rotation()[0].reshape(-1)])
     metric = world.metric(h, world.q0)
@@ -35,7 +43,7 @@ def thrown_crowd(seed: int, rolling_friction: float):
     constraints = world.constraints(h, world.q0, h, 2.0 * float(np.abs(predicted).max()))
     mu, T, _ = check_friction(constraints)
     mu_r, R = rolling_rows(constraints)
-    offset = rng.normal(0.0, 0.1, (constraints.size, 2))   # as if the contacts' other bodies moved
+    offset = rng.normal(0.0, 0.1, (constraints.size, 2))  # as if the contacts' other bodies moved
     rows = coulomb_rows.sweep_rows(metric, constraints.jacobian, T, mu, constraints.lower(h), R, mu_r, offset)
     assert rows is not None and rows.w_tangent is not None
     assert (rows.rolling_friction is not None) == (rolling_friction > 0.0)
@@ -49,8 +57,11 @@ def reference_sweep(rows, u, r, order, tolerance=None):
     largest = 0.0
     for k in order:
         U = rows.local_velocities(u, [k])
-        rolling = None if rows.rolling_friction is None else (
-            rows.rolling_friction[[k]], rows.w_rolling[[k]], rows.coupling[[k]])
+        rolling = (
+            None
+            if rows.rolling_friction is None
+            else (rows.rolling_friction[[k]], rows.w_rolling[[k]], rows.coupling[[k]])
+        )
         v = None if rows.w_tangent is None else rows.w_tangent[[k]]
         new = coulomb_rows.local_answer(U, r[[k]], rows.w[[k]], rows.mu[[k]], v, rolling)[0]
         met = float(np.linalg.norm(weights(rows)[k] * (new - r[k])))
@@ -101,9 +112,8 @@ def test_compiled_sweeps_and_residuals_follow_the_local_law(seed, rolling_fricti
         assert np.abs(r_fast - r_slow).max() <= 1e-12 * scale
         assert np.abs(u_fast - u_slow).max() <= 1e-12 * np.abs(u_slow).max()
     residual = compiled.residual(u_fast, r_fast)
-    assert residual.max() > 0.0   # four sweeps do not solve the crowd: the comparison bites
-    assert np.allclose(residual, reference_residual(rows, u_fast, r_fast), rtol=1e-10,
-                       atol=1e-12 * residual.max())
+    assert residual.max() > 0.0  # four sweeps do not solve the crowd: the comparison bites
+    assert np.allclose(residual, reference_residual(rows, u_fast, r_fast), rtol=1e-10, atol=1e-12 * residual.max())
 
 
 @pytest.mark.exact
@@ -183,29 +193,39 @@ def test_gathered_rows_are_the_dense_blocks_of_h_on_each_contacts_coordinates():
     R = sp.random(2 * m, d, density=0.1, random_state=rng, format="csr")
     # Row 0 of G gets an explicit zero on a new coordinate and a duplicate of its first entry.
     extra_columns = [int(np.setdiff1d(np.arange(d), G.indices)[0]), int(G.indices[G.indptr[0]])]
-    G = sp.csr_matrix((np.concatenate([[0.0, 0.25], G.data]), np.concatenate([extra_columns, G.indices]),
-                       np.concatenate([[0], G.indptr[1:] + 2])), shape=(m, d))
+    G = sp.csr_matrix(
+        (
+            np.concatenate([[0.0, 0.25], G.data]),
+            np.concatenate([extra_columns, G.indices]),
+            np.concatenate([[0], G.indptr[1:] + 2]),
+        ),
+        shape=(m, d),
+    )
     mu = np.where(np.arange(m) % 3 == 0, 0.0, 0.5)
     mu_r = np.where(np.arange(m) % 2 == 0, 0.1, 0.0)
     blocks = (coulomb_rows.csr_block(G, 1), coulomb_rows.csr_block(T, 2), coulomb_rows.csr_block(R, 2))
-    cols, values = coulomb_rows.kernels().gather_rows(m, d, 5, blocks, (np.ones(m, bool), mu > 0.0, mu_r > 0.0),
-                                                       np.array([0, 1, 3]), 64)
-    dense_G, dense_T, dense_R = G.toarray(), T.toarray(), R.toarray()   # toarray sums duplicates
+    cols, values = coulomb_rows.kernels().gather_rows(
+        m, d, 5, blocks, (np.ones(m, bool), mu > 0.0, mu_r > 0.0), np.array([0, 1, 3]), 64
+    )
+    dense_G, dense_T, dense_R = G.toarray(), T.toarray(), R.toarray()  # toarray sums duplicates
     for k in range(m):
         rows = np.zeros((5, d))
         rows[0] = dense_G[k]
         if mu[k] > 0.0:
-            rows[1:3] = dense_T[2 * k:2 * k + 2]
+            rows[1:3] = dense_T[2 * k : 2 * k + 2]
         if mu_r[k] > 0.0:
-            rows[3:5] = dense_R[2 * k:2 * k + 2]
-        present = np.flatnonzero(np.zeros(d, bool) | (G[k].toarray()[0] != 0)
-                                 | (mu[k] > 0.0) & (np.abs(dense_T[2 * k:2 * k + 2]).sum(axis=0) > 0)
-                                 | (mu_r[k] > 0.0) & (np.abs(dense_R[2 * k:2 * k + 2]).sum(axis=0) > 0))
+            rows[3:5] = dense_R[2 * k : 2 * k + 2]
+        present = np.flatnonzero(
+            np.zeros(d, bool)
+            | (G[k].toarray()[0] != 0)
+            | (mu[k] > 0.0) & (np.abs(dense_T[2 * k : 2 * k + 2]).sum(axis=0) > 0)
+            | (mu_r[k] > 0.0) & (np.abs(dense_R[2 * k : 2 * k + 2]).sum(axis=0) > 0)
+        )
         real = cols[k] < d
         np.testing.assert_array_equal(cols[k][real], present)
         np.testing.assert_array_equal(values[k][:, real], rows[:, present])
         assert np.all(values[k][:, ~real] == 0.0)
-    assert extra_columns[0] not in cols[0]            # the explicit zero is left out
+    assert extra_columns[0] not in cols[0]  # the explicit zero is left out
 
 
 def test_a_contact_without_normal_impulse_keeps_no_friction_even_below_underflow():

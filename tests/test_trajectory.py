@@ -1,5 +1,6 @@
 """Trajectory recording (Simulation.run) and the HDF5 round trip; unreadable files
 give TrajectoryFileError."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,9 +19,14 @@ def growing_pile():
     r = 0.01
     grid = np.stack(np.meshgrid(np.arange(2), np.arange(2), np.arange(3), indexing="ij"), -1).reshape(-1, 3)
     positions = grid * 2.5 * r + np.array([1.3 * r, 1.3 * r, 1.2 * r])
-    world = gr.SphereWorld(positions, lambda t: np.full(12, r * (1.0 + 0.1 * t)), masses=rng.uniform(1, 2, 12),
-                           velocities=rng.normal(0.0, 0.2, (12, 3)),
-                           walls=[gr.Box([0, 0, 0], [5.3 * r, 5.3 * r, 1.0], open_top=True)], restitution=0.2)
+    world = gr.SphereWorld(
+        positions,
+        lambda t: np.full(12, r * (1.0 + 0.1 * t)),
+        masses=rng.uniform(1, 2, 12),
+        velocities=rng.normal(0.0, 0.2, (12, 3)),
+        walls=[gr.Box([0, 0, 0], [5.3 * r, 5.3 * r, 1.0], open_top=True)],
+        restitution=0.2,
+    )
     sim = gr.Simulation(world, 1e-3)
     steps = []
     trajectory = sim.run(steps=100, record_every=7, progress=lambda k, n, result: steps.append(result))
@@ -90,8 +96,12 @@ def test_corrupt_files_are_trajectory_file_errors(growing_pile, tmp_path):
     incomplete.write_bytes(good.read_bytes())
     with h5py.File(incomplete, "a") as h5:
         del h5["velocities"]
-    for path, message in [(garbage, "cannot read trajectory"), (truncated, "cannot read trajectory"),
-                          (foreign, "is not a granular trajectory"), (incomplete, "cannot read trajectory")]:
+    for path, message in [
+        (garbage, "cannot read trajectory"),
+        (truncated, "cannot read trajectory"),
+        (foreign, "is not a granular trajectory"),
+        (incomplete, "cannot read trajectory"),
+    ]:
         with pytest.raises(gr.TrajectoryFileError, match=message) as caught:
             gr.Trajectory.load(path)
         assert path.name in str(caught.value)
@@ -103,8 +113,12 @@ def test_round_trip_keeps_mixed_frictional_and_frictionless_frames(tmp_path):
     friction 0.3. Steps with only the floor contact store (m, 0) tangential
     impulses, steps with the pair (m, 2), the first frame (0, 0): all three kinds
     must be in the run, and every frame comes back with its shape and values."""
-    world = gr.SphereWorld([[0.0, 0.0, 0.0105], [0.005, 0.0, 0.035]], 0.01, friction=0.3,
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.0)])
+    world = gr.SphereWorld(
+        [[0.0, 0.0, 0.0105], [0.005, 0.0, 0.035]],
+        0.01,
+        friction=0.3,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1], friction=0.0)],
+    )
     trajectory = gr.Simulation(world, 1e-3).run(steps=200)
     shapes = {c.tangential_impulse.shape[1] for c in trajectory.contacts if len(c)}
     assert shapes == {0, 2}

@@ -12,6 +12,7 @@ fork), so that a crash of the HDF5 library or a hang inside it, which no Python
 signal can interrupt, is reported as such instead of taking the test run down.
 Examples are derandomized, as in `tests/test_properties.py`.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -26,24 +27,39 @@ import granular as gr
 #: this long is stuck (the hang found below spins for minutes).
 LOAD_TIMEOUT = 10.0  # s
 
-SETTINGS = dict(deadline=None, derandomize=True, database=None, print_blob=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+SETTINGS = dict(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 def _sphere_run() -> gr.Trajectory:
     """Three spheres bouncing in a box (e = 0.5, mu = 0.3): contacts with friction
     impulses, radii, masses in the meta; 8 steps."""
-    world = gr.SphereWorld([[0.02, 0.02, 0.02], [0.06, 0.02, 0.02], [0.02, 0.06, 0.03]], 0.015,
-                           masses=[1.0, 2.0, 1.5], velocities=[[1, 0, 0], [-1, 0, 0], [0, -1, 0]],
-                           walls=[gr.Box([0, 0, 0], [0.1, 0.1, 0.1])], restitution=0.5, friction=0.3)
+    world = gr.SphereWorld(
+        [[0.02, 0.02, 0.02], [0.06, 0.02, 0.02], [0.02, 0.06, 0.03]],
+        0.015,
+        masses=[1.0, 2.0, 1.5],
+        velocities=[[1, 0, 0], [-1, 0, 0], [0, -1, 0]],
+        walls=[gr.Box([0, 0, 0], [0.1, 0.1, 0.1])],
+        restitution=0.5,
+        friction=0.3,
+    )
     return gr.Simulation(world, 1e-3).run(steps=8)
 
 
 def _single_body_run() -> gr.Trajectory:
     """A 2-dof body against one wall: (F, d) arrays, no radii."""
-    system = gr.ConstrainedSystem([0.0, 0.01], [0.0, -1.0], np.diag([1.0, 2.0]),
-                                  constraints=[gr.Constraint(lambda t, q: q[1], lambda t, q: np.array([0.0, 1.0]))],
-                                  restitution=0.8)
+    system = gr.ConstrainedSystem(
+        [0.0, 0.01],
+        [0.0, -1.0],
+        np.diag([1.0, 2.0]),
+        constraints=[gr.Constraint(lambda t, q: q[1], lambda t, q: np.array([0.0, 1.0]))],
+        restitution=0.8,
+    )
     return gr.Simulation(system, 1e-3).run(steps=6)
 
 
@@ -85,8 +101,10 @@ def check_loaded(path: str) -> tuple[str, str]:
         problems.append(f"{len(trajectory.contacts)} contact frames")
     for contacts in trajectory.contacts:
         m = len(contacts)
-        rows = {name: np.shape(getattr(contacts, name))[0] for name in
-                ("i", "j", "wall", "gap", "normal", "tangential_impulse", "rolling_impulse")}
+        rows = {
+            name: np.shape(getattr(contacts, name))[0]
+            for name in ("i", "j", "wall", "gap", "normal", "tangential_impulse", "rolling_impulse")
+        }
         if any(count != m for count in rows.values()):
             problems.append(f"contact rows {rows} for {m} impulses")
     # Values: a flipped data byte may make one NaN or inf. The loader returns what
@@ -95,6 +113,7 @@ def check_loaded(path: str) -> tuple[str, str]:
     finite = all(np.all(np.isfinite(getattr(trajectory, name))) for name in ("t", "positions", "velocities"))
     if not finite:
         from granular.app.runs import check_run_file
+
         try:
             check_run_file(trajectory, path)
             problems.append("a non-finite state passes check_run_file")
@@ -147,6 +166,7 @@ def write(tmp_path, data: bytes) -> str:
 
 # -- the unharmed files load --------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["spheres", "body"])
 def test_unharmed_files_load(originals, tmp_path, name):
     assert load_guarded(write(tmp_path, originals[name])) == ("ok", "")
@@ -154,22 +174,25 @@ def test_unharmed_files_load(originals, tmp_path, name):
 
 # -- truncation -------------------------------------------------------------------------------------------
 
+
 @settings(max_examples=40, **SETTINGS)
 @given(name=st.sampled_from(["spheres", "body"]), fraction=st.floats(0.0, 1.0, exclude_max=True))
 def test_truncated_files_raise_a_file_error(originals, tmp_path, name, fraction):
     """Any strict prefix: HDF5 keeps its end-of-file address in the superblock, so a
     shorter file is always detected: a one-line TrajectoryFileError naming the file."""
     data = originals[name]
-    outcome, detail = load_guarded(write(tmp_path, data[:int(fraction * len(data))]))
+    outcome, detail = load_guarded(write(tmp_path, data[: int(fraction * len(data))]))
     assert outcome == "file error", detail
 
 
 # -- corruption -------------------------------------------------------------------------------------------
 
+
 @settings(max_examples=150, **SETTINGS)
-@given(name=st.sampled_from(["spheres", "body"]),
-       flips=st.lists(st.tuples(st.floats(0.0, 1.0, exclude_max=True), st.integers(1, 255)),
-                      min_size=1, max_size=4))
+@given(
+    name=st.sampled_from(["spheres", "body"]),
+    flips=st.lists(st.tuples(st.floats(0.0, 1.0, exclude_max=True), st.integers(1, 255)), min_size=1, max_size=4),
+)
 def test_corrupted_files_load_consistently_or_raise_a_file_error(originals, tmp_path, name, flips):
     """Bytes XOR-ed at random offsets: data bytes may change values silently (HDF5
     keeps no checksum of uncompressed data), but the result is then a consistent
@@ -184,6 +207,7 @@ def test_corrupted_files_load_consistently_or_raise_a_file_error(originals, tmp_
 
 # -- regressions found by the fuzzing ---------------------------------------------------------------------
 
+
 def _flip(data: bytes, flips) -> bytes:
     data = bytearray(data)
     for offset, mask in flips:
@@ -195,20 +219,28 @@ def _flip(data: bytes, flips) -> bytes:
 def bouncing(tmp_path_factory):
     """The file the first fuzzing found its failures in: three frictionless spheres,
     e = 0.5, in a box, 8 steps (h5py writes it byte for byte the same every time)."""
-    world = gr.SphereWorld([[0.02, 0.02, 0.02], [0.06, 0.02, 0.02], [0.02, 0.06, 0.03]], 0.015,
-                           masses=[1, 2, 1.5], velocities=[[1, 0, 0], [-1, 0, 0], [0, -1, 0]],
-                           walls=[gr.Box([0, 0, 0], [0.1, 0.1, 0.1])], restitution=0.5)
+    world = gr.SphereWorld(
+        [[0.02, 0.02, 0.02], [0.06, 0.02, 0.02], [0.02, 0.06, 0.03]],
+        0.015,
+        masses=[1, 2, 1.5],
+        velocities=[[1, 0, 0], [-1, 0, 0], [0, -1, 0]],
+        walls=[gr.Box([0, 0, 0], [0.1, 0.1, 0.1])],
+        restitution=0.5,
+    )
     path = tmp_path_factory.mktemp("bouncing") / "bouncing.h5"
     gr.Simulation(world, 1e-3).run(steps=8).save(path)
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("flips, raised", [
-    # h5py's TypeError "Unknown string encoding (value 3)" on a damaged attribute type.
-    ([(978, 0x32), (13017, 0x43)], "TypeError"),
-    # HDF5's RuntimeError "Can't get deprecated info for object" on a damaged object header.
-    ([(19452, 0xCC)], "RuntimeError"),
-])
+@pytest.mark.parametrize(
+    "flips, raised",
+    [
+        # h5py's TypeError "Unknown string encoding (value 3)" on a damaged attribute type.
+        ([(978, 0x32), (13017, 0x43)], "TypeError"),
+        # HDF5's RuntimeError "Can't get deprecated info for object" on a damaged object header.
+        ([(19452, 0xCC)], "RuntimeError"),
+    ],
+)
 def test_damaged_metadata_is_a_file_error_not_a_raw_exception(bouncing, tmp_path, flips, raised):
     """Before the fix these escaped `Trajectory.load` as ``raised``."""
     path = write(tmp_path, _flip(bouncing, flips))
@@ -238,10 +270,13 @@ def test_inconsistent_arrays_are_a_file_error(tmp_path):
         gr.Trajectory.load(path)
 
 
-@pytest.mark.parametrize("flips", [
-    [(2312, 0xF9)],   # the size of the 'meta' string's object in the global heap (99 -> 154)
-    [(1083, 0x73)],   # the high byte of the 'meta' attribute's vlen length (99 -> 0x73000063)
-])
+@pytest.mark.parametrize(
+    "flips",
+    [
+        [(2312, 0xF9)],  # the size of the 'meta' string's object in the global heap (99 -> 154)
+        [(1083, 0x73)],  # the high byte of the 'meta' attribute's vlen length (99 -> 0x73000063)
+    ],
+)
 def test_a_damaged_string_length_gives_a_file_error_or_the_known_libhdf5_hang(bouncing, tmp_path, flips):
     """libhdf5 (2.0.0, h5py 3.16) may spin for minutes reading a variable-length string
     attribute (the JSON 'system' and 'meta') whose stored length is damaged: a hang

@@ -1,5 +1,6 @@
 """``granular view``: a self-contained page that a real browser (headless Chromium,
 driven by Playwright) loads without a console error, draws, and moves to the last frame."""
+
 import io
 import shutil
 
@@ -29,7 +30,7 @@ def test_the_page_embeds_its_library_and_needs_no_network(run_file, tmp_path):
     out = tmp_path / "run.html"
     assert main(["view", str(run_file), "-o", str(out)]) == 0
     page = out.read_text()
-    assert "<script src=" not in page and "k3dSource" in page     # K3D's bundle inline, nothing fetched
+    assert "<script src=" not in page and "k3dSource" in page  # K3D's bundle inline, nothing fetched
     assert out.stat().st_size < 5e6
 
 
@@ -54,13 +55,22 @@ def _random_run(spheres: int, frames: int) -> gr.Trajectory:
         j = (i + 1 + rng.integers(0, spheres - 1, 3 * spheres)) % spheres
         normal = rng.normal(size=(3 * spheres, 3))
         normal /= np.linalg.norm(normal, axis=1)[:, None]
-        contacts.append(Contacts(i, j, np.full(3 * spheres, -1), np.zeros(3 * spheres), normal,
-                                 rng.exponential(1e-3, 3 * spheres)))
+        contacts.append(
+            Contacts(i, j, np.full(3 * spheres, -1), np.zeros(3 * spheres), normal, rng.exponential(1e-3, 3 * spheres))
+        )
     zeros = np.zeros(frames)
-    return gr.Trajectory(t=np.arange(frames) * 0.01, positions=positions, velocities=np.ones_like(positions),
-                         radii=np.full((frames, spheres), 0.005), kinetic_energy=zeros, potential_energy=zeros,
-                         dissipated_energy=zeros, contacts=contacts, system={"kind": "spheres", "walls": []},
-                         meta={"dt": 1e-3, "masses": [1e-3] * spheres})
+    return gr.Trajectory(
+        t=np.arange(frames) * 0.01,
+        positions=positions,
+        velocities=np.ones_like(positions),
+        radii=np.full((frames, spheres), 0.005),
+        kinetic_energy=zeros,
+        potential_energy=zeros,
+        dissipated_energy=zeros,
+        contacts=contacts,
+        system={"kind": "spheres", "walls": []},
+        meta={"dt": 1e-3, "masses": [1e-3] * spheres},
+    )
 
 
 def test_the_written_page_is_within_its_budget():
@@ -75,7 +85,7 @@ def test_the_written_page_is_within_its_budget():
     assert len(page.encode("utf-8")) <= budget
     assert 1 < len(frames) < len(guess) and frames[0] == 0 and frames[-1] == 11
     with pytest.raises(ValueError, match="max_bytes"):
-        viewer.fitted_page(run, max_bytes=1e6)       # less than K3D's bundle
+        viewer.fitted_page(run, max_bytes=1e6)  # less than K3D's bundle
 
 
 def test_the_force_network_runs_from_each_centre_to_the_contact_point(run_file):
@@ -93,10 +103,10 @@ def test_the_force_network_runs_from_each_centre_to_the_contact_point(run_file):
     starts = np.concatenate([forces.pair_i, forces.pair_j, forces.wall_sphere])
     np.testing.assert_array_equal(segments[:, 0], positions[starts])
     # the contact is centre to centre apart by r_i + r_j (touching): both halves end at one point
-    np.testing.assert_allclose(segments[:pairs, 1], segments[pairs:2 * pairs, 1], atol=1e-6)
+    np.testing.assert_allclose(segments[:pairs, 1], segments[pairs : 2 * pairs, 1], atol=1e-6)
     lengths = np.linalg.norm(segments[:, 1] - segments[:, 0], axis=1)
-    np.testing.assert_allclose(lengths, radii[starts], rtol=1e-6)   # touching within the solver's 1e-8 m gaps
-    magnitudes = forces.contact_force_magnitudes()          # pairs, then walls
+    np.testing.assert_allclose(lengths, radii[starts], rtol=1e-6)  # touching within the solver's 1e-8 m gaps
+    magnitudes = forces.contact_force_magnitudes()  # pairs, then walls
     np.testing.assert_allclose(force, np.concatenate([magnitudes[:pairs], magnitudes]), rtol=1e-12)
 
 
@@ -104,7 +114,7 @@ def test_quantised_positions_stay_within_half_a_quantum():
     positions = np.random.default_rng(0).uniform(0.0, 0.2, (100, 3))
     step = viewer.QUANTUM * 0.01
     # half a step, plus float32's rounding of 0.2 m (2^-24 relative)
-    assert np.abs(viewer.quantise(positions, step) - positions).max() <= 0.5 * step + 0.2 * 2.0 ** -24
+    assert np.abs(viewer.quantise(positions, step) - positions).max() <= 0.5 * step + 0.2 * 2.0**-24
 
 
 def _time(page) -> float:
@@ -144,7 +154,7 @@ def test_chromium_draws_the_page_reaches_the_last_frame_plays_and_pauses(run_fil
         page.goto(out.as_uri())
         page.wait_for_selector(f"#{viewer.READY_ID}", state="attached", timeout=60_000)
         start = _time(page)
-        for folder in ("Controls", "Animation"):            # K3D panel > Controls > Animation
+        for folder in ("Controls", "Animation"):  # K3D panel > Controls > Animation
             page.get_by_text(folder, exact=True).click()
         page.get_by_text("Play loop", exact=True).click()
         page.wait_for_function(f"window.GRANULAR_K3D.parameters.time != {start!r}", timeout=10_000)
@@ -153,7 +163,7 @@ def test_chromium_draws_the_page_reaches_the_last_frame_plays_and_pauses(run_fil
         stopped = _samples(page, 4)
         browser.close()
     assert errors == []
-    assert float(time) == pytest.approx(last, rel=1e-6)        # the slider's time at the last frame
-    assert np.ptp(picture[..., :3].reshape(-1, 3), axis=0).max() > 0.2   # not a blank canvas
-    assert start == 0.0 and len(set(playing)) > 1              # playing: the time moves
-    assert len(set(stopped)) == 1 and 0.0 <= stopped[0] <= last   # stopped: it stays
+    assert float(time) == pytest.approx(last, rel=1e-6)  # the slider's time at the last frame
+    assert np.ptp(picture[..., :3].reshape(-1, 3), axis=0).max() > 0.2  # not a blank canvas
+    assert start == 0.0 and len(set(playing)) > 1  # playing: the time moves
+    assert len(set(stopped)) == 1 and 0.0 <= stopped[0] <= last  # stopped: it stays

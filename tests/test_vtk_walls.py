@@ -1,5 +1,6 @@
 """ParaView export of walls and active contacts (granular.render.vtkfiles), read back
 with pyvista: the polygons must lie where the walls were at each frame's time."""
+
 import numpy as np
 import pytest
 
@@ -12,8 +13,8 @@ pyvista = pytest.importorskip("pyvista")
 
 R = 0.01
 DT = 1e-3
-V = 0.2                  # m/s, the piston's speed
-TOP = 0.1                # m, the piston's height at t = 0
+V = 0.2  # m/s, the piston's speed
+TOP = 0.1  # m, the piston's height at t = 0
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def test_the_walls_are_written_where_they_were_at_each_frame(piston_run, tmp_pat
     for k, t in enumerate(trajectory.t):
         mesh = walls_of(tmp_path, "p", k)
         surfaces = np.asarray(mesh.cell_data["surface"])
-        assert sorted(surfaces) == [0, 1, 2, 3, 4, 5]          # 5 faces of the open box, the piston
+        assert sorted(surfaces) == [0, 1, 2, 3, 4, 5]  # 5 faces of the open box, the piston
         piston = cell_points(mesh, int(np.flatnonzero(surfaces == 5)[0]))
         assert piston[:, 2] == pytest.approx(TOP - V * t, abs=1e-12)
         floor = cell_points(mesh, int(np.flatnonzero(surfaces == 4)[0]))
@@ -70,7 +71,7 @@ def test_contacts_are_marked_active_or_left_out(piston_run, tmp_path):
     active = np.asarray(every.cell_data["active"]).astype(bool)
     assert every.n_cells == len(trajectory.contacts[k])
     assert np.array_equal(active, impulse > noise_impulse(trajectory, k))
-    assert active.any() and not active.all()           # the floor holds them; the x-min face does not
+    assert active.any() and not active.all()  # the floor holds them; the x-min face does not
     only = pyvista.read(tmp_path / "active" / f"p_contacts_{k:05d}.vtp")
     assert only.n_cells == active.sum()
     assert np.all(np.asarray(only.cell_data["impulse"]) > 0.0)
@@ -104,14 +105,22 @@ def test_the_beams_obstacles_are_exported_as_squares_at_their_planes(tmp_path):
 
     beam = Beam()
     q = beam.q0
-    trajectory = gr.Trajectory(t=np.array([0.0]), positions=q[None], velocities=np.zeros_like(q)[None], radii=None,
-                               kinetic_energy=np.zeros(1), potential_energy=np.zeros(1),
-                               dissipated_energy=np.zeros(1), contacts=[Contacts.empty(1)],
-                               system=beam.describe(), meta={"dt": 1e-5})
+    trajectory = gr.Trajectory(
+        t=np.array([0.0]),
+        positions=q[None],
+        velocities=np.zeros_like(q)[None],
+        radii=None,
+        kinetic_energy=np.zeros(1),
+        potential_energy=np.zeros(1),
+        dissipated_energy=np.zeros(1),
+        contacts=[Contacts.empty(1)],
+        system=beam.describe(),
+        meta={"dt": 1e-5},
+    )
     export_vtk(trajectory, tmp_path, stem="b")
     mesh = walls_of(tmp_path, "b", 0)
     heights = sorted(cell_points(mesh, c)[:, 2].mean() for c in range(mesh.n_cells))
-    assert heights == pytest.approx([-0.1, 0.1])        # the obstacles at -+ the gap (Beam's default)
+    assert heights == pytest.approx([-0.1, 0.1])  # the obstacles at -+ the gap (Beam's default)
     for c in range(mesh.n_cells):
         assert np.ptp(cell_points(mesh, c)[:, 2]) == pytest.approx(0.0, abs=1e-15)
 
@@ -124,14 +133,27 @@ def test_renders_draw_a_moving_wall_where_it_is_in_each_frame(piston_run):
 
     _, trajectory = piston_run
     indices = select_frames(trajectory)
-    renderer = make_renderer(trajectory, indices, size=(64, 48), camera="fixed", view=None, up=None,
-                             color_by="speed", forces=False, force_scale=None, sphere_opacity=None, title=None,
-                             cmap=None, orbit_turns=1.0, antialias=False)
+    renderer = make_renderer(
+        trajectory,
+        indices,
+        size=(64, 48),
+        camera="fixed",
+        view=None,
+        up=None,
+        color_by="speed",
+        forces=False,
+        force_scale=None,
+        sphere_opacity=None,
+        title=None,
+        cmap=None,
+        orbit_turns=1.0,
+        antialias=False,
+    )
     try:
         for k in indices[1:]:
             renderer.draw(frame_scene(trajectory, int(k)), int(k))
             heights = np.unique(np.asarray(renderer.plotter.actors["wall-edges"].mapper.dataset.points)[:, 2])
             assert np.any(np.abs(heights - (TOP - V * trajectory.t[k])) < 1e-12)
-            assert not np.any(np.abs(heights - TOP) < 1e-12)        # nothing left at the start
+            assert not np.any(np.abs(heights - TOP) < 1e-12)  # nothing left at the start
     finally:
         renderer.close()

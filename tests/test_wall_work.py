@@ -1,6 +1,7 @@
 """Energy with moving walls: the walls' work is counted, so the dissipated energy of
 every step is >= 0 and the cumulative dissipation never falls, for a turning drum
 and for a piston."""
+
 import warnings
 
 import numpy as np
@@ -30,8 +31,14 @@ def piston_world() -> gr.SphereWorld:
     centres = np.stack(np.meshgrid(ticks, ticks, ticks, indexing="ij"), -1).reshape(-1, 3)
     centres += rng.uniform(-0.002, 0.002, centres.shape)
     piston = gr.Plane([0, 0, 0.12], [0, 0, -1], velocity=[0, 0, -0.05])
-    return gr.SphereWorld(centres, R, walls=[gr.Box([0, 0, 0], [0.1, 0.1, 0.3], open_top=True), piston],
-                          gravity=(0, 0, 0), velocities=rng.normal(0, 0.1, centres.shape), restitution=0.5)
+    return gr.SphereWorld(
+        centres,
+        R,
+        walls=[gr.Box([0, 0, 0], [0.1, 0.1, 0.3], open_top=True), piston],
+        gravity=(0, 0, 0),
+        velocities=rng.normal(0, 0.1, centres.shape),
+        restitution=0.5,
+    )
 
 
 @pytest.mark.parametrize("build, steps", [(drum_world, 300), (piston_world, 400)], ids=["drum", "piston"])

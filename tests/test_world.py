@@ -5,6 +5,7 @@ u^{n+1} = argmin |u - v|_M over them; q^{n+1} = q^n + h u^{n+1}. Tolerances come
 `granular.tolerances`; gaps are measured here independently of the engine (a plain
 k-d tree over the final positions, and the planes' own formula).
 """
+
 from __future__ import annotations
 
 import time
@@ -22,13 +23,17 @@ GRAVITY = np.array([0.0, 0.0, -9.81])
 
 # -- helpers ----------------------------------------------------------------------------------
 
+
 def smallest_gap(world: gr.SphereWorld, positions: np.ndarray, t: float) -> float:
     """The smallest sphere-sphere or sphere-wall gap at ``(t, positions)`` (m), found
     without the engine's search (no periodic worlds here)."""
     radii = world.radii_at(t)
     pairs = cKDTree(positions).query_pairs(2.0 * radii.max(), output_type="ndarray")
-    gaps = (np.linalg.norm(positions[pairs[:, 1]] - positions[pairs[:, 0]], axis=1)
-            - radii[pairs[:, 0]] - radii[pairs[:, 1]])
+    gaps = (
+        np.linalg.norm(positions[pairs[:, 1]] - positions[pairs[:, 0]], axis=1)
+        - radii[pairs[:, 0]]
+        - radii[pairs[:, 1]]
+    )
     smallest = float(gaps.min(initial=np.inf))
     for plane in world.planes:
         smallest = min(smallest, float(((positions - plane.point) @ plane.normal - radii).min()))
@@ -42,10 +47,10 @@ def jacobian_from_contacts(contacts: gr.Contacts, n: int) -> np.ndarray:
     for k in range(len(contacts)):
         i = contacts.i[k]
         if contacts.wall[k] < 0:
-            G[k, 3 * i:3 * i + 3] = -contacts.normal[k]
-            G[k, 3 * contacts.j[k]:3 * contacts.j[k] + 3] = contacts.normal[k]
+            G[k, 3 * i : 3 * i + 3] = -contacts.normal[k]
+            G[k, 3 * contacts.j[k] : 3 * contacts.j[k] + 3] = contacts.normal[k]
         else:
-            G[k, 3 * i:3 * i + 3] = contacts.normal[k]
+            G[k, 3 * i : 3 * i + 3] = contacts.normal[k]
     return G
 
 
@@ -63,12 +68,17 @@ def pour_world(n_side: int, layers: int, seed: int = 1, radius: float = 0.01) ->
     positions = lattice(n_side, layers, spacing, [1.2 * radius, 1.2 * radius, 1.5 * radius], rng, 0.0)
     positions[:, :2] += rng.uniform(-0.15, 0.15, (len(positions), 2)) * radius
     side = n_side * spacing + 0.4 * radius
-    return gr.SphereWorld(positions, radius * rng.uniform(0.9, 1.0, len(positions)),
-                          velocities=rng.normal(0.0, 0.1, positions.shape), density=2500.0,
-                          walls=[gr.Box([0, 0, 0], [side, side, 1.0], open_top=True)])
+    return gr.SphereWorld(
+        positions,
+        radius * rng.uniform(0.9, 1.0, len(positions)),
+        velocities=rng.normal(0.0, 0.1, positions.shape),
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [side, side, 1.0], open_top=True)],
+    )
 
 
 # -- free flight ------------------------------------------------------------------------------
+
 
 def free_flight(h: float, duration: float):
     """Two spheres far apart, masses 2.5 and 1/3 kg, gravity only; every step's state."""
@@ -104,8 +114,9 @@ def test_free_flight_position_error_is_half_g_h_t_first_order():
         for result in steps[::50]:
             t = result.t
             error = result.positions - (q0 + u0 * t + 0.5 * GRAVITY * t * t)
-            np.testing.assert_allclose(error, np.broadcast_to(0.5 * GRAVITY * h * t, error.shape),
-                                       rtol=1e-8, atol=1e-12)
+            np.testing.assert_allclose(
+                error, np.broadcast_to(0.5 * GRAVITY * h * t, error.shape), rtol=1e-8, atol=1e-12
+            )
         final = steps[-1]
         errors.append(np.linalg.norm(final.positions[0] - (q0[0] + u0[0] + 0.5 * GRAVITY)))
     slope = np.polyfit(np.log([4e-3, 2e-3, 1e-3]), np.log(errors), 1)[0]
@@ -114,13 +125,19 @@ def test_free_flight_position_error_is_half_g_h_t_first_order():
 
 # -- two spheres, masses 1 and 3 ------------------------------------------------------------------
 
+
 def test_plastic_head_on_impact_of_masses_1_and_3_gives_the_common_velocity():
     """m = 1 at +2 m/s meets m = 3 at -1 m/s (e = 0): both leave at the momentum
     velocity (1*2 + 3*(-1)) / 4 = -0.25 m/s. The impulse is the reduced mass times
     the approach speed, 3/4 * 3 = 2.25 N s; momentum is kept at every step."""
     r, h = 0.02, 1e-3
-    world = gr.SphereWorld([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]], r, masses=[1.0, 3.0],
-                           velocities=[[2.0, 0.0, 0.0], [-1.0, 0.0, 0.0]], gravity=(0, 0, 0))
+    world = gr.SphereWorld(
+        [[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]],
+        r,
+        masses=[1.0, 3.0],
+        velocities=[[2.0, 0.0, 0.0], [-1.0, 0.0, 0.0]],
+        gravity=(0, 0, 0),
+    )
     sim = gr.Simulation(world, h)
     tolerance = COMPLEMENTARITY_TOLERANCE * 3.0  # the projection's tolerance on this velocity scale
     impulse, touched = 0.0, None
@@ -143,6 +160,7 @@ def test_plastic_head_on_impact_of_masses_1_and_3_gives_the_common_velocity():
 
 # -- momentum and energy in a dense cloud -------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def dense_cloud_run():
     """1,000 spheres (radii 0.8-1 r, masses 1-3 kg), lattice spacing 2.3 r, random
@@ -152,10 +170,17 @@ def dense_cloud_run():
     positions = lattice(10, 10, 2.3 * r, [0, 0, 0], rng, 0.1 * r)
     masses = rng.uniform(1.0, 3.0, len(positions))
     velocities = rng.normal(0.0, 1.0, positions.shape) + np.array([0.3, -0.2, 0.1])
-    world = gr.SphereWorld(positions, r * rng.uniform(0.8, 1.0, len(positions)), masses=masses,
-                           velocities=velocities, gravity=(0, 0, 0))
-    record = dict(momentum=[], scale=[], kinetic=[world.kinetic_energy(0.0, world.q0, world.u0)],
-                  dissipated=[], active=0, smallest_gap=np.inf)
+    world = gr.SphereWorld(
+        positions, r * rng.uniform(0.8, 1.0, len(positions)), masses=masses, velocities=velocities, gravity=(0, 0, 0)
+    )
+    record = dict(
+        momentum=[],
+        scale=[],
+        kinetic=[world.kinetic_energy(0.0, world.q0, world.u0)],
+        dissipated=[],
+        active=0,
+        smallest_gap=np.inf,
+    )
 
     def watch(step, n_steps, result):
         record["momentum"].append((masses[:, None] * result.velocities).sum(axis=0))
@@ -202,9 +227,14 @@ def test_kinetic_energy_never_increases_in_a_closed_box():
     r = 0.01
     positions = lattice(5, 5, 2.5 * r, [1.5 * r] * 3, rng, 0.1 * r)
     side = 5 * 2.5 * r + 0.5 * r
-    world = gr.SphereWorld(positions, r, masses=rng.uniform(1.0, 2.0, len(positions)),
-                           velocities=rng.normal(0.0, 2.0, positions.shape), gravity=(0, 0, 0),
-                           walls=[gr.Box([0, 0, 0], [side] * 3)])
+    world = gr.SphereWorld(
+        positions,
+        r,
+        masses=rng.uniform(1.0, 2.0, len(positions)),
+        velocities=rng.normal(0.0, 2.0, positions.shape),
+        gravity=(0, 0, 0),
+        walls=[gr.Box([0, 0, 0], [side] * 3)],
+    )
     trajectory = gr.Simulation(world, 1e-3).run(steps=150)
     kinetic = trajectory.kinetic_energy
     assert (np.diff(kinetic) / kinetic[:-1]).max() <= COMPLEMENTARITY_TOLERANCE
@@ -213,6 +243,7 @@ def test_kinetic_energy_never_increases_in_a_closed_box():
 
 
 # -- resting column -----------------------------------------------------------------------------------
+
 
 def test_a_resting_column_of_five_spheres_stays_put_for_10000_steps():
     """Five touching spheres stacked on the floor: over 10,000 steps no sphere moves
@@ -235,8 +266,9 @@ def test_a_resting_column_of_five_spheres_stays_put_for_10000_steps():
             assert floor == pytest.approx(5 * weight_impulse, rel=COMPLEMENTARITY_TOLERANCE)
             for k in range(4):
                 row = (contacts.i == k) & (contacts.j == k + 1)
-                assert contacts.impulse[row].sum() == pytest.approx((4 - k) * weight_impulse,
-                                                                   rel=COMPLEMENTARITY_TOLERANCE)
+                assert contacts.impulse[row].sum() == pytest.approx(
+                    (4 - k) * weight_impulse, rel=COMPLEMENTARITY_TOLERANCE
+                )
 
     trajectory = gr.Simulation(world, h).run(steps=10_000, record_every=10_000, progress=watch)
     assert trajectory.t[-1] == pytest.approx(10.0)
@@ -246,6 +278,7 @@ def test_a_resting_column_of_five_spheres_stays_put_for_10000_steps():
 
 
 # -- pours --------------------------------------------------------------------------------------------
+
 
 def pour(n_side: int, layers: int, steps: int) -> dict:
     world = pour_world(n_side, layers)
@@ -285,6 +318,7 @@ def test_pour_of_1000_spheres_never_overlaps():
 
 # -- growing radii --------------------------------------------------------------------------------------
 
+
 @pytest.mark.exact
 @pytest.mark.parametrize("seed", [0, 1, 2, 6])
 def test_growing_spheres_never_overlap_and_jam_with_a_packing_fraction(seed):
@@ -302,9 +336,14 @@ def test_growing_spheres_never_overlap_and_jam_with_a_packing_fraction(seed):
     def radii(t):
         return np.full(n, r0 * (1.0 + rate * t))
 
-    world = gr.SphereWorld(positions, radii, masses=rng.uniform(0.5, 2.0, n),
-                           velocities=rng.normal(0.0, 0.05, (n, 3)), gravity=(0, 0, 0),
-                           walls=[gr.Box([0, 0, 0], [side] * 3)])
+    world = gr.SphereWorld(
+        positions,
+        radii,
+        masses=rng.uniform(0.5, 2.0, n),
+        velocities=rng.normal(0.0, 0.05, (n, 3)),
+        gravity=(0, 0, 0),
+        walls=[gr.Box([0, 0, 0], [side] * 3)],
+    )
     sim = gr.Simulation(world, h)
     worst, pushed = np.inf, 0
     with pytest.raises(gr.JammingError) as caught:
@@ -330,8 +369,13 @@ def test_a_row_of_growing_spheres_jams_when_the_diameters_exceed_the_box():
     t with 8 r(t) > L raises JammingError; every earlier step is admissible."""
     n, length, r0, h = 4, 0.1, 0.01, 1e-3
     positions = [[length * (k + 0.5) / n, 0.05, 0.05] for k in range(n)]
-    world = gr.SphereWorld(positions, lambda t: np.full(n, r0 * (1.0 + t)), masses=1.0, gravity=(0, 0, 0),
-                           walls=[gr.Box([0, 0, 0], [length, 0.1, 0.1])])
+    world = gr.SphereWorld(
+        positions,
+        lambda t: np.full(n, r0 * (1.0 + t)),
+        masses=1.0,
+        gravity=(0, 0, 0),
+        walls=[gr.Box([0, 0, 0], [length, 0.1, 0.1])],
+    )
     sim = gr.Simulation(world, h)
     with pytest.raises(gr.JammingError) as caught:
         for _ in range(1000):
@@ -365,6 +409,7 @@ def test_the_growing_spheres_scene_ends_in_a_jamming_error_with_its_packing_frac
 
 # -- momentum balance and contact records ------------------------------------------------------------
 
+
 @pytest.mark.exact
 @pytest.mark.parametrize("restitution", [0.0, 0.3])
 def test_every_step_satisfies_the_discrete_momentum_balance_and_its_records_are_its_rows(restitution):
@@ -375,11 +420,14 @@ def test_every_step_satisfies_the_discrete_momentum_balance_and_its_records_are_
     rng = np.random.default_rng(7)
     r, h = 0.01, 1e-3
     positions = lattice(4, 3, 2.3 * r, [1.3 * r, 1.3 * r, 1.2 * r], rng, 0.1 * r)
-    world = gr.SphereWorld(positions, r * rng.uniform(0.9, 1.0, len(positions)),
-                           masses=rng.uniform(0.5, 2.0, len(positions)),
-                           velocities=rng.normal(0.0, 0.3, positions.shape),
-                           walls=[gr.Box([0, 0, 0], [4 * 2.3 * r + 0.3 * r] * 2 + [1.0], open_top=True)],
-                           restitution=restitution)
+    world = gr.SphereWorld(
+        positions,
+        r * rng.uniform(0.9, 1.0, len(positions)),
+        masses=rng.uniform(0.5, 2.0, len(positions)),
+        velocities=rng.normal(0.0, 0.3, positions.shape),
+        walls=[gr.Box([0, 0, 0], [4 * 2.3 * r + 0.3 * r] * 2 + [1.0], open_top=True)],
+        restitution=restitution,
+    )
     mass = np.repeat(world.masses_at(0.0), 3)
     sim = gr.Simulation(world, h)
     active = 0
@@ -391,8 +439,9 @@ def test_every_step_satisfies_the_discrete_momentum_balance_and_its_records_are_
         pair = c.wall < 0
         # the records describe the rows: gaps D(t_{n+1}, q^n) and normals at q^n
         vectors = q[c.j[pair]] - q[c.i[pair]]
-        np.testing.assert_allclose(c.gap[pair], np.linalg.norm(vectors, axis=1) - radii[c.i[pair]] - radii[c.j[pair]],
-                                   rtol=0, atol=1e-15)
+        np.testing.assert_allclose(
+            c.gap[pair], np.linalg.norm(vectors, axis=1) - radii[c.i[pair]] - radii[c.j[pair]], rtol=0, atol=1e-15
+        )
         np.testing.assert_allclose(c.normal[pair], vectors / np.linalg.norm(vectors, axis=1)[:, None], atol=1e-15)
         for k in np.flatnonzero(~pair):
             plane = world.planes[c.wall[k]]
@@ -409,7 +458,7 @@ def test_every_step_satisfies_the_discrete_momentum_balance_and_its_records_are_
             scale = max(float((-(c.gap / h) - G @ v).max()), float((np.abs(G) @ np.abs(v)).max()))
             slack = c.gap / h + G @ u  # velocity units
             assert slack.min() >= -VELOCITY_TOLERANCE * scale
-            W_diagonal = (G ** 2 / mass).sum(axis=1)
+            W_diagonal = (G**2 / mass).sum(axis=1)
             assert np.abs(np.minimum(W_diagonal * c.impulse, slack)).max() <= COMPLEMENTARITY_TOLERANCE * scale
     assert active > 1000
 
@@ -420,10 +469,13 @@ def test_a_step_whose_prediction_is_admissible_returns_it_bit_for_bit():
     up: rows exist (the gaps are within the margin) but the prediction
     satisfies them, so u^{n+1} is v exactly, with zero impulses."""
     r = 0.01
-    world = gr.SphereWorld([[0.0, 0.0, 0.5], [2 * r, 0.0, 0.5], [0.5, 0.0, r + 1e-4]], r,
-                           masses=[1.0, 3.0, 2.0],
-                           velocities=[[-0.1 / 3, 0.2, 0.0], [0.7 / 3, 0.0, 0.0], [0.3, 0.1, 1.0 / 3]],
-                           walls=[gr.Plane([0, 0, 0], [0, 0, 1])])
+    world = gr.SphereWorld(
+        [[0.0, 0.0, 0.5], [2 * r, 0.0, 0.5], [0.5, 0.0, r + 1e-4]],
+        r,
+        masses=[1.0, 3.0, 2.0],
+        velocities=[[-0.1 / 3, 0.2, 0.0], [0.7 / 3, 0.0, 0.0], [0.3, 0.1, 1.0 / 3]],
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+    )
     result = gr.Simulation(world, 1e-3).step()
     assert np.any((result.contacts.i == 0) & (result.contacts.j == 1))
     assert np.any((result.contacts.i == 2) & (result.contacts.wall == 0))
@@ -433,6 +485,7 @@ def test_a_step_whose_prediction_is_admissible_returns_it_bit_for_bit():
 
 
 # -- the reference solver ---------------------------------------------------------------------------------
+
 
 @pytest.mark.exact
 def test_cvxpy_solver_gives_the_osqp_trajectory_on_a_small_pile():
@@ -447,8 +500,12 @@ def test_cvxpy_solver_gives_the_osqp_trajectory_on_a_small_pile():
     positions[:, :2] += rng.uniform(-0.1, 0.1, (27, 2)) * r
 
     def run(solver):
-        world = gr.SphereWorld(positions, r * np.linspace(0.9, 1.0, 27), density=2500.0,
-                               walls=[gr.Box([0, 0, 0], [7 * r, 7 * r, 1.0], open_top=True)])
+        world = gr.SphereWorld(
+            positions,
+            r * np.linspace(0.9, 1.0, 27),
+            density=2500.0,
+            walls=[gr.Box([0, 0, 0], [7 * r, 7 * r, 1.0], open_top=True)],
+        )
         return gr.Simulation(world, h, solver=solver).run(steps=steps)
 
     osqp, cvxpy = run("osqp"), run("cvxpy")

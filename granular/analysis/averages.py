@@ -22,6 +22,7 @@ so the velocity fluctuations between frames count as temperature, as they do
 between spheres. The stress over a region is the mean of each frame's
 (`granular.analysis.stress.region_stress`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,8 +66,7 @@ def parse_frames(text: str) -> slice:
     return slice(bounds[0], bounds[1])
 
 
-def average_fields(trajectory, frames, points, axes, kernel: Kernel, across: float = 1.0,
-                   nodes: int = 8) -> Fields:
+def average_fields(trajectory, frames, points, axes, kernel: Kernel, across: float = 1.0, nodes: int = 8) -> Fields:
     """The coarse-grained fields (`Fields`) at ``points`` (M, d) (m), averaged over
     ``frames`` (`frame_list`) as the module docstring defines; the other arguments are
     `granular.analysis.coarse.coarse_grain`'s."""
@@ -75,34 +75,50 @@ def average_fields(trajectory, frames, points, axes, kernel: Kernel, across: flo
     for k in indices:
         fields = coarse_grain(frame_forces(trajectory, k, threshold=0.0), points, axes, kernel, across, nodes)
         momentum = fields.density[:, None] * fields.velocity
-        parts = {"density": fields.density, "packing_fraction": fields.packing_fraction, "momentum": momentum,
-                 "contact_stress": fields.contact_stress,
-                 "second": fields.kinetic_stress + np.einsum("ma,mb->mab", momentum, fields.velocity)}
+        parts = {
+            "density": fields.density,
+            "packing_fraction": fields.packing_fraction,
+            "momentum": momentum,
+            "contact_stress": fields.contact_stress,
+            "second": fields.kinetic_stress + np.einsum("ma,mb->mab", momentum, fields.velocity),
+        }
         for name, value in parts.items():
             total[name] = total.get(name, 0.0) + value
     mean = {name: value / len(indices) for name, value in total.items()}
     density = mean["density"]
-    velocity = np.divide(mean["momentum"], density[:, None], out=np.zeros_like(mean["momentum"]),
-                         where=density[:, None] > 0.0)
+    velocity = np.divide(
+        mean["momentum"], density[:, None], out=np.zeros_like(mean["momentum"]), where=density[:, None] > 0.0
+    )
     kinetic = mean["second"] - density[:, None, None] * np.einsum("ma,mb->mab", velocity, velocity)
-    temperature = np.divide(np.trace(kinetic, axis1=1, axis2=2), 3.0 * density, out=np.zeros_like(density),
-                            where=density > 0.0)
-    return Fields(points=fields.points, axes=fields.axes, density=density,
-                  packing_fraction=mean["packing_fraction"], velocity=velocity,
-                  contact_stress=mean["contact_stress"], kinetic_stress=kinetic, temperature=temperature)
+    temperature = np.divide(
+        np.trace(kinetic, axis1=1, axis2=2), 3.0 * density, out=np.zeros_like(density), where=density > 0.0
+    )
+    return Fields(
+        points=fields.points,
+        axes=fields.axes,
+        density=density,
+        packing_fraction=mean["packing_fraction"],
+        velocity=velocity,
+        contact_stress=mean["contact_stress"],
+        kinetic_stress=kinetic,
+        temperature=temperature,
+    )
 
 
 def average_profile(trajectory, frames, axis, positions, kernel: Kernel, area: float) -> Fields:
     """`average_fields` along ``axis`` at ``positions`` (M,) (m), over the cross-section ``area`` (m^2)."""
-    return average_fields(trajectory, frames, np.asarray(positions, float).reshape(-1, 1), axis_index(axis),
-                          kernel, area)
+    return average_fields(
+        trajectory, frames, np.asarray(positions, float).reshape(-1, 1), axis_index(axis), kernel, area
+    )
 
 
-def average_region_stress(trajectory, region, frames=None, kinetic: bool = False,
-                          threshold: float | None = None) -> np.ndarray:
+def average_region_stress(
+    trajectory, region, frames=None, kinetic: bool = False, threshold: float | None = None
+) -> np.ndarray:
     """The mean over ``frames`` (`frame_list`) of the Love–Weber stress (3, 3) (Pa) over
     ``region`` (`granular.analysis.stress.region_stress`); ``threshold`` is
     `granular.analysis.forces.frame_forces`'s."""
     indices = frame_list(trajectory, frames)
-    return sum((region_stress(frame_forces(trajectory, k, threshold), region, kinetic) for k in indices),
-               np.zeros((3, 3))) / len(indices)
+    return sum(
+        (region_stress(frame_forces(trajectory, k, threshold), region, kinetic) for k in indices), np.zeros((3, 3))
+    ) / len(indices)

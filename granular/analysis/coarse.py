@@ -35,6 +35,7 @@ renormalised (Weinhart et al. 2012's choice), ``w = width``; ``"lucy"``, Lucy's
 polynomial ``(1 + 3 r/c)(1 - r/c)^3`` for ``r < c`` (Lucy, *A numerical approach to
 the testing of the fission hypothesis*, 1977), ``c = width``.
 """
+
 from __future__ import annotations
 
 import math
@@ -86,14 +87,18 @@ class Kernel:
         """The integral of the unnormalised kernel over ``R^d`` (m^d)."""
         w = self.width
         if self.kind == "lucy":
-            return {1: 4.0 * w / 5.0, 2: math.pi * w ** 2 / 5.0, 3: 16.0 * math.pi * w ** 3 / 105.0}[d]
+            return {1: 4.0 * w / 5.0, 2: math.pi * w**2 / 5.0, 3: 16.0 * math.pi * w**3 / 105.0}[d]
         s = GAUSSIAN_CUTOFF
         if d == 1:
             return w * math.sqrt(2.0 * math.pi) * math.erf(s / math.sqrt(2.0))
         if d == 2:
-            return 2.0 * math.pi * w ** 2 * (1.0 - math.exp(-0.5 * s * s))
-        return 4.0 * math.pi * w ** 3 * (math.sqrt(math.pi / 2.0) * math.erf(s / math.sqrt(2.0))
-                                          - s * math.exp(-0.5 * s * s))
+            return 2.0 * math.pi * w**2 * (1.0 - math.exp(-0.5 * s * s))
+        return (
+            4.0
+            * math.pi
+            * w**3
+            * (math.sqrt(math.pi / 2.0) * math.erf(s / math.sqrt(2.0)) - s * math.exp(-0.5 * s * s))
+        )
 
     def cumulative(self, x) -> np.ndarray:
         """``Phi(x) = integral_{-inf}^x phi`` in one dimension (dimensionless)."""
@@ -101,12 +106,16 @@ class Kernel:
         c, w = self.cutoff, self.width
         clipped = np.clip(x, -c, c)
         if self.kind == "gaussian":
-            half = 0.5 * w * math.sqrt(2.0 * math.pi) * (erf(clipped / (w * math.sqrt(2.0)))
-                                                         + math.erf(GAUSSIAN_CUTOFF / math.sqrt(2.0)))
+            half = (
+                0.5
+                * w
+                * math.sqrt(2.0 * math.pi)
+                * (erf(clipped / (w * math.sqrt(2.0))) + math.erf(GAUSSIAN_CUTOFF / math.sqrt(2.0)))
+            )
             return half / self._norm(1)
         u = np.abs(clipped) / w
         # integral_0^u (1 - 6 t^2 + 8 t^3 - 3 t^4) dt, the expanded Lucy polynomial
-        part = w * (u - 2.0 * u ** 3 + 2.0 * u ** 4 - 0.6 * u ** 5)
+        part = w * (u - 2.0 * u**3 + 2.0 * u**4 - 0.6 * u**5)
         return (0.5 * self._norm(1) + np.sign(clipped) * part) / self._norm(1)
 
 
@@ -152,8 +161,9 @@ def _weights(points: np.ndarray, sources: np.ndarray, kernel: Kernel):
     if sources.shape[0] == 0:
         return coo_matrix((points.shape[0], 0)).tocsr()
     near = cKDTree(points).sparse_distance_matrix(cKDTree(sources), kernel.cutoff, output_type="ndarray")
-    return coo_matrix((kernel.value(near["v"], d), (near["i"], near["j"])),
-                      shape=(points.shape[0], sources.shape[0])).tocsr()
+    return coo_matrix(
+        (kernel.value(near["v"], d), (near["i"], near["j"])), shape=(points.shape[0], sources.shape[0])
+    ).tocsr()
 
 
 def _bonds(forces: FrameForces) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -163,13 +173,16 @@ def _bonds(forces: FrameForces) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     wall_vector = forces.wall_point - forces.centres[forces.wall_sphere]
     start = np.concatenate([forces.centres[forces.pair_i], forces.centres[forces.wall_sphere]])
     vector = np.concatenate([pair_vector, wall_vector])
-    tensor = np.concatenate([np.einsum("ca,cb->cab", forces.pair_force, pair_vector),
-                             -np.einsum("ca,cb->cab", forces.wall_force, wall_vector)])
+    tensor = np.concatenate(
+        [
+            np.einsum("ca,cb->cab", forces.pair_force, pair_vector),
+            -np.einsum("ca,cb->cab", forces.wall_force, wall_vector),
+        ]
+    )
     return start, vector, tensor
 
 
-def _contact_stress(forces: FrameForces, points: np.ndarray, axes: tuple, kernel: Kernel,
-                    nodes: int) -> np.ndarray:
+def _contact_stress(forces: FrameForces, points: np.ndarray, axes: tuple, kernel: Kernel, nodes: int) -> np.ndarray:
     start, vector, tensor = _bonds(forces)
     flat = tensor.reshape(-1, 9)
     if len(axes) == 1:
@@ -188,8 +201,7 @@ def _contact_stress(forces: FrameForces, points: np.ndarray, axes: tuple, kernel
     return (_weights(points, along, kernel) @ values).reshape(-1, 3, 3)
 
 
-def coarse_grain(forces: FrameForces, points, axes, kernel: Kernel, across: float = 1.0,
-                 nodes: int = 8) -> Fields:
+def coarse_grain(forces: FrameForces, points, axes, kernel: Kernel, across: float = 1.0, nodes: int = 8) -> Fields:
     """The fields (`Fields`) at ``points`` (M, d) (m) along ``axes`` (``"z"``, ``"xz"``,
     ``"xyz"``), averaged over ``across`` (m^(3-d): the cross-section's area along one
     axis, its length on a plane, 1 in 3D). ``nodes``: Gauss–Legendre nodes per bond on a grid."""
@@ -204,12 +216,20 @@ def coarse_grain(forces: FrameForces, points, axes, kernel: Kernel, across: floa
     # sum_i m_i v'v' phi with v' = v_i - V(r): sum m v v phi - rho V V
     second = weights @ np.einsum("i,ia,ib->iab", forces.masses, forces.velocities, forces.velocities).reshape(-1, 9)
     kinetic = second.reshape(-1, 3, 3) - density[:, None, None] * np.einsum("ma,mb->mab", velocity, velocity)
-    temperature = np.divide(np.trace(kinetic, axis1=1, axis2=2), 3.0 * density,
-                            out=np.zeros_like(density), where=density > 0.0)
+    temperature = np.divide(
+        np.trace(kinetic, axis1=1, axis2=2), 3.0 * density, out=np.zeros_like(density), where=density > 0.0
+    )
     contact = _contact_stress(forces, points, axes, kernel, nodes) / across
-    return Fields(points=points, axes=axes, density=density,
-                  packing_fraction=weights @ sphere_volumes(forces.radii), velocity=velocity,
-                  contact_stress=contact, kinetic_stress=kinetic, temperature=temperature)
+    return Fields(
+        points=points,
+        axes=axes,
+        density=density,
+        packing_fraction=weights @ sphere_volumes(forces.radii),
+        velocity=velocity,
+        contact_stress=contact,
+        kinetic_stress=kinetic,
+        temperature=temperature,
+    )
 
 
 def profile(forces: FrameForces, axis, positions, kernel: Kernel, area: float) -> Fields:

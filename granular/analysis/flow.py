@@ -12,6 +12,7 @@ frames often enough that none travels farther than its distance to the plane.
 Spheres are matched by index; when the count changes (spheres added), only the
 indices present in both frames count.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,8 +29,9 @@ def mass_flow(trajectory, point, normal) -> tuple[np.ndarray, np.ndarray]:
     the mass flow rate across the plane through ``point`` with ``normal`` (kg/s)."""
     point, normal = np.asarray(point, float), np.asarray(normal, float)
     if point.shape != (3,) or normal.shape != (3,) or not np.linalg.norm(normal) > 0.0:
-        raise ValueError(f"normal: expected a point (3,) and a non-zero normal (3,), got {point.tolist()} "
-                         f"and {normal.tolist()}")
+        raise ValueError(
+            f"normal: expected a point (3,) and a non-zero normal (3,), got {point.tolist()} and {normal.tolist()}"
+        )
     normal = normal / np.linalg.norm(normal)
     t = np.asarray(trajectory.t, float)
     rates = np.zeros(max(len(t) - 1, 0))

@@ -20,6 +20,7 @@ the two branch vectors ``l_i = x_c - q_i`` and ``l_j = x_c - q_j`` add to the
 centre-to-centre vector exactly; for a wall the sphere's point facing it, ``x_c =
 q_i - r_i n``, where the scheme evaluates the wall's velocity.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -148,8 +149,9 @@ def sphere_masses(trajectory, k: int) -> np.ndarray:
 def check_spheres(trajectory) -> None:
     """A ValueError unless ``trajectory`` is a run of spheres (the analysis measures spheres)."""
     if trajectory.system.get("kind") != "spheres" or trajectory.radii is None:
-        raise ValueError(f"trajectory: the analysis measures runs of spheres, not "
-                         f"{trajectory.system.get('kind', 'this system')!r}")
+        raise ValueError(
+            f"trajectory: the analysis measures runs of spheres, not {trajectory.system.get('kind', 'this system')!r}"
+        )
 
 
 def frame_index(trajectory, k: int) -> int:
@@ -197,10 +199,20 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     pair_point = centres[i[pairs]] + (radii[i[pairs]] + 0.5 * gap[pairs])[:, None] * normals[pairs]
     pair_vector = (radii[i[pairs]] + radii[j[pairs]] + gap[pairs])[:, None] * normals[pairs]
     wall_point = centres[i[walls]] - radii[i[walls], None] * normals[walls]
-    return FrameForces(frame=frame, centres=centres, radii=radii, masses=masses, ids=ids,
-                       velocities=np.asarray(trajectory.velocities[k], float),
-                       pair_i=i[pairs].astype(np.int64), pair_j=j[pairs].astype(np.int64),
-                       pair_force=forces[pairs].reshape(-1, 3), pair_point=pair_point.reshape(-1, 3),
-                       pair_vector=pair_vector.reshape(-1, 3),
-                       wall_sphere=i[walls].astype(np.int64), wall_surface=wall[walls].astype(np.int64),
-                       wall_force=forces[walls].reshape(-1, 3), wall_point=wall_point.reshape(-1, 3))
+    return FrameForces(
+        frame=frame,
+        centres=centres,
+        radii=radii,
+        masses=masses,
+        ids=ids,
+        velocities=np.asarray(trajectory.velocities[k], float),
+        pair_i=i[pairs].astype(np.int64),
+        pair_j=j[pairs].astype(np.int64),
+        pair_force=forces[pairs].reshape(-1, 3),
+        pair_point=pair_point.reshape(-1, 3),
+        pair_vector=pair_vector.reshape(-1, 3),
+        wall_sphere=i[walls].astype(np.int64),
+        wall_surface=wall[walls].astype(np.int64),
+        wall_force=forces[walls].reshape(-1, 3),
+        wall_point=wall_point.reshape(-1, 3),
+    )

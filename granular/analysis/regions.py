@@ -8,6 +8,7 @@ average is then exact when the region's boundary cuts no sphere, and carries an
 error of the order of a sphere's share of the boundary's surface otherwise
 (coarse-graining, `granular.analysis.coarse`, has no such error).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,8 +52,9 @@ class BoxRegion:
     def __post_init__(self):
         lower, upper = _vector(self.lower, "lower"), _vector(self.upper, "upper")
         if np.any(upper <= lower):
-            raise ValueError(f"upper: each component must exceed lower's, got lower {lower.tolist()}, "
-                             f"upper {upper.tolist()}")
+            raise ValueError(
+                f"upper: each component must exceed lower's, got lower {lower.tolist()}, upper {upper.tolist()}"
+            )
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
 
@@ -87,7 +89,7 @@ class CylinderRegion:
 
     @property
     def volume(self) -> float:
-        return float(np.pi * self.radius ** 2 * self.height)
+        return float(np.pi * self.radius**2 * self.height)
 
     def contains(self, points) -> np.ndarray:
         relative = np.asarray(points, float).reshape(-1, 3) - self.centre
@@ -130,13 +132,15 @@ def parse_region(text: str) -> Region:
     ``cylinder:cx,cy,cz,ax,ay,az,radius,height`` or ``slab:z,lower,upper,area``."""
     kind, _, numbers = text.partition(":")
     try:
-        values = [float(v) for v in numbers.split(",")[1 if kind == "slab" else 0:]] if numbers else []
+        values = [float(v) for v in numbers.split(",")[1 if kind == "slab" else 0 :]] if numbers else []
     except ValueError:
         raise ValueError(f"region: cannot read the numbers of {text!r}") from None
     expected = {"box": 6, "cylinder": 8, "slab": 3}
     if kind not in expected or len(values) != expected[kind]:
-        raise ValueError(f"region: expected box:x0,y0,z0,x1,y1,z1, cylinder:cx,cy,cz,ax,ay,az,R,H or "
-                         f"slab:AXIS,lower,upper,area; got {text!r}")
+        raise ValueError(
+            f"region: expected box:x0,y0,z0,x1,y1,z1, cylinder:cx,cy,cz,ax,ay,az,R,H or "
+            f"slab:AXIS,lower,upper,area; got {text!r}"
+        )
     if kind == "box":
         return BoxRegion(np.array(values[:3]), np.array(values[3:]))
     if kind == "cylinder":

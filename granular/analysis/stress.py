@@ -25,6 +25,7 @@ balance); the stress of a frictionless pile is symmetric to round-off for every
 sphere, as its forces lie along the branch vectors. At rest under gravity the
 total satisfies the virial balance (`virial_balance`).
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -25,6 +25,7 @@ Radjai, Jean, Moreau and Roux, *Force distributions in dense two-dimensional
 granular systems*, Phys. Rev. Lett., 1996; Mueth, Jaeger and Nagel, *Force
 distribution in a granular medium*, Phys. Rev. E, 1998).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -74,9 +75,11 @@ def coordination(forces: FrameForces) -> Coordination:
         return Coordination(float("nan"), float("nan"), float("nan"))
     loose = rattlers(forces)
     kept = contact_counts(forces, ~loose)[~loose]
-    return Coordination(z=float(contact_counts(forces).mean()),
-                        z_mechanical=float(kept.mean()) if kept.size else float("nan"),
-                        rattler_fraction=float(loose.mean()))
+    return Coordination(
+        z=float(contact_counts(forces).mean()),
+        z_mechanical=float(kept.mean()) if kept.size else float("nan"),
+        rattler_fraction=float(loose.mean()),
+    )
 
 
 def fabric(forces: FrameForces, walls: bool = False) -> np.ndarray:

@@ -9,6 +9,7 @@ surface, or per position), written as CSV or Parquet.
   frames, along an axis.
 - `flow_table`: the mass flow rate through a plane between frames.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -62,13 +63,21 @@ def series(trajectory, region=None, frames=None, kinetic: bool = True):
         forces = frame_forces(trajectory, k)
         magnitudes = forces.contact_force_magnitudes()
         numbers = structure.coordination(forces)
-        row = {"frame": k, "t": float(trajectory.t[k]), "spheres": forces.n,
-               "pair_contacts": len(forces.pair_i), "wall_contacts": len(forces.wall_sphere),
-               "mean_force": float(magnitudes.mean()) if magnitudes.size else 0.0,
-               "largest_force": float(magnitudes.max(initial=0.0)),
-               "z": numbers.z, "z_mechanical": numbers.z_mechanical, "rattler_fraction": numbers.rattler_fraction,
-               "floor_load": floor_load(trajectory, k), "weight": weight(trajectory, k),
-               "kinetic_energy": float(trajectory.kinetic_energy[k])}
+        row = {
+            "frame": k,
+            "t": float(trajectory.t[k]),
+            "spheres": forces.n,
+            "pair_contacts": len(forces.pair_i),
+            "wall_contacts": len(forces.wall_sphere),
+            "mean_force": float(magnitudes.mean()) if magnitudes.size else 0.0,
+            "largest_force": float(magnitudes.max(initial=0.0)),
+            "z": numbers.z,
+            "z_mechanical": numbers.z_mechanical,
+            "rattler_fraction": numbers.rattler_fraction,
+            "floor_load": floor_load(trajectory, k),
+            "weight": weight(trajectory, k),
+            "kinetic_energy": float(trajectory.kinetic_energy[k]),
+        }
         if region is not None:
             sigma = stress.region_stress(forces, region, kinetic=kinetic)
             row.update(dict(zip(_COMPONENTS, sigma.ravel())))
@@ -88,16 +97,32 @@ def wall_table(trajectory, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), frames=
         shifts = None if trajectory.wall_displacements is None else trajectory.wall_displacements[k]
         loads = walls.wall_loads(forces, trajectory.system, axis, origin, shifts, walls.translations(trajectory, k))
         for s in range(len(loads["torque"])):
-            rows.append({"frame": k, "t": float(trajectory.t[k]), "surface": s,
-                         "name": names[s] if s < len(names) else f"wall {s}",
-                         "force_x": loads["force"][s, 0], "force_y": loads["force"][s, 1],
-                         "force_z": loads["force"][s, 2], "torque": loads["torque"][s],
-                         "power": loads["power"][s]})
+            rows.append(
+                {
+                    "frame": k,
+                    "t": float(trajectory.t[k]),
+                    "surface": s,
+                    "name": names[s] if s < len(names) else f"wall {s}",
+                    "force_x": loads["force"][s, 0],
+                    "force_y": loads["force"][s, 1],
+                    "force_z": loads["force"][s, 2],
+                    "torque": loads["torque"][s],
+                    "power": loads["power"][s],
+                }
+            )
     return _pandas().DataFrame(rows)
 
 
-def profile_table(trajectory, k: int, axis="z", positions=None, kernel: str = "lucy", width: float | None = None,
-                  area: float | None = None, frames=None):
+def profile_table(
+    trajectory,
+    k: int,
+    axis="z",
+    positions=None,
+    kernel: str = "lucy",
+    width: float | None = None,
+    area: float | None = None,
+    frames=None,
+):
     """The coarse-grained fields of frame ``k`` along ``axis`` as a DataFrame, one row
     per position: density, packing fraction, velocity, stress components, pressure,
     temperature. With ``frames`` (a slice or indices), their average
@@ -120,10 +145,14 @@ def profile_table(trajectory, k: int, axis="z", positions=None, kernel: str = "l
         fields = coarse.profile(forces, a, positions, kernel_, area)
     else:
         fields = averages.average_profile(trajectory, frames, a, positions, kernel_, area)
-    table = {"position": np.asarray(positions, float), "density": fields.density,
-             "packing_fraction": fields.packing_fraction,
-             "velocity_x": fields.velocity[:, 0], "velocity_y": fields.velocity[:, 1],
-             "velocity_z": fields.velocity[:, 2]}
+    table = {
+        "position": np.asarray(positions, float),
+        "density": fields.density,
+        "packing_fraction": fields.packing_fraction,
+        "velocity_x": fields.velocity[:, 0],
+        "velocity_y": fields.velocity[:, 1],
+        "velocity_z": fields.velocity[:, 2],
+    }
     table.update({name: fields.stress.reshape(-1, 9)[:, c] for c, name in enumerate(_COMPONENTS)})
     table["pressure"] = stress.pressure(fields.stress)
     table["temperature"] = fields.temperature

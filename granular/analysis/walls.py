@@ -18,6 +18,7 @@ which a run file cannot store (it writes "function"), the mean velocity over the
 recorded at every step holds (`translations`). Otherwise that wall's power is NaN,
 with a `UnknownWallVelocityWarning`; its force and torque are exact.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -27,8 +28,6 @@ import numpy as np
 from ..errors import UnknownWallVelocityWarning
 from .forces import FrameForces, time_step
 from ..walls import surface_count
-
-
 
 
 def surface_walls(system: dict) -> list[dict]:
@@ -79,13 +78,21 @@ def translations(trajectory, k: int) -> np.ndarray | None:
     h = time_step(trajectory)
     if k >= 1 and np.isclose(trajectory.t[k] - trajectory.t[k - 1], h, rtol=1e-9, atol=0.0):
         return (np.asarray(shifts[k], float) - np.asarray(shifts[k - 1], float)) / h
-    return np.array([np.full(3, np.nan) if w.get("velocity") == "function" else
-                     np.asarray(w["velocity"], float) if isinstance(w.get("velocity"), list) else np.zeros(3)
-                     for w in walls])
+    return np.array(
+        [
+            np.full(3, np.nan)
+            if w.get("velocity") == "function"
+            else np.asarray(w["velocity"], float)
+            if isinstance(w.get("velocity"), list)
+            else np.zeros(3)
+            for w in walls
+        ]
+    )
 
 
-def wall_loads(forces: FrameForces, system: dict, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0),
-               displacements=None, velocities=None) -> dict:
+def wall_loads(
+    forces: FrameForces, system: dict, axis=(0.0, 0.0, 1.0), origin=(0.0, 0.0, 0.0), displacements=None, velocities=None
+) -> dict:
     """Per contact surface: ``force`` (S, 3) (N), ``torque`` (S,) (N m) about the axis
     through ``origin`` along ``axis``, and ``power`` (S,) (W) delivered to it (module
     docstring). ``displacements`` (W, 3): the walls' shifts at this frame, or None;
@@ -113,9 +120,12 @@ def wall_loads(forces: FrameForces, system: dict, axis=(0.0, 0.0, 1.0), origin=(
             power[s] = float(np.sum(on_wall[rows] * w))
     unknown = [s for s in range(len(owners)) if np.isnan(power[s])]
     if unknown:
-        warnings.warn(f"the power on wall surfaces {unknown} is NaN: their velocity is a function of time, which "
-                      f"the run file does not store; record the run at every step (record_every=1) to measure it",
-                      UnknownWallVelocityWarning, stacklevel=2)
+        warnings.warn(
+            f"the power on wall surfaces {unknown} is NaN: their velocity is a function of time, which "
+            f"the run file does not store; record the run at every step (record_every=1) to measure it",
+            UnknownWallVelocityWarning,
+            stacklevel=2,
+        )
     return {"force": force, "torque": torque, "power": power}
 
 

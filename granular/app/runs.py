@@ -6,6 +6,7 @@ step raises, returns the frames computed before it with the error, so that
 ``granular run`` can save them to ``RUN.partial.h5`` and a sweep can record the
 failure and go on. `Trajectory.concatenate` joins the chunks into one trajectory.
 """
+
 from __future__ import annotations
 
 import sys
@@ -23,14 +24,17 @@ from ..records.warm_state import RESTART_GROUP, read_value, write_value
 def check_finite(result, step: int) -> None:
     """Raise `NonFiniteStateError` unless positions, velocities, radii and energies
     of a `StepResult` are all finite."""
-    arrays = (result.positions, result.velocities, result.radii,
-              (result.kinetic_energy, result.potential_energy, result.dissipated_energy))
+    arrays = (
+        result.positions,
+        result.velocities,
+        result.radii,
+        (result.kinetic_energy, result.potential_energy, result.dissipated_energy),
+    )
     if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
         raise NonFiniteStateError(float(result.t), step)
 
 
-def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
-                   chunk_steps: int = 20, debug: bool = False):
+def run_simulation(simulation, n_steps: int, record_every: int, bar=None, chunk_steps: int = 20, debug: bool = False):
     """Run ``n_steps`` steps recording every ``record_every``-th; keep the frames on failure.
 
     The run is made of `Simulation.run` calls of about ``chunk_steps`` steps (a
@@ -57,7 +61,7 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
 
         try:
             parts.append(simulation.run(steps=steps, record_every=record_every, progress=progress))
-        except (Exception, KeyboardInterrupt) as failure:   # keep what was computed; --debug re-raises
+        except (Exception, KeyboardInterrupt) as failure:  # keep what was computed; --debug re-raises
             expected = (GranularError, NonFiniteStateError, KeyboardInterrupt)
             if debug and not isinstance(failure, expected):
                 raise
@@ -75,13 +79,22 @@ def run_simulation(simulation, n_steps: int, record_every: int, bar=None,
     if not parts:
         return None, error
     trajectory = Trajectory.concatenate(parts)
-    if error is None:      # its last frame is the simulation's state: what a restart continues
+    if error is None:  # its last frame is the simulation's state: what a restart continues
         trajectory.warm_state = simulation.warm_state()
     return trajectory, error
 
 
-def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: dict, previous=None, bar=None,
-                      checkpoint_every: float | None = None, debug: bool = False):
+def stream_simulation(
+    simulation,
+    n_steps: int,
+    record_every: int,
+    path,
+    meta: dict,
+    previous=None,
+    bar=None,
+    checkpoint_every: float | None = None,
+    debug: bool = False,
+):
     """Run ``n_steps`` steps writing each recorded frame to the run file ``path`` as it is
     made (`granular.records.streaming.FrameWriter`), after the frames of ``previous`` (the run
     it continues, whose last frame is the simulation's state); return ``(frames
@@ -107,9 +120,14 @@ def stream_simulation(simulation, n_steps: int, record_every: int, path, meta: d
                 bar.update(step, result.t, int(np.count_nonzero(result.contacts.impulse > 0)))
 
         try:
-            simulation.run(steps=n_steps, record_every=record_every, progress=progress, out=writer,
-                           checkpoint_every=checkpoint_every)
-        except (Exception, KeyboardInterrupt) as failure:   # the frames are on disk; --debug re-raises
+            simulation.run(
+                steps=n_steps,
+                record_every=record_every,
+                progress=progress,
+                out=writer,
+                checkpoint_every=checkpoint_every,
+            )
+        except (Exception, KeyboardInterrupt) as failure:  # the frames are on disk; --debug re-raises
             if debug and not isinstance(failure, (GranularError, NonFiniteStateError, KeyboardInterrupt)):
                 raise
             error = failure
@@ -173,26 +191,33 @@ def check_run_file(trajectory, path) -> None:
         expected = positions.shape[:2] if positions.ndim == 3 else None
         if radii is None or expected is None or np.shape(radii) != expected:
             found = "none" if radii is None else f"shape {np.shape(radii)}"
-            raise TrajectoryFileError(f"{path} is a sphere run without per-frame radii (expected "
-                                      f"{expected[0] if expected else frames} x N, found {found})")
+            raise TrajectoryFileError(
+                f"{path} is a sphere run without per-frame radii (expected "
+                f"{expected[0] if expected else frames} x N, found {found})"
+            )
     bad = first_non_finite_frame(trajectory)
     if bad is not None:
         k, name = bad
         t = float(trajectory.t[k]) if np.isfinite(trajectory.t[k]) else None
         when = f" (t = {t:.6g} s)" if t is not None else ""
-        raise TrajectoryFileError(f"{path}: frame {k}{when} has a non-finite {name} (NaN or inf); "
-                                  "the file is damaged or the run blew up")
+        raise TrajectoryFileError(
+            f"{path}: frame {k}{when} has a non-finite {name} (NaN or inf); the file is damaged or the run blew up"
+        )
 
 
 def first_non_finite_frame(trajectory):
     """``(frame, what)`` of the first frame holding a NaN or inf, or None."""
-    per_frame = [("time", trajectory.t), ("position", trajectory.positions),
-                 ("velocity", trajectory.velocities), ("radius", trajectory.radii),
-                 ("kinetic energy", trajectory.kinetic_energy),
-                 ("potential energy", trajectory.potential_energy),
-                 ("dissipated energy", trajectory.dissipated_energy),
-                 ("angular velocity", trajectory.angular_velocities),
-                 ("orientation", trajectory.orientations)]
+    per_frame = [
+        ("time", trajectory.t),
+        ("position", trajectory.positions),
+        ("velocity", trajectory.velocities),
+        ("radius", trajectory.radii),
+        ("kinetic energy", trajectory.kinetic_energy),
+        ("potential energy", trajectory.potential_energy),
+        ("dissipated energy", trajectory.dissipated_energy),
+        ("angular velocity", trajectory.angular_velocities),
+        ("orientation", trajectory.orientations),
+    ]
     first = None
     # a run whose spheres come and go holds NaN in the columns of absent ids (granular.records.trajectory):
     # an absent sphere is NaN in its whole row, a present one finite
@@ -208,8 +233,11 @@ def first_non_finite_frame(trajectory):
             rows = values.reshape(values.shape[0], values.shape[1], -1)
             finite = np.where(present, np.isfinite(rows).all(axis=2), np.isnan(rows).all(axis=2)).all(axis=1)
         else:
-            finite = np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1) if values.size else \
-                np.ones(values.shape[0], bool)
+            finite = (
+                np.isfinite(values.reshape(values.shape[0], -1)).all(axis=1)
+                if values.size
+                else np.ones(values.shape[0], bool)
+            )
         bad = np.flatnonzero(~finite)
         if bad.size and (first is None or bad[0] < first[0]):
             first = (int(bad[0]), name)
@@ -246,7 +274,7 @@ def noise_impulse(trajectory, k: int) -> float:
     dt = float(trajectory.meta.get("dt", 0.0))
     gravity = float(np.linalg.norm(trajectory.system.get("gravity") or np.zeros(3)))
     speeds = np.linalg.norm(np.asarray(trajectory.velocities[k], float).reshape(-1, 3), axis=1)
-    speeds = speeds[np.isfinite(speeds)]   # a run with inlets or outlets stores NaN for absent spheres
+    speeds = speeds[np.isfinite(speeds)]  # a run with inlets or outlets stores NaN for absent spheres
     scale = 2.0 * (float(speeds.max(initial=0.0)) + gravity * dt)
     return COMPLEMENTARITY_TOLERANCE * scale * float(np.max(masses))
 
@@ -277,11 +305,11 @@ def dissipation_text(trajectory, k: int = -1, digits: int = 4, since: str = "") 
 
     k = int(k) % len(trajectory)
     value = float(trajectory.dissipated_energy[k])
-    scale = float(np.max(np.abs(trajectory.kinetic_energy[:k + 1]) + np.abs(trajectory.potential_energy[:k + 1])))
+    scale = float(np.max(np.abs(trajectory.kinetic_energy[: k + 1]) + np.abs(trajectory.potential_energy[: k + 1])))
     dt = float(trajectory.meta.get("dt", 0.0)) or 1.0
     steps = max(1.0, (float(trajectory.t[k]) - float(trajectory.t[0])) / dt)
     if value >= -ENERGY_ROUNDOFF * scale * steps:
-        return f"dissipated{since} {max(value, 0.0) + 0.0:.{digits}g} J"   # + 0.0: never "-0"
+        return f"dissipated{since} {max(value, 0.0) + 0.0:.{digits}g} J"  # + 0.0: never "-0"
     radii = trajectory.radii
     grew = radii is not None and not np.array_equal(np.asarray(radii[0]), np.asarray(radii[k]))
     source = "growth (swelling spheres push their neighbours)" if grew else "contacts (impulses working with forces)"
@@ -295,7 +323,6 @@ def save_run(trajectory, path) -> None:
     once: a restart from the file continues bit for bit (`Simulation.from_trajectory`).
     `Trajectory.load` ignores the group."""
     import h5py
-
 
     state = getattr(trajectory, "warm_state", None)
     with atomic_path(path) as temporary:
@@ -312,15 +339,17 @@ def load_run(path):
     """`Trajectory.load` with the checks of `check_run_file` and the stored warm state."""
     import h5py
 
-
     trajectory = Trajectory.load(path)
     check_run_file(trajectory, path)
     try:
         with h5py.File(path, "r") as h5:
             if RESTART_GROUP in h5:
                 group = h5[RESTART_GROUP]
-                trajectory.warm_state = {"t": float(group.attrs["t"]), "scheme": str(group.attrs["scheme"]),
-                                         "values": {name: read_value(group[name]) for name in group}}
+                trajectory.warm_state = {
+                    "t": float(group.attrs["t"]),
+                    "scheme": str(group.attrs["scheme"]),
+                    "values": {name: read_value(group[name]) for name in group},
+                }
     except (OSError, KeyError, ValueError) as error:
         raise TrajectoryFileError(f"cannot read the restart state of {path}: {error}") from None
     return trajectory
@@ -337,24 +366,39 @@ class ProgressBar:
     at most every ``log_interval`` s (a log does not fill with redraws).
     """
 
-    def __init__(self, total: int, stream=None, enabled: bool = True, interval: float = 0.1,
-                 log_interval: float = 5.0, label: str = "steps"):
+    def __init__(
+        self,
+        total: int,
+        stream=None,
+        enabled: bool = True,
+        interval: float = 0.1,
+        log_interval: float = 5.0,
+        label: str = "steps",
+    ):
         from tqdm import tqdm
 
         stream = sys.stderr if stream is None else stream
         tty = hasattr(stream, "isatty") and stream.isatty()
         self.total = max(int(total), 1)
         self._stream = stream
-        self._bar = tqdm(total=self.total, file=stream, disable=not enabled, unit=" " + label, leave=True,
-                         mininterval=interval if tty else log_interval, dynamic_ncols=tty, ascii=not tty,
-                         bar_format="{bar:24} {n_fmt}/{total_fmt} " + label + "  {rate_noinv_fmt}{postfix}"
-                                    "  ETA {remaining}")
+        self._bar = tqdm(
+            total=self.total,
+            file=stream,
+            disable=not enabled,
+            unit=" " + label,
+            leave=True,
+            mininterval=interval if tty else log_interval,
+            dynamic_ncols=tty,
+            ascii=not tty,
+            bar_format="{bar:24} {n_fmt}/{total_fmt} " + label + "  {rate_noinv_fmt}{postfix}  ETA {remaining}",
+        )
 
     def update(self, done: int, t: float | None = None, contacts: int | None = None) -> None:
         if self._bar.disable:
             return
-        parts = ([f"t = {t:.4g} s"] if t is not None else []) + \
-            ([f"{contacts} contacts"] if contacts is not None else [])
+        parts = ([f"t = {t:.4g} s"] if t is not None else []) + (
+            [f"{contacts} contacts"] if contacts is not None else []
+        )
         if parts:
             self._bar.set_postfix_str("  ".join(parts), refresh=False)
         self._bar.update(int(done) - self._bar.n)

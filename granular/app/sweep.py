@@ -40,6 +40,7 @@ of the scene's ``summary(trajectory)`` (empty where a run has none), ``status``,
 ``wall_time`` (s, build + run + summary on the worker) and ``file`` (relative to
 the sweep directory; empty when a failed run left no frames).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -68,8 +69,6 @@ STATUS_OK = "ok"
 TRAILING_COLUMNS = ("status", "wall_time", "file")
 
 
-
-
 # -- planning ---------------------------------------------------------------------------
 @dataclass(frozen=True)
 class SweepPlan:
@@ -87,15 +86,14 @@ class SweepPlan:
     varying: list = field(default_factory=list)
 
 
-def plan_sweep(scene: str, assignments=(), seeds: int | None = None, duration=None, dt=None,
-               every=None) -> SweepPlan:
+def plan_sweep(scene: str, assignments=(), seeds: int | None = None, duration=None, dt=None, every=None) -> SweepPlan:
     """The runs of ``granular sweep SCENE --set ... --seeds K``: the product of the
     values of each parameter (``--set name=v1,v2``; one value = fixed; unset = the
     default), with ``seed`` = 0..K-1 when ``seeds`` is given. ``duration`` (s), ``dt``
     (s) and ``every`` (steps) override the scene's ``DEFAULTS``."""
     path = scenes.resolve_scene(scene)
     try:
-        content = path.read_bytes()          # hashed as bytes, as granular.scenes.scene_sha256 does
+        content = path.read_bytes()  # hashed as bytes, as granular.scenes.scene_sha256 does
         source = content.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise scenes.SceneError(f"cannot read scene file {path}: {error}") from error
@@ -105,23 +103,34 @@ def plan_sweep(scene: str, assignments=(), seeds: int | None = None, duration=No
     values = scenes.parse_settings(name, declared, list(assignments), several=True)
     if seeds is not None:
         if "seed" not in declared:
-            raise scenes.ParameterError(f"scene {name!r} has no 'seed' parameter, so --seeds cannot vary it; "
-                                        f"its parameters: {', '.join(declared) or 'none'}")
+            raise scenes.ParameterError(
+                f"scene {name!r} has no 'seed' parameter, so --seeds cannot vary it; "
+                f"its parameters: {', '.join(declared) or 'none'}"
+            )
         if "seed" in values:
             raise scenes.ParameterError("--seeds K and --set seed=... both choose the seeds: give one of them")
         values["seed"] = list(range(seeds))
-    names = [n for n in declared if n in values]          # the scene's order, so names are stable
-    runs = [{**declared, **dict(zip(names, combination))}
-            for combination in itertools.product(*(values[n] for n in names))]
+    names = [n for n in declared if n in values]  # the scene's order, so names are stable
+    runs = [
+        {**declared, **dict(zip(names, combination))} for combination in itertools.product(*(values[n] for n in names))
+    ]
     settings = scenes.run_settings(module, duration, dt, every)
-    return SweepPlan(name=name, path=path, source=source,
-                     sha256=hashlib.sha256(content).hexdigest(), declared=declared,
-                     settings=settings, runs=runs, varying=[n for n in names if len(values[n]) > 1])
+    return SweepPlan(
+        name=name,
+        path=path,
+        source=source,
+        sha256=hashlib.sha256(content).hexdigest(),
+        declared=declared,
+        settings=settings,
+        runs=runs,
+        varying=[n for n in names if len(values[n]) > 1],
+    )
 
 
 def _settings_record(settings: scenes.RunSettings) -> dict:
-    return dict(duration=settings.duration, dt=settings.dt, record_every=settings.record_every,
-                options=dict(settings.options))
+    return dict(
+        duration=settings.duration, dt=settings.dt, record_every=settings.record_every, options=dict(settings.options)
+    )
 
 
 def run_file_name(plan: SweepPlan, parameters: dict) -> str:
@@ -129,8 +138,7 @@ def run_file_name(plan: SweepPlan, parameters: dict) -> str:
     digits of a hash of all the parameters and the run settings (so that two sweeps
     that differ in a fixed value or in ``--dt`` never share a file)."""
     readable = "-".join(f"{n}={_slug(parameters[n])}" for n in plan.varying)
-    record = json.dumps(dict(scene=plan.name, parameters=parameters, **_settings_record(plan.settings)),
-                        sort_keys=True)
+    record = json.dumps(dict(scene=plan.name, parameters=parameters, **_settings_record(plan.settings)), sort_keys=True)
     digest = hashlib.sha256(record.encode("utf-8")).hexdigest()[:10]
     return "-".join(part for part in (plan.name, readable, digest) if part) + ".h5"
 
@@ -146,8 +154,9 @@ def partial_name(file_name: str) -> str:
 
 
 # -- one run, on a worker ------------------------------------------------------------------
-def run_task(source: str, scene_path: str, scene: str, parameters: dict, settings: scenes.RunSettings,
-             provenance: dict) -> dict:
+def run_task(
+    source: str, scene_path: str, scene: str, parameters: dict, settings: scenes.RunSettings, provenance: dict
+) -> dict:
     """Build and run one scene on a worker; returns a dict with ``status`` (``ok`` or
     ``failed: reason``), ``figures`` (the scene's summary), ``wall_time`` (s) and
     ``data``: the run file's bytes (HDF5), or None when a failure left no frames.
@@ -157,20 +166,19 @@ def run_task(source: str, scene_path: str, scene: str, parameters: dict, setting
     """
     import numpy as np
 
-
     start = time.perf_counter()
     trajectory, error = None, None
     try:
         module = scenes.load_scene_source(source, scene_path)
         simulation = scenes.make_simulation(scenes.build_system(module, scene, parameters), settings)
         n_steps = simulation.count_steps(settings.duration)
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # check_finite reports them
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # check_finite reports them
             trajectory, error = run_simulation(simulation, n_steps, settings.record_every)
     except Exception as failure:  # a scene that fails to import or build: this run's row says why
         error = failure
     figures = {}
     if trajectory is not None:
-        trajectory.meta.update(provenance)        # before summary(): it may read the parameters
+        trajectory.meta.update(provenance)  # before summary(): it may read the parameters
         try:
             figures = scenes.summarize(module, scene, trajectory)
         except scenes.SceneError as failure:
@@ -218,8 +226,12 @@ def connect(workers: int | None = None, scheduler: str | None = None):
     workers = workers or os.cpu_count() or 1
     # dashboard on a free port: 8787 may be another cluster's; logs only for errors, so
     # that a worker restarted after a crash does not bury the progress line
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+    with (
+        LocalCluster(
+            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         yield client
 
 
@@ -257,11 +269,19 @@ def finished_row(plan: SweepPlan, parameters: dict, path: Path) -> dict | None:
         meta = Trajectory.load(path).meta
     except (TrajectoryFileError, OSError):
         return None
-    stored = dict(duration=meta.get("duration"), dt=meta.get("dt"), record_every=meta.get("record_every"),
-                  options=meta.get("simulation_options"))
-    if (meta.get("scene") != plan.name or meta.get("scene_sha256") != plan.sha256
-            or meta.get("parameters") != parameters or stored != _settings_record(plan.settings)
-            or "failure" in meta):
+    stored = dict(
+        duration=meta.get("duration"),
+        dt=meta.get("dt"),
+        record_every=meta.get("record_every"),
+        options=meta.get("simulation_options"),
+    )
+    if (
+        meta.get("scene") != plan.name
+        or meta.get("scene_sha256") != plan.sha256
+        or meta.get("parameters") != parameters
+        or stored != _settings_record(plan.settings)
+        or "failure" in meta
+    ):
         return None
     return _row(parameters, meta.get("summary", {}), STATUS_OK, meta.get("wall_time", float("nan")), path.name)
 
@@ -289,7 +309,7 @@ def run_sweep(plan: SweepPlan, out, client, force: bool = False, progress=None, 
     todo = [k for k, row in enumerate(rows) if row is None]
     try:
         _run_on_cluster(plan, out, client, todo, names, rows, retries, progress, skipped)
-    finally:     # an interrupted sweep still summarises what it finished
+    finally:  # an interrupted sweep still summarises what it finished
         result.rows = [row for row in rows if row is not None]
         result.ran = len(result.rows) - skipped
         result.summary_files = write_summary(plan, result.rows, out) + [write_description(plan, result.rows, out)]
@@ -299,13 +319,27 @@ def run_sweep(plan: SweepPlan, out, client, force: bool = False, progress=None, 
 def _run_on_cluster(plan, out, client, todo, names, rows, retries, progress, skipped) -> None:
     from distributed import as_completed
 
-    provenance = dict(scene=plan.name, scene_file=str(plan.path.resolve()), scene_sha256=plan.sha256,
-                      duration=plan.settings.duration, simulation_options=dict(plan.settings.options))
+    provenance = dict(
+        scene=plan.name,
+        scene_file=str(plan.path.resolve()),
+        scene_sha256=plan.sha256,
+        duration=plan.settings.duration,
+        simulation_options=dict(plan.settings.options),
+    )
     futures = {}
     for k in todo:
         # pure=False: a rerun of the same parameters is a new task, never a cached result
-        future = client.submit(run_task, plan.source, str(plan.path), plan.name, plan.runs[k], plan.settings,
-                               {**provenance, "parameters": dict(plan.runs[k])}, retries=retries, pure=False)
+        future = client.submit(
+            run_task,
+            plan.source,
+            str(plan.path),
+            plan.name,
+            plan.runs[k],
+            plan.settings,
+            {**provenance, "parameters": dict(plan.runs[k])},
+            retries=retries,
+            pure=False,
+        )
         futures[future] = k
     total, done, failed = len(plan.runs), skipped, 0
     report = _Reporter(client, futures, progress, total)
@@ -316,7 +350,7 @@ def _run_on_cluster(plan, out, client, todo, names, rows, retries, progress, ski
         for future in batch:
             k = futures[future]
             rows[k] = {**_collect(out, names[k], future), "parameters": dict(plan.runs[k])}
-            future.release()           # the run file's bytes leave the cluster's memory
+            future.release()  # the run file's bytes leave the cluster's memory
             done += 1
             failed += rows[k]["status"] != STATUS_OK
         report(done, failed, force=bool(batch))
@@ -329,7 +363,7 @@ def _collect(out: Path, name: str, future) -> dict:
     """The row of a finished task, its file written (atomically) by the client."""
     try:
         outcome = future.result()
-    except Exception as error:   # the task itself died (KilledWorker after repeated worker deaths)
+    except Exception as error:  # the task itself died (KilledWorker after repeated worker deaths)
         return dict(figures={}, status=f"failed: {failure_reason(error)}", wall_time=float("nan"), file="")
     ok = outcome["status"] == STATUS_OK
     file = name if ok else partial_name(name)
@@ -338,10 +372,9 @@ def _collect(out: Path, name: str, future) -> dict:
     else:
         with atomic_path(out / file) as temporary:
             temporary.write_bytes(outcome["data"])
-    if ok:     # the frames of an earlier failure of this run are out of date
+    if ok:  # the frames of an earlier failure of this run are out of date
         (out / partial_name(name)).unlink(missing_ok=True)
-    return dict(figures=outcome["figures"], status=outcome["status"],
-                wall_time=outcome["wall_time"], file=file)
+    return dict(figures=outcome["figures"], status=outcome["status"], wall_time=outcome["wall_time"], file=file)
 
 
 class _Reporter:
@@ -381,8 +414,13 @@ def flat_rows(plan: SweepPlan, rows: list) -> list:
     columns = summary_columns(plan, rows)
     flat = []
     for row in rows:
-        values = {**row["parameters"], **row["figures"], "status": row["status"], "wall_time": row["wall_time"],
-                  "file": row["file"]}
+        values = {
+            **row["parameters"],
+            **row["figures"],
+            "status": row["status"],
+            "wall_time": row["wall_time"],
+            "file": row["file"],
+        }
         flat.append({column: values.get(column) for column in columns})
     return flat
 
@@ -398,8 +436,9 @@ def write_summary(plan: SweepPlan, rows: list, out: Path) -> list:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
             for row in table:
-                writer.writerow({k: "" if v is None else (repr(v) if isinstance(v, float) else v)
-                                 for k, v in row.items()})
+                writer.writerow(
+                    {k: "" if v is None else (repr(v) if isinstance(v, float) else v) for k, v in row.items()}
+                )
     written.append(out / SUMMARY_CSV)
     try:
         import pyarrow
@@ -420,9 +459,13 @@ def write_description(plan: SweepPlan, rows: list, out: Path) -> Path:
     """``sweep.json``: the scene, its parameters, those that vary, and the figure names,
     so that `read_summary` tells parameter columns from figure columns."""
     columns = summary_columns(plan, rows)
-    description = dict(scene=plan.name, parameters=list(plan.declared), varying=list(plan.varying),
-                       figures=[c for c in columns if c not in plan.declared and c not in TRAILING_COLUMNS],
-                       settings=_settings_record(plan.settings))
+    description = dict(
+        scene=plan.name,
+        parameters=list(plan.declared),
+        varying=list(plan.varying),
+        figures=[c for c in columns if c not in plan.declared and c not in TRAILING_COLUMNS],
+        settings=_settings_record(plan.settings),
+    )
     with atomic_path(out / SWEEP_JSON) as temporary:
         temporary.write_text(json.dumps(description, indent=1), encoding="utf-8")
     return out / SWEEP_JSON
@@ -437,8 +480,9 @@ def read_summary(directory) -> tuple[dict, list]:
         with open(directory / SUMMARY_CSV, newline="", encoding="utf-8") as handle:
             rows = [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(handle)]
     except FileNotFoundError as error:
-        raise SweepError(f"{directory} is not a sweep directory: no {Path(error.filename).name} "
-                         "(made by 'granular sweep')") from error
+        raise SweepError(
+            f"{directory} is not a sweep directory: no {Path(error.filename).name} (made by 'granular sweep')"
+        ) from error
     except (OSError, ValueError) as error:
         raise SweepError(f"cannot read the sweep in {directory}: {error}") from error
     return description, rows
@@ -490,9 +534,15 @@ def aggregate(description: dict, rows: list, x: str, y: str) -> list:
         points = values[key]
         xs = sorted(points)
         data = [np.asarray(points[v]) for v in xs]
-        series.append(Series(group=dict(zip(others, key)), x=xs, mean=[float(d.mean()) for d in data],
-                             std=[float(d.std(ddof=1)) if d.size > 1 else float("nan") for d in data],
-                             count=[int(d.size) for d in data]))
+        series.append(
+            Series(
+                group=dict(zip(others, key)),
+                x=xs,
+                mean=[float(d.mean()) for d in data],
+                std=[float(d.std(ddof=1)) if d.size > 1 else float("nan") for d in data],
+                count=[int(d.size) for d in data],
+            )
+        )
     return series
 
 
@@ -513,13 +563,21 @@ def plot_summary(directory, x: str, ys: list, out, dpi: int = 120) -> Path:
     for y, series in curves:
         group = ", ".join(f"{k}={v}" for k, v in series.group.items())
         label = ", ".join(part for part in (y if len(ys) > 1 else "", group) if part) or None
-        axes.errorbar(series.x, series.mean, yerr=[0.0 if math.isnan(s) else s for s in series.std],
-                      marker="o", capsize=3, label=label)
+        axes.errorbar(
+            series.x,
+            series.mean,
+            yerr=[0.0 if math.isnan(s) else s for s in series.std],
+            marker="o",
+            capsize=3,
+            label=label,
+        )
     seeds = max(c for _, s in curves for c in s.count)
     axes.set_xlabel(x)
     axes.set_ylabel(ys[0] if len(ys) == 1 else ", ".join(ys))
-    axes.set_title(f"{description['scene']}: mean over {seeds} seed{'s' if seeds > 1 else ''}, "
-                   "error bars: standard deviation", fontsize=10)
+    axes.set_title(
+        f"{description['scene']}: mean over {seeds} seed{'s' if seeds > 1 else ''}, error bars: standard deviation",
+        fontsize=10,
+    )
     if any(label for label in axes.get_legend_handles_labels()[1]):
         axes.legend(fontsize=8)
     figure.tight_layout()

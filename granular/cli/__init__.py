@@ -46,6 +46,7 @@ module a command (`scenes`, `run`, `sweep`, `render`, `inspect`, `analyse`, `plo
 `view`, `export`, `pack`), each with ``add_parser(subparsers)`` and its ``command_*`` handler. A new
 command is a module with those two and an entry in `dispatch.COMMANDS`.
 """
+
 from __future__ import annotations
 
 from .common import BROKEN_PIPE, FAILURE, FILE_ERROR, INTERRUPTED, RUN_SUFFIXES, USAGE, CommandError
@@ -53,5 +54,16 @@ from .dispatch import build_parser, main
 from .inspect import wall_names
 from .run import partial_path
 
-__all__ = ["BROKEN_PIPE", "FAILURE", "FILE_ERROR", "INTERRUPTED", "RUN_SUFFIXES", "USAGE", "CommandError",
-           "build_parser", "main", "partial_path", "wall_names"]
+__all__ = [
+    "BROKEN_PIPE",
+    "FAILURE",
+    "FILE_ERROR",
+    "INTERRUPTED",
+    "RUN_SUFFIXES",
+    "USAGE",
+    "CommandError",
+    "build_parser",
+    "main",
+    "partial_path",
+    "wall_names",
+]

@@ -1,4 +1,5 @@
 """``python -m granular.cli``: the `granular` command, as ``python -m granular``."""
+
 import sys
 
 from .dispatch import main

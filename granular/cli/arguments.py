@@ -1,5 +1,6 @@
 """Argument parsing shared by the commands: the one-line-error parser, the value types
 (positive numbers, durations, sizes) and the options several commands take."""
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,10 @@ def positive_duration(text: str) -> float:
     try:
         return positive_float(text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a positive duration in seconds, got {text!r} (a run of "
-                                         "zero duration would only save its initial frame)") from None
+        raise argparse.ArgumentTypeError(
+            f"expected a positive duration in seconds, got {text!r} (a run of "
+            "zero duration would only save its initial frame)"
+        ) from None
 
 
 def positive_int(text: str) -> int:
@@ -81,8 +84,9 @@ def size(text: str) -> tuple[int, int]:
 # -- options several commands take ------------------------------------------------------
 def add_scene_argument(parser, nargs=None) -> None:
     """The SCENE of ``run`` and ``sweep``."""
-    parser.add_argument("scene", metavar="SCENE", nargs=nargs,
-                        help="scene name (see 'granular scenes') or path to a .py file")
+    parser.add_argument(
+        "scene", metavar="SCENE", nargs=nargs, help="scene name (see 'granular scenes') or path to a .py file"
+    )
 
 
 def add_run_settings(parser) -> None:

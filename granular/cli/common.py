@@ -1,5 +1,6 @@
 """What every ``granular`` command shares: the exit statuses, the one-line `CommandError`,
 and reading a run file or a frame of it with the status a failure gets."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,8 +16,6 @@ BROKEN_PIPE = 141
 RUN_SUFFIXES = (".h5", ".hdf5")
 
 
-
-
 def check_run_suffix(path: Path) -> None:
     """Refuse a run file name that is not HDF5 before any work is done."""
     if path.suffix.lower() not in RUN_SUFFIXES:
@@ -28,8 +27,9 @@ def check_figure_suffix(out, suffixes) -> None:
     before the run is read."""
     suffix = Path(out).suffix
     if suffix.lower() not in suffixes:
-        raise CommandError(f"unsupported figure extension {suffix or '(none)'!r} for {out}: "
-                           f"use {', '.join(suffixes)}", USAGE)
+        raise CommandError(
+            f"unsupported figure extension {suffix or '(none)'!r} for {out}: use {', '.join(suffixes)}", USAGE
+        )
 
 
 def load_run_file(path):

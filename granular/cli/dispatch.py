@@ -1,5 +1,6 @@
 """The ``granular`` command's parser and `main`: parse, call the command's handler, and
 turn a failure into one line on stderr and its exit status (granular.cli lists them)."""
+
 from __future__ import annotations
 
 import os
@@ -17,8 +18,11 @@ COMMANDS = (scenes, run, sweep, render, inspect, analyse, plot, view, export, pa
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="granular", description="Nonsmooth mechanics: run scenes, render and inspect runs.",
-                    epilog="Run 'granular COMMAND --help' for the options of a command.")
+    parser = Parser(
+        prog="granular",
+        description="Nonsmooth mechanics: run scenes, render and inspect runs.",
+        epilog="Run 'granular COMMAND --help' for the options of a command.",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks instead of one-line errors")
     parser.add_argument("--version", action="version", version=f"granular {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -34,12 +38,16 @@ def main(argv=None) -> int:
         args, extra = parser.parse_known_args(argv)
         # argparse gives an optional positional (plot's OUT.png) nothing once options
         # follow the first positionals: 'plot DIR summary --x e --y tau OUT.png' puts it here
-        if getattr(args, "command", None) == "plot" and args.out is None and len(extra) == 1 \
-                and not extra[0].startswith("-"):
+        if (
+            getattr(args, "command", None) == "plot"
+            and args.out is None
+            and len(extra) == 1
+            and not extra[0].startswith("-")
+        ):
             args.out, extra = extra[0], []
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    except SystemExit as exit:          # --help, --version, or a one-line usage error
+    except SystemExit as exit:  # --help, --version, or a one-line usage error
         return exit.code if isinstance(exit.code, int) else USAGE
     if getattr(args, "handler", None) is None:
         parser.print_help(sys.stderr)
@@ -59,7 +67,7 @@ def _closed_pipe() -> int:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):    # a stdout without a descriptor (a test's capture)
+    except (OSError, ValueError, AttributeError):  # a stdout without a descriptor (a test's capture)
         pass
     return BROKEN_PIPE
 
@@ -74,7 +82,7 @@ def _handle(args) -> int:
 
     try:
         status = args.handler(args)
-        sys.stdout.flush()           # a closed pipe shows here, not at exit
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
         return status
     except BrokenPipeError:
         raise

@@ -1,4 +1,5 @@
 """``granular export RUN.h5 DIR --vtk``: a run as a VTK series for ParaView."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,8 +23,11 @@ def add_parser(commands) -> None:
     parser.add_argument("directory", metavar="DIR")
     parser.add_argument("--vtk", action="store_true", help="VTK XML PolyData series (the only format)")
     parser.add_argument("--every", type=positive_int, default=1, metavar="K", help="every K-th frame")
-    parser.add_argument("--active-only", action="store_true",
-                        help="write only the active contacts (a Tube filter on impulse then shows the force network)")
+    parser.add_argument(
+        "--active-only",
+        action="store_true",
+        help="write only the active contacts (a Tube filter on impulse then shows the force network)",
+    )
     add_quiet(parser)
 
 
@@ -37,8 +41,14 @@ def command_export(args) -> int:
 
     bar = ProgressBar(len(range(0, len(trajectory), args.every)), enabled=not args.quiet, label="frames")
     try:
-        pvd = export_vtk(trajectory, directory, stem=Path(args.run).stem, every=args.every,
-                         progress=lambda done, total: bar.update(done), active_only=args.active_only)
+        pvd = export_vtk(
+            trajectory,
+            directory,
+            stem=Path(args.run).stem,
+            every=args.every,
+            progress=lambda done, total: bar.update(done),
+            active_only=args.active_only,
+        )
     finally:
         bar.finish()
     print(f"wrote {pvd} and its .vtp files")

@@ -1,5 +1,6 @@
 """``granular inspect RUN.h5``: a run's summary, one frame's totals and energies, and
 its active contacts sorted by impulse, largest first."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,9 +34,11 @@ def _print_missed_steps(summary) -> None:
     count = int(summary["count"])
     listed = ", ".join(f"{step[0]:.6g}" for step in summary["first"][:10])
     more = "" if count <= 10 else f" and {count - 10} more"
-    print(f"solver tolerance missed at {count} step{'s' if count != 1 else ''} (t = {listed}{more} s); the worst at "
-          f"t = {t:.6g} s, residual {residual:.3g} m/s = {ratio:.3g} times its tolerance (the step kept the "
-          f"solver's best answer)")
+    print(
+        f"solver tolerance missed at {count} step{'s' if count != 1 else ''} (t = {listed}{more} s); the worst at "
+        f"t = {t:.6g} s, residual {residual:.3g} m/s = {ratio:.3g} times its tolerance (the step kept the "
+        f"solver's best answer)"
+    )
 
 
 def _print_flow(trajectory, k: int) -> None:
@@ -43,9 +46,11 @@ def _print_flow(trajectory, k: int) -> None:
     flows = trajectory.system.get("flows", {})
     inlets, outlets = len(flows.get("inlets", [])), len(flows.get("outlets", []))
     counters = FlowCounters.from_row(trajectory.flow[k], inlets, outlets)
-    print(f"inlets inserted {int(counters.inserted.sum())} spheres ({float(counters.inserted_mass.sum()):.6g} kg), "
-          f"outlets removed {int(counters.removed.sum())} ({float(counters.removed_mass.sum()):.6g} kg) "
-          f"by t = {trajectory.t[k]:.6g} s")
+    print(
+        f"inlets inserted {int(counters.inserted.sum())} spheres ({float(counters.inserted_mass.sum()):.6g} kg), "
+        f"outlets removed {int(counters.removed.sum())} ({float(counters.removed_mass.sum()):.6g} kg) "
+        f"by t = {trajectory.t[k]:.6g} s"
+    )
 
 
 def command_inspect(args) -> int:
@@ -55,23 +60,26 @@ def command_inspect(args) -> int:
     dt = float(meta.get("dt", float("nan")))
     n = trajectory.positions.shape[1] if trajectory.positions.ndim == 3 else trajectory.positions.shape[-1]
     bodies = f"{n} spheres" if system.get("kind") == "spheres" else f"{system.get('kind', 'system')}, {n} coordinates"
-    if trajectory.varying:      # spheres that come and go: the count of the frame, and the ids issued
+    if trajectory.varying:  # spheres that come and go: the count of the frame, and the ids issued
         bodies = f"{trajectory.present(k).size} spheres in frame {k} ({n} ids over the run)"
-    print(f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "
-          f"to {trajectory.t[-1]:.6g} s (dt = {dt:g} s, recorded every {meta.get('record_every', '?')} steps, "
-          f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})")
+    print(
+        f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "
+        f"to {trajectory.t[-1]:.6g} s (dt = {dt:g} s, recorded every {meta.get('record_every', '?')} steps, "
+        f"scheme {meta.get('scheme', '?')}, solver {meta.get('solver', '?')})"
+    )
     _print_missed_steps(meta.get("missed_steps"))
     if trajectory.varying:
         _print_flow(trajectory, k)
     contacts = trajectory.contacts[k]
     impulse = np.asarray(contacts.impulse, float)
-    mask = active(trajectory, k)          # solver noise (below the tolerance) is no contact
-    print(f"frame {k} at t = {trajectory.t[k]:.6g} s: {len(contacts)} constraints considered, "
-          f"{int(mask.sum())} active")
+    mask = active(trajectory, k)  # solver noise (below the tolerance) is no contact
+    print(f"frame {k} at t = {trajectory.t[k]:.6g} s: {len(contacts)} constraints considered, {int(mask.sum())} active")
     _print_loads(trajectory, k, impulse[mask], dt)
     kinetic, potential = _plain(trajectory.kinetic_energy[k]), _plain(trajectory.potential_energy[k])
-    print(f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
-          f"{dissipation_text(trajectory, k, digits=6, since=' since the start')}")
+    print(
+        f"  energy: kinetic {kinetic:.6g} J, potential {potential:.6g} J, total {kinetic + potential:.6g} J, "
+        f"{dissipation_text(trajectory, k, digits=6, since=' since the start')}"
+    )
     if not mask.any():
         print("  no active contacts in this frame")
         return 0
@@ -80,24 +88,33 @@ def command_inspect(args) -> int:
     ordered = contacts.take(np.flatnonzero(mask)).sorted_by_impulse()
     top = min(args.top, len(ordered))
     walls = wall_names(system)
-    labels = [_contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]), walls)
-              for r in range(top)]
+    labels = [
+        _contact_label(system, int(ordered.i[r]), int(ordered.j[r]), int(ordered.wall[r]), walls) for r in range(top)
+    ]
     width = max([16] + [len(label) for label in labels])
     # friction and rolling-resistance columns (norms of the impulses along the
     # tangent basis) only when the frame's active contacts carry some
     friction = np.linalg.norm(np.asarray(ordered.tangential_impulse, float).reshape(len(ordered), -1), axis=1)
     rolling = np.linalg.norm(np.asarray(ordered.rolling_impulse, float).reshape(len(ordered), -1), axis=1)
-    extra = [(title, values) for title, values in
-             ((f"{'friction (N s)':>14}", friction), (f"{'rolling (N m s)':>15}", rolling)) if np.any(values > 0.0)]
+    extra = [
+        (title, values)
+        for title, values in ((f"{'friction (N s)':>14}", friction), (f"{'rolling (N m s)':>15}", rolling))
+        if np.any(values > 0.0)
+    ]
     print()
-    print(f"{'rank':>4}  {'active contact':<{width}} {'impulse (N s)':>14} {'force (N)':>12} "
-          + "".join(f"{title} " for title, _ in extra) + f"{'gap (m)':>12}  normal")
+    print(
+        f"{'rank':>4}  {'active contact':<{width}} {'impulse (N s)':>14} {'force (N)':>12} "
+        + "".join(f"{title} " for title, _ in extra)
+        + f"{'gap (m)':>12}  normal"
+    )
     for r in range(top):
         normal = np.asarray(ordered.normal[r], float).reshape(-1)
         shown = "(" + ", ".join(f"{v:.3g}" for v in normal[:6]) + (", ...)" if normal.size > 6 else ")")
         columns = "".join(f"{values[r]:>{len(title)}.6g} " for title, values in extra)
-        print(f"{r + 1:>4}  {labels[r]:<{width}} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
-              f"{columns}{ordered.gap[r]:>12.4g}  {shown}")
+        print(
+            f"{r + 1:>4}  {labels[r]:<{width}} {ordered.impulse[r]:>14.6g} {ordered.impulse[r] / dt:>12.6g} "
+            f"{columns}{ordered.gap[r]:>12.4g}  {shown}"
+        )
     if top < len(ordered):
         print(f"  ... {len(ordered) - top} more active contacts (--top N shows more)")
     return 0
@@ -110,12 +127,16 @@ def _print_loads(trajectory, k: int, impulses: np.ndarray, dt: float) -> None:
     if trajectory.system.get("kind") == "spheres" and trajectory.meta.get("masses"):
         load, total = floor_load(trajectory, k), weight(trajectory, k)
         if total > 0.0:
-            print(f"  floor load {load:.6g} N against a weight of {total:.6g} N ({100 * load / total:.4g} % of it; "
-                  "the rest is on other walls or accelerates)")
+            print(
+                f"  floor load {load:.6g} N against a weight of {total:.6g} N ({100 * load / total:.4g} % of it; "
+                "the rest is on other walls or accelerates)"
+            )
     if impulses.size:
-        print(f"  contact forces (impulse / dt): mean {impulses.mean() / dt:.6g} N, "
-              f"largest {impulses.max() / dt:.6g} N "
-              f"(largest impulse {impulses.max():.6g} N s) over {impulses.size} active contacts")
+        print(
+            f"  contact forces (impulse / dt): mean {impulses.mean() / dt:.6g} N, "
+            f"largest {impulses.max() / dt:.6g} N "
+            f"(largest impulse {impulses.max():.6g} N s) over {impulses.size} active contacts"
+        )
 
 
 def wall_names(system: dict) -> list[str]:

@@ -12,6 +12,7 @@ the spheres is a usage error (exit 2) whose one line gives the packing fraction
 asked and how many spheres fitted. A vector starting with a minus sign is
 written ``--lower=-1,0,0`` (argparse would take ``-1,0,0`` for an option).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,6 +48,7 @@ def _axis(text: str):
 def _non_negative_int(text: str) -> int:
     return checked_number(text, int, lambda value: value >= 0, "a non-negative integer")
 
+
 #: The line of 'granular --help', and the text of 'granular pack --help'.
 HELP = "fill a box or a cylinder with non-overlapping spheres (CSV/XYZ)"
 DESCRIPTION = """Random sequential addition of N spheres, biggest first; writes x,y,z,r (m) to a .csv or .xyz file.
@@ -61,17 +63,26 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     box = regions.add_parser("box", help="an axis-aligned box [lower, upper]")
     box.add_argument("--lower", type=_vector, required=True, metavar="X,Y,Z", help="lower corner (m)")
     box.add_argument("--upper", type=_vector, required=True, metavar="X,Y,Z", help="upper corner (m)")
-    box.add_argument("--grow", action="store_true",
-                     help="denser (to about 0.45-0.5, slower): pack shrunk spheres, then grow them back "
-                          "removing the overlaps")
+    box.add_argument(
+        "--grow",
+        action="store_true",
+        help="denser (to about 0.45-0.5, slower): pack shrunk spheres, then grow them back removing the overlaps",
+    )
     cylinder = regions.add_parser("cylinder", help="a closed cylinder around an axis")
-    cylinder.add_argument("--centre", type=_vector, required=True, metavar="X,Y,Z",
-                          help="midpoint of the axis (m): the cylinder spans height/2 on each side")
+    cylinder.add_argument(
+        "--centre",
+        type=_vector,
+        required=True,
+        metavar="X,Y,Z",
+        help="midpoint of the axis (m): the cylinder spans height/2 on each side",
+    )
     cylinder.add_argument("--axis", type=_axis, default="z", metavar="x|y|z|X,Y,Z", help="axis direction (z)")
-    cylinder.add_argument("--cylinder-radius", type=positive_float, required=True, metavar="RC",
-                          help="radius of the cylinder (m)")
-    cylinder.add_argument("--height", type=positive_float, required=True, metavar="H",
-                          help="full height of the cylinder (m)")
+    cylinder.add_argument(
+        "--cylinder-radius", type=positive_float, required=True, metavar="RC", help="radius of the cylinder (m)"
+    )
+    cylinder.add_argument(
+        "--height", type=positive_float, required=True, metavar="H", help="full height of the cylinder (m)"
+    )
     for region in (box, cylinder):
         _common_options(region)
     return pack
@@ -79,21 +90,30 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _common_options(parser) -> None:
     parser.add_argument("--n", type=positive_int, required=True, metavar="N", help="number of spheres")
-    parser.add_argument("--radius", type=positive_float, required=True, metavar="R",
-                        help="sphere radius (m); the smallest one with --radius-max")
-    parser.add_argument("--radius-max", type=positive_float, metavar="R2",
-                        help="largest radius (m): radii uniform in [R, R2]")
-    parser.add_argument("--seed", type=_non_negative_int, default=0,
-                        help="random seed (0): same seed, same packing")
-    parser.add_argument("--max-attempts", type=positive_int, default=2000, metavar="K",
-                        help="candidate positions per sphere before giving up (2000)")
+    parser.add_argument(
+        "--radius",
+        type=positive_float,
+        required=True,
+        metavar="R",
+        help="sphere radius (m); the smallest one with --radius-max",
+    )
+    parser.add_argument(
+        "--radius-max", type=positive_float, metavar="R2", help="largest radius (m): radii uniform in [R, R2]"
+    )
+    parser.add_argument("--seed", type=_non_negative_int, default=0, help="random seed (0): same seed, same packing")
+    parser.add_argument(
+        "--max-attempts",
+        type=positive_int,
+        default=2000,
+        metavar="K",
+        help="candidate positions per sphere before giving up (2000)",
+    )
     parser.add_argument("--out", required=True, metavar="PACKING.csv|PACKING.xyz", help="output file")
 
 
 def command_pack(args) -> int:
     """Fill the region, write the file, print one line; returns the exit status (0)."""
     from pathlib import Path
-
 
     out = Path(args.out)
     if out.suffix.lower() not in _SUFFIXES:
@@ -104,13 +124,22 @@ def command_pack(args) -> int:
             raise InvalidInputError(f"--radius-max {args.radius_max} is smaller than --radius {args.radius}")
         radii = (args.radius, args.radius_max)
     if args.region == "box":
-        positions, radii = fill_box(args.n, args.lower, args.upper, radii, seed=args.seed,
-                                    max_attempts=args.max_attempts, grow=args.grow)
+        positions, radii = fill_box(
+            args.n, args.lower, args.upper, radii, seed=args.seed, max_attempts=args.max_attempts, grow=args.grow
+        )
         volume = float(np.prod(args.upper - args.lower))
     else:
-        positions, radii = fill_cylinder(args.n, args.centre, args.axis, args.cylinder_radius, args.height, radii,
-                                         seed=args.seed, max_attempts=args.max_attempts)
-        volume = math.pi * args.cylinder_radius ** 2 * args.height
+        positions, radii = fill_cylinder(
+            args.n,
+            args.centre,
+            args.axis,
+            args.cylinder_radius,
+            args.height,
+            radii,
+            seed=args.seed,
+            max_attempts=args.max_attempts,
+        )
+        volume = math.pi * args.cylinder_radius**2 * args.height
     write_configuration(out, positions, radii)
     print(f"wrote {len(radii)} spheres to {out} (packing fraction {packing_fraction(radii, volume):.3f})")
     return 0

@@ -7,6 +7,7 @@ Each kind is an entry of `PLOTS`: its handler and the sentence of ``--help`` tha
 describes it. A new figure of a run is drawn in `granular.render.plots` and named
 here in one line, ``"kind": PlotKind(plot_run, "kind: what it shows")``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..render.plots import FIGURE_SUFFIXES, plot
 @dataclass(frozen=True)
 class PlotKind:
     """A kind of ``granular plot``: ``handler(args) -> exit status`` and its help."""
+
     handler: Callable
     help: str
 
@@ -70,15 +72,19 @@ PLOTS = {
     "multipliers": PlotKind(plot_run, "multipliers: histogram and per-frame largest/sum"),
     "contacts": PlotKind(plot_run, "contacts: count per frame"),
     "wall-forces": PlotKind(plot_run, "wall-forces: force on each wall surface and their total against time (N)"),
-    "profile": PlotKind(plot_run, "profile: the last frame's coarse-grained packing fraction and stress "
-                                  "against height"),
+    "profile": PlotKind(
+        plot_run, "profile: the last frame's coarse-grained packing fraction and stress against height"
+    ),
     "stress": PlotKind(plot_run, "stress: Love-Weber pressure and deviatoric stress against time"),
     "coordination": PlotKind(plot_run, "coordination: Z, Z* without rattlers and the rattler fraction against time"),
     "forces": PlotKind(plot_run, "forces: the distribution P(f/<f>) of the last frame's contact forces"),
     "wall-torque": PlotKind(plot_run, "wall-torque: torque about z and power of each wall surface against time"),
-    "summary": PlotKind(plot_sweep, "summary (of a sweep directory): --y FIGURE against --x PARAMETER, the mean "
-                                    "over seeds with their standard deviation as error bars, a curve per value "
-                                    "of the other varying parameters"),
+    "summary": PlotKind(
+        plot_sweep,
+        "summary (of a sweep directory): --y FIGURE against --x PARAMETER, the mean "
+        "over seeds with their standard deviation as error bars, a curve per value "
+        "of the other varying parameters",
+    ),
 }
 
 
@@ -86,11 +92,19 @@ def add_parser(commands) -> None:
     parser = add_command(commands, "plot", command_plot, HELP, "; ".join(kind.help for kind in PLOTS.values()) + ".")
     parser.add_argument("run", metavar="RUN.h5|SWEEP_DIR")
     parser.add_argument("kind", choices=tuple(PLOTS))
-    parser.add_argument("out", metavar="OUT.png", nargs="?",
-                        help="figure (.png, .svg or .pdf); for summary, default SWEEP_DIR/summary_Y_vs_X.png")
+    parser.add_argument(
+        "out",
+        metavar="OUT.png",
+        nargs="?",
+        help="figure (.png, .svg or .pdf); for summary, default SWEEP_DIR/summary_Y_vs_X.png",
+    )
     parser.add_argument("--x", metavar="PARAMETER", help="summary: the parameter on the x axis")
-    parser.add_argument("--y", metavar="FIGURE", action="append",
-                        help="summary: a figure of the scene's summary (or wall_time); repeatable")
+    parser.add_argument(
+        "--y",
+        metavar="FIGURE",
+        action="append",
+        help="summary: a figure of the scene's summary (or wall_time); repeatable",
+    )
 
 
 def command_plot(args) -> int:

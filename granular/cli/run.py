@@ -8,6 +8,7 @@ and stays ``RUN.partial.h5`` when it fails, is stopped (SIGINT, SIGTERM: exit
 status 128 + the signal's number) or is killed. This module turns the arguments
 into a `_Job` and prints the summary.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,14 @@ import numpy as np
 
 from .. import scenes
 from ..app.runs import (
-    ProgressBar, active_counts, dissipation_text, failure_reason, plural, restart_frame, stream_simulation)
+    ProgressBar,
+    active_counts,
+    dissipation_text,
+    failure_reason,
+    plural,
+    restart_frame,
+    stream_simulation,
+)
 from ..simulation import Simulation, signal_name
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_float
 from .common import FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError, check_run_suffix, load_run_file
@@ -39,26 +47,50 @@ DEFAULTS."""
 def add_parser(commands) -> None:
     parser = add_command(commands, "run", command_run, HELP, DESCRIPTION)
     add_scene_argument(parser, nargs="?")
-    parser.add_argument("--from", dest="restart", metavar="RUN.h5",
-                        help="continue this run for --duration more seconds, from its last checkpoint if it has "
-                             "one before its last frame, else from its last frame; its scene is found by name in "
-                             "the scenes directories, or given by --scene FILE (or SCENE); the whole run is "
-                             "written to --out, by default RUN.h5 itself")
-    parser.add_argument("--scene", dest="scene_file", metavar="FILE.py",
-                        help="with --from: the scene file that made the run (a scene of your own)")
+    parser.add_argument(
+        "--from",
+        dest="restart",
+        metavar="RUN.h5",
+        help="continue this run for --duration more seconds, from its last checkpoint if it has "
+        "one before its last frame, else from its last frame; its scene is found by name in "
+        "the scenes directories, or given by --scene FILE (or SCENE); the whole run is "
+        "written to --out, by default RUN.h5 itself",
+    )
+    parser.add_argument(
+        "--scene",
+        dest="scene_file",
+        metavar="FILE.py",
+        help="with --from: the scene file that made the run (a scene of your own)",
+    )
     add_run_settings(parser)
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="set a scene parameter (repeatable; 'granular scenes SCENE' lists them)")
-    parser.add_argument("--out", metavar="RUN.h5", help="trajectory file (default runs/SCENE.h5); frames are "
-                                                        "written to RUN.partial.h5 as they are made, which "
-                                                        "becomes RUN.h5 when the run completes")
-    parser.add_argument("--checkpoint-every", type=positive_float, metavar="S",
-                        help="also write the scheme's state every S simulated seconds, so that a run killed "
-                             "later continues (--from) from there as if never stopped")
-    parser.add_argument("--strict", action="store_true",
-                        help="stop at the first step whose contact solver misses its tolerance (by default the "
-                             "step keeps the solver's best answer, the run file records it and one warning is "
-                             "printed)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a scene parameter (repeatable; 'granular scenes SCENE' lists them)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="RUN.h5",
+        help="trajectory file (default runs/SCENE.h5); frames are "
+        "written to RUN.partial.h5 as they are made, which "
+        "becomes RUN.h5 when the run completes",
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=positive_float,
+        metavar="S",
+        help="also write the scheme's state every S simulated seconds, so that a run killed "
+        "later continues (--from) from there as if never stopped",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first step whose contact solver misses its tolerance (by default the "
+        "step keeps the solver's best answer, the run file records it and one warning is "
+        "printed)",
+    )
     parser.add_argument("--render", metavar="OUT", help="also render the run to OUT (.mp4, .gif or .png)")
     parser.add_argument("--fps", type=positive_float, default=25.0, help="frames per second of --render (25)")
     add_quiet(parser)
@@ -73,10 +105,10 @@ def command_run(args) -> int:
     if args.scene is None and args.restart is None:
         raise CommandError("give a SCENE to run, or --from RUN.h5 to continue a run", USAGE)
     if args.render:
-        output_kind(args.render)     # an unsupported extension is refused before the run, not after
+        output_kind(args.render)  # an unsupported extension is refused before the run, not after
     job = _continued_run(args, scene_for_restart) if args.restart else _new_run(args)
     if args.strict and hasattr(job.simulation.scheme, "strict"):
-        job.simulation.scheme.strict = True   # schemes without the option always stop on a missed tolerance
+        job.simulation.scheme.strict = True  # schemes without the option always stop on a missed tolerance
     check_run_suffix(job.out)
     try:
         n_steps = job.simulation.count_steps(job.duration)
@@ -84,18 +116,26 @@ def command_run(args) -> int:
         raise CommandError(str(error), USAGE) from error
     writing = partial_path(job.out)
     if args.restart and writing.resolve() == Path(args.restart).resolve():
-        writing = partial_path(writing)            # never write over the run being continued
+        writing = partial_path(writing)  # never write over the run being continued
     bar = ProgressBar(n_steps, enabled=not args.quiet)
     meta = scenes.provenance(job.name, job.path, job.parameters, job.settings)
     warned = []
     start = time.perf_counter()
-    try:   # overflow and NaN are reported by check_finite in one line, not as numpy warnings
+    try:  # overflow and NaN are reported by check_finite in one line, not as numpy warnings
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"), warnings.catch_warnings():
             warnings.simplefilter("always", TimeStepWarning)
             warnings.showwarning = _time_step_warning_printer(warnings.showwarning, warned, bar)
-            frames, error = stream_simulation(job.simulation, n_steps, job.record_every, writing, meta,
-                                              previous=job.previous, bar=bar, debug=args.debug,
-                                              checkpoint_every=args.checkpoint_every)
+            frames, error = stream_simulation(
+                job.simulation,
+                n_steps,
+                job.record_every,
+                writing,
+                meta,
+                previous=job.previous,
+                bar=bar,
+                debug=args.debug,
+                checkpoint_every=args.checkpoint_every,
+            )
     finally:
         bar.finish()
     seconds = time.perf_counter() - start
@@ -103,14 +143,16 @@ def command_run(args) -> int:
     expected = error is not None and isinstance(error, scenes.expected_errors(job.module))
     _finish_and_report(args, job, trajectory, error, expected, seconds, writing, warned)
     if args.render and trajectory is not None:
-        render_run(trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet,
-                   title=job.name)
+        render_run(
+            trajectory, args.render, forces=False, frame=None, every=1, fps=args.fps, quiet=args.quiet, title=job.name
+        )
     return 0
 
 
 def _time_step_warning_printer(show, warned: list, bar):
     """A `warnings.showwarning` printing a `TimeStepWarning` as one line on stderr with
     the suggested ``--dt`` (kept in ``warned``), other warnings as ``show`` does."""
+
     def printer(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, TimeStepWarning):
             warned.append(message)
@@ -118,6 +160,7 @@ def _time_step_warning_printer(show, warned: list, bar):
             bar.write(text)
         else:
             show(message, category, filename, lineno, file, line)
+
     return printer
 
 
@@ -125,8 +168,9 @@ class _Job:
     """What ``granular run`` runs: the simulation, for how long, where it goes, and for
     a continued run the frames it continues (``previous``)."""
 
-    def __init__(self, name, path, module, parameters, settings, simulation, duration, record_every, out,
-                 previous=None):
+    def __init__(
+        self, name, path, module, parameters, settings, simulation, duration, record_every, out, previous=None
+    ):
         self.name, self.path, self.module, self.parameters = name, path, module, parameters
         self.settings, self.simulation, self.duration, self.record_every = settings, simulation, duration, record_every
         self.out, self.previous = out, previous
@@ -154,41 +198,57 @@ def _continued_run(args, scene_file) -> _Job:
         raise CommandError("--from needs --duration T: how much longer to run (s)", USAGE)
     fixed = [option for option, value in (("--set", args.set), ("--dt", args.dt), ("--every", args.every)) if value]
     if fixed:
-        raise CommandError(f"{', '.join(fixed)} cannot change a continued run: it keeps the stored scene "
-                           "parameters, dt and recording", USAGE)
+        raise CommandError(
+            f"{', '.join(fixed)} cannot change a continued run: it keeps the stored scene parameters, dt and recording",
+            USAGE,
+        )
     previous = load_run_file(args.restart)
     meta = previous.meta
     if scene_file is not None:
         path = scenes.resolve_scene(scene_file)
     elif "scene" not in meta:
-        raise CommandError(f"{args.restart} does not say which scene made it (a run made in Python): give "
-                           "--scene FILE.py whose build() makes its system, or continue it in Python with "
-                           "Simulation.from_trajectory(granular.app.runs.load_run(RUN), world=...)", USAGE)
+        raise CommandError(
+            f"{args.restart} does not say which scene made it (a run made in Python): give "
+            "--scene FILE.py whose build() makes its system, or continue it in Python with "
+            "Simulation.from_trajectory(granular.app.runs.load_run(RUN), world=...)",
+            USAGE,
+        )
     else:
         try:
             path = scenes.resolve_scene(str(meta["scene"]))
         except scenes.UnknownSceneError as error:
-            raise CommandError(f"{error}; the run was made from {meta.get('scene_file', 'an unknown file')}: "
-                               "give --scene FILE.py to continue it with a scene file you trust", USAGE) from None
+            raise CommandError(
+                f"{error}; the run was made from {meta.get('scene_file', 'an unknown file')}: "
+                "give --scene FILE.py to continue it with a scene file you trust",
+                USAGE,
+            ) from None
     k = restart_frame(previous)
     simulation = Simulation.from_trajectory(previous, frame=k, scene_file=path)
     if k != len(previous) - 1:
-        sys.stderr.write(f"granular run: continuing from the checkpoint at t = {previous.t[k]:.6g} s; the "
-                         f"{len(previous) - 1 - k} frames after it are computed again\n")
+        sys.stderr.write(
+            f"granular run: continuing from the checkpoint at t = {previous.t[k]:.6g} s; the "
+            f"{len(previous) - 1 - k} frames after it are computed again\n"
+        )
         previous = _first_frames(previous, k + 1)
     name = str(meta.get("scene", path.stem))
     module = scenes.load_scene(path)
     parameters = dict(meta.get("parameters") or scenes.declared_parameters(module, name))
     done = float(previous.t[-1]) - simulation.t0
-    settings = scenes.RunSettings(duration=done + args.duration, dt=simulation.dt,
-                                  record_every=int(meta.get("record_every", 1)),
-                                  options=dict(meta.get("simulation_options", {})))
+    settings = scenes.RunSettings(
+        duration=done + args.duration,
+        dt=simulation.dt,
+        record_every=int(meta.get("record_every", 1)),
+        options=dict(meta.get("simulation_options", {})),
+    )
     if "scene_sha256" in meta and scenes.scene_sha256(path) != meta.get("scene_sha256"):
-        sys.stderr.write(f"granular run: warning: scene file {path} changed since {args.restart} was made; "
-                         "the continuation uses it as it is now\n")
+        sys.stderr.write(
+            f"granular run: warning: scene file {path} changed since {args.restart} was made; "
+            "the continuation uses it as it is now\n"
+        )
     out = Path(args.out) if args.out else Path(args.restart)
-    return _Job(name, path, module, parameters, settings, simulation, args.duration,
-                settings.record_every, out, previous)
+    return _Job(
+        name, path, module, parameters, settings, simulation, args.duration, settings.record_every, out, previous
+    )
 
 
 def _first_frames(trajectory, count: int):
@@ -198,14 +258,24 @@ def _first_frames(trajectory, count: int):
     def cut(value):
         return None if value is None else value[:count]
 
-    return replace(trajectory, t=cut(trajectory.t), positions=cut(trajectory.positions),
-                   velocities=cut(trajectory.velocities), radii=cut(trajectory.radii),
-                   kinetic_energy=cut(trajectory.kinetic_energy), potential_energy=cut(trajectory.potential_energy),
-                   dissipated_energy=cut(trajectory.dissipated_energy), contacts=trajectory.contacts[:count],
-                   angular_velocities=cut(trajectory.angular_velocities), orientations=cut(trajectory.orientations),
-                   wall_forces=cut(trajectory.wall_forces), wall_displacements=cut(trajectory.wall_displacements),
-                   wall_rotations=cut(trajectory.wall_rotations), wall_work=cut(trajectory.wall_work),
-                   flow=cut(trajectory.flow))
+    return replace(
+        trajectory,
+        t=cut(trajectory.t),
+        positions=cut(trajectory.positions),
+        velocities=cut(trajectory.velocities),
+        radii=cut(trajectory.radii),
+        kinetic_energy=cut(trajectory.kinetic_energy),
+        potential_energy=cut(trajectory.potential_energy),
+        dissipated_energy=cut(trajectory.dissipated_energy),
+        contacts=trajectory.contacts[:count],
+        angular_velocities=cut(trajectory.angular_velocities),
+        orientations=cut(trajectory.orientations),
+        wall_forces=cut(trajectory.wall_forces),
+        wall_displacements=cut(trajectory.wall_displacements),
+        wall_rotations=cut(trajectory.wall_rotations),
+        wall_work=cut(trajectory.wall_work),
+        flow=cut(trajectory.flow),
+    )
 
 
 def _finish_and_report(args, job, trajectory, error, expected, seconds, writing, warned) -> None:
@@ -217,7 +287,7 @@ def _finish_and_report(args, job, trajectory, error, expected, seconds, writing,
     figures, summary_error = {}, None
     if trajectory is not None:
         trajectory.meta.update(scenes.provenance(job.name, job.path, job.parameters, job.settings))
-        try:     # a failed run's frames have figures too (the packing fraction a jam reached)
+        try:  # a failed run's frames have figures too (the packing fraction a jam reached)
             figures = scenes.summarize(job.module, job.name, trajectory)
         except scenes.SceneError as failure:
             summary_error = str(failure)
@@ -229,34 +299,45 @@ def _finish_and_report(args, job, trajectory, error, expected, seconds, writing,
             if complete:
                 os.replace(writing, out)
         except OSError as failure:
-            raise CommandError(f"cannot write {out if complete else writing}: {failure.strerror or failure}",
-                               FILE_ERROR) from failure
+            raise CommandError(
+                f"cannot write {out if complete else writing}: {failure.strerror or failure}", FILE_ERROR
+            ) from failure
     saved_to = out if complete else writing
     system = simulation.system
     bodies = getattr(system, "n", None)
     what = plural(bodies, "sphere") if bodies is not None else plural(system.dimension, "coordinate")
     steps = simulation.steps_taken - (0 if job.previous is None else _steps_at(job.previous, simulation))
     continued = "" if job.previous is None else f" continuing {args.restart} from t = {job.previous.t[-1]:.6g} s"
-    print(f"{job.name}: {what}, {plural(steps, 'step')} of {simulation.dt:g} s in {seconds:.3g} s "
-          f"({steps / max(seconds, 1e-9):.3g} steps/s){continued}")
+    print(
+        f"{job.name}: {what}, {plural(steps, 'step')} of {simulation.dt:g} s in {seconds:.3g} s "
+        f"({steps / max(seconds, 1e-9):.3g} steps/s){continued}"
+    )
     if trajectory is not None:
-        print(f"  t = {trajectory.t[-1]:.6g} s, {plural(len(trajectory), 'frame')}, "
-              f"{plural(int(active_counts(trajectory)[-1]), 'active contact')}, "
-              f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, {dissipation_text(trajectory)}")
+        print(
+            f"  t = {trajectory.t[-1]:.6g} s, {plural(len(trajectory), 'frame')}, "
+            f"{plural(int(active_counts(trajectory)[-1]), 'active contact')}, "
+            f"kinetic energy {trajectory.kinetic_energy[-1]:.4g} J, {dissipation_text(trajectory)}"
+        )
         if expected:
             print(f"  ended as the scene expects: {failure_reason(error)}")
         print(f"  saved {saved_to}")
         if figures or summary_error:
             print(f"  summary: {scenes.format_figures(figures) if figures else summary_error}")
     for warning in warned:
-        print(f"  time step: a sphere travelled {warning.travel:.3g} radii in a step; suggested --dt "
-              f"{warning.suggested_dt:.2g} (or smaller)")
+        print(
+            f"  time step: a sphere travelled {warning.travel:.3g} radii in a step; suggested --dt "
+            f"{warning.suggested_dt:.2g} (or smaller)"
+        )
     if error is not None and not expected:
-        saved = (f"; the {plural(len(trajectory), 'frame')} before it are in {saved_to} ({out} is left as it was)"
-                 if trajectory is not None else f" ({out} is left as it was)")
+        saved = (
+            f"; the {plural(len(trajectory), 'frame')} before it are in {saved_to} ({out} is left as it was)"
+            if trajectory is not None
+            else f" ({out} is left as it was)"
+        )
         if isinstance(error, RunInterrupted):
-            raise CommandError(f"stopped by {signal_name(error.signal)} at t = {error.t:.6g} s{saved}",
-                               128 + int(error.signal))
+            raise CommandError(
+                f"stopped by {signal_name(error.signal)} at t = {error.t:.6g} s{saved}", 128 + int(error.signal)
+            )
         if isinstance(error, KeyboardInterrupt):
             raise CommandError(f"interrupted at t = {simulation.t:.6g} s{saved}", INTERRUPTED)
         raise CommandError(f"simulation failed: {failure_reason(error)}{saved}", FAILURE)

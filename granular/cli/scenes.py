@@ -1,4 +1,5 @@
 """``granular scenes [NAME]``: list the scenes, or describe one and its parameters."""
+
 from __future__ import annotations
 
 from .. import scenes
@@ -48,13 +49,17 @@ def describe_scene(scene: str) -> int:
         value_width = max(len(v) for v in values.values())
         for parameter, default in declared.items():
             kind = type(default).__name__
-            print(f"    {parameter:<{width}}  {values[parameter]:<{value_width}}  {kind:<5}  "
-                  f"{helps.get(parameter, '')}".rstrip())
+            print(
+                f"    {parameter:<{width}}  {values[parameter]:<{value_width}}  {kind:<5}  "
+                f"{helps.get(parameter, '')}".rstrip()
+            )
     else:
         print("  parameters: none (no PARAMETERS)")
     options = "".join(f", {key} {value}" for key, value in settings.options.items())
-    print(f"  run settings: duration {settings.duration:g} s, dt {settings.dt:g} s, "
-          f"a frame every {settings.record_every} steps{options}")
+    print(
+        f"  run settings: duration {settings.duration:g} s, dt {settings.dt:g} s, "
+        f"a frame every {settings.record_every} steps{options}"
+    )
     summary = "yes (printed by granular run, tabulated by granular sweep)" if scenes.has_summary(module) else "none"
     print(f"  summary: {summary}")
     return 0

@@ -1,5 +1,6 @@
 """``granular sweep``: argument checks and printing around `granular.app.sweep`, which runs
 a scene over a grid of parameters and seeds on Dask."""
+
 from __future__ import annotations
 
 import sys
@@ -23,46 +24,65 @@ status 1 if a run failed (the summary is still written)."""
 def add_parser(commands) -> None:
     parser = add_command(commands, "sweep", command_sweep, HELP, DESCRIPTION)
     add_scene_argument(parser)
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=V1,V2,...",
-                        help="values of a scene parameter (repeatable; 'granular scenes SCENE' lists them)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2,...",
+        help="values of a scene parameter (repeatable; 'granular scenes SCENE' lists them)",
+    )
     parser.add_argument("--seeds", type=positive_int, metavar="K", help="run seed = 0 .. K-1 of each combination")
     add_run_settings(parser)
     parser.add_argument("--out", metavar="DIR", help="directory of the run files and summary (sweeps/SCENE)")
-    parser.add_argument("--workers", type=positive_int, metavar="N",
-                        help="worker processes of the local cluster (default: one per core)")
-    parser.add_argument("--scheduler", metavar="ADDRESS",
-                        help="use the existing Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
+    parser.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="worker processes of the local cluster (default: one per core)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="use the existing Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)",
+    )
     parser.add_argument("--force", action="store_true", help="run again the runs already in DIR")
     add_quiet(parser, "no progress line")
 
 
 def command_sweep(args) -> int:
     if args.workers is not None and args.scheduler is not None:
-        raise CommandError("--workers starts a local cluster and --scheduler uses an existing one: give one "
-                           "of them", USAGE)
+        raise CommandError(
+            "--workers starts a local cluster and --scheduler uses an existing one: give one of them", USAGE
+        )
     plan = sweep.plan_sweep(args.scene, args.set, args.seeds, args.duration, args.dt, args.every)
     out = Path(args.out) if args.out else Path("sweeps") / plan.name
     if out.exists() and not out.is_dir():
         raise CommandError(f"--out {out} exists and is not a directory", USAGE)
     varying = ", ".join(plan.varying) or "nothing"
     runs = plural(len(plan.runs), "run")
-    print(f"{plan.name}: {runs} (varying {varying}) of {plan.settings.duration:g} s, "
-          f"dt {plan.settings.dt:g} s, into {out}/")
+    print(
+        f"{plan.name}: {runs} (varying {varying}) of {plan.settings.duration:g} s, "
+        f"dt {plan.settings.dt:g} s, into {out}/"
+    )
     start = time.perf_counter()
     line = SweepProgress(enabled=not args.quiet)
     with sweep.connect(args.workers, args.scheduler) as client:
         workers = len(client.scheduler_info().get("workers", {}))
         link = sweep.dashboard_link(client)
-        print(f"  {'scheduler ' + args.scheduler if args.scheduler else 'local cluster'}: {plural(workers, 'worker')}; "
-              f"dashboard {link or 'not served (install bokeh: pip install granular[cluster])'}")
+        print(
+            f"  {'scheduler ' + args.scheduler if args.scheduler else 'local cluster'}: {plural(workers, 'worker')}; "
+            f"dashboard {link or 'not served (install bokeh: pip install granular[cluster])'}"
+        )
         sys.stdout.flush()
         try:
             result = sweep.run_sweep(plan, out, client, force=args.force, progress=line.update)
         finally:
             line.finish()
     seconds = time.perf_counter() - start
-    print(f"  ran {plural(result.ran, 'run')}, skipped {result.skipped} already done, {result.failed} failed, "
-          f"in {seconds:.1f} s")
+    print(
+        f"  ran {plural(result.ran, 'run')}, skipped {result.skipped} already done, {result.failed} failed, "
+        f"in {seconds:.1f} s"
+    )
     for row in result.rows:
         if row["status"] != sweep.STATUS_OK:
             shown = ", ".join(f"{n}={row['parameters'][n]!r}" for n in plan.varying) or plan.name

@@ -1,5 +1,6 @@
 """``granular view RUN.h5 -o RUN.html``: the run as one self-contained HTML page that
 opens offline in a browser (`granular.render.viewer`)."""
+
 from __future__ import annotations
 
 from .arguments import add_command, positive_float
@@ -18,8 +19,13 @@ def add_parser(commands) -> None:
     parser.add_argument("-o", "--out", required=True, metavar="RUN.html", help="the page to write")
     parser.add_argument("--color", default="speed", choices=("speed", "force", "id"), help="sphere colour (speed)")
     parser.add_argument("--no-forces", action="store_true", help="leave out the force network")
-    parser.add_argument("--max-mb", type=positive_float, default=20.0, metavar="MB",
-                        help="largest size of the written page (20 MB): frames are thinned to fit")
+    parser.add_argument(
+        "--max-mb",
+        type=positive_float,
+        default=20.0,
+        metavar="MB",
+        help="largest size of the written page (20 MB): frames are thinned to fit",
+    )
 
 
 def command_view(args) -> int:
@@ -27,8 +33,9 @@ def command_view(args) -> int:
         raise CommandError(f"the view is an HTML page: {args.out} must end in .html", USAGE)
     trajectory = load_run_file(args.run)
     try:
-        path = viewer.write_html(trajectory, args.out, color=args.color, forces=not args.no_forces,
-                                 max_bytes=args.max_mb * 1e6)
+        path = viewer.write_html(
+            trajectory, args.out, color=args.color, forces=not args.no_forces, max_bytes=args.max_mb * 1e6
+        )
     except ValueError as error:
         raise CommandError(str(error), USAGE) from None
     except ImportError as error:

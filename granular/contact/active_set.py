@@ -67,6 +67,7 @@ reproducible bit for bit), or when conjugate gradients need more than
 `solve` returns None when it cannot certify an answer (too many rounds, a stall,
 an infeasible set); the caller then falls back on OSQP.
 """
+
 from __future__ import annotations
 
 import time
@@ -169,8 +170,14 @@ class Workspace:
     last: ActiveSetStats = field(default_factory=ActiveSetStats)
 
 
-def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate, feasibility: float,
-          workspace: Workspace | None = None) -> np.ndarray | None:
+def solve(
+    rows_data: DelassusRows,
+    keys: np.ndarray,
+    warm: np.ndarray,
+    accurate,
+    feasibility: float,
+    workspace: Workspace | None = None,
+) -> np.ndarray | None:
     """Impulses ``l`` (m,) of the multiplier problem, or None.
 
     rows_data : the rows of the projection (`DelassusRows`);
@@ -196,8 +203,7 @@ def solve(rows_data: DelassusRows, keys: np.ndarray, warm: np.ndarray, accurate,
     try:
         answer = _plain_level(rows_data, keys, impulses, accurate, feasibility, workspace, stats)
         if answer is None:
-            answer = _continuation(rows_data, keys, impulses, CONTINUATION, accurate, feasibility, workspace,
-                                   stats)
+            answer = _continuation(rows_data, keys, impulses, CONTINUATION, accurate, feasibility, workspace, stats)
         return answer
     finally:
         stats.seconds = time.perf_counter() - start
@@ -214,8 +220,18 @@ def _plain_level(rows_data, keys, impulses, accurate, feasibility, workspace, st
     if not active.any():
         active = rows_data.c < 0.0
     reference = without_self_stress(rows_data, keys, impulses, active, RHO, feasibility, workspace, stats)
-    return _monotone_rounds(rows_data, keys, RHO, np.where(active, impulses, 0.0), active, accurate, feasibility,
-                            workspace, stats, reference)
+    return _monotone_rounds(
+        rows_data,
+        keys,
+        RHO,
+        np.where(active, impulses, 0.0),
+        active,
+        accurate,
+        feasibility,
+        workspace,
+        stats,
+        reference,
+    )
 
 
 def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats):
@@ -230,13 +246,24 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     active = impulses > 0.0
     if not active.any():
         active = rows_data.c < 0.0
-    reference = without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace,
-                                     stats)
+    reference = without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace, stats)
     levels, answered, bisections = list(schedule), None, 0
     while levels:
         rho = levels.pop(0)
-        outcome = exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
-                          reference, max_updates=_updates_at(rho, last=not levels), last=not levels)
+        outcome = exchange_rounds(
+            rows_data,
+            keys,
+            rho,
+            impulses,
+            active,
+            accurate,
+            feasibility,
+            workspace,
+            stats,
+            reference,
+            max_updates=_updates_at(rho, last=not levels),
+            last=not levels,
+        )
         if outcome is None:
             if answered is None or bisections == MAX_BISECTIONS:
                 return None
@@ -290,16 +317,22 @@ def predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     less but its answer moved by many times the feasibility tolerance (within the
     complementarity tolerance, less accurate than the answer from the support;
     benchmarks/README.md, "Measurements behind the constants")."""
-    if PREDICTION_SWEEPS == 0 or rows_data.size <= DENSE_ROWS or not sp.issparse(rows_data.H) \
-            or not impulses.any():
+    if PREDICTION_SWEEPS == 0 or rows_data.size <= DENSE_ROWS or not sp.issparse(rows_data.H) or not impulses.any():
         return None
     # Imported at first use: numba's import costs a few tenths of a second, which
     # `import granular` and runs without a large warm-started projection do not pay.
     from . import dual_sweeps
 
     values, velocity, _ = dual_sweeps.projected_gauss_seidel(
-        rows_data.H, rows_data.diagonal, rows_data.c, impulses, PREDICTION_SWEEPS, PREDICTION_RELAXATION,
-        PREDICTION_SETTLE, PREDICTION_FULL_EVERY)
+        rows_data.H,
+        rows_data.diagonal,
+        rows_data.c,
+        impulses,
+        PREDICTION_SWEEPS,
+        PREDICTION_RELAXATION,
+        PREDICTION_SETTLE,
+        PREDICTION_FULL_EVERY,
+    )
     active = (values > 0.0) | (rows_data.H @ velocity + rows_data.c < -feasibility)
     return active if active.any() else None
 
@@ -321,13 +354,15 @@ def without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wor
         return reference
     rows = np.flatnonzero(active)
     loads = rows_data.operator(rows, 0.0)(impulses[rows])
-    reference[rows] = _solve_block(rows_data, rows, keys, rho, loads, impulses[rows], 0.1 * feasibility,
-                                   workspace, stats)
+    reference[rows] = _solve_block(
+        rows_data, rows, keys, rho, loads, impulses[rows], 0.1 * feasibility, workspace, stats
+    )
     return reference
 
 
-def _monotone_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats,
-                     reference) -> np.ndarray | None:
+def _monotone_rounds(
+    rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference
+) -> np.ndarray | None:
     """Primal active-set rounds (module docstring) on the proximal problem with ``rho``
     centred on ``reference``, from the feasible ``impulses`` (m,), ``>= 0`` and zero
     outside the working set ``active`` (m,) bool. An answer with no row violated that
@@ -340,8 +375,7 @@ def _monotone_rounds(rows_data, keys, rho, impulses, active, accurate, feasibili
         stats.rounds += 1
         rows = np.flatnonzero(active)
         right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
-        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility,
-                              workspace, stats)
+        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility, workspace, stats)
         if (values < 0.0).any():
             impulses[rows], leaving = ratio_step(impulses[rows], values)
             active[rows[leaving]] = False
@@ -380,8 +414,20 @@ def ratio_step(current: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.
     return moved, leaving
 
 
-def exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference,
-            max_updates=MAX_PROXIMAL, last=True):
+def exchange_rounds(
+    rows_data,
+    keys,
+    rho,
+    impulses,
+    active,
+    accurate,
+    feasibility,
+    workspace,
+    stats,
+    reference,
+    max_updates=MAX_PROXIMAL,
+    last=True,
+):
     """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``:
     ``(impulses, active, accepted)`` once no row is wrong, ``accepted`` by
     ``accurate``; an answer not accepted is refined by up to ``max_updates`` proximal
@@ -391,14 +437,13 @@ def exchange_rounds(rows_data, keys, rho, impulses, active, accurate, feasibilit
     when the count of wrong rows has reached no new low for `STALL_ROUNDS` rounds
     (after an answer of a level that is not ``last``: that answer)."""
     diagonal = rows_data.diagonal
-    updates, answered = 0, None     # answered: the level's first answer, kept if updates stall
+    updates, answered = 0, None  # answered: the level's first answer, kept if updates stall
     exchange = ExchangeRule()
     for _ in range(MAX_ROUNDS):
         stats.rounds += 1
         rows = np.flatnonzero(active)
         right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
-        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility,
-                              workspace, stats)
+        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility, workspace, stats)
         impulses = np.zeros(rows_data.size)
         impulses[rows] = values
         slack = rows_data.slack(impulses)
@@ -484,7 +529,8 @@ def _solve_block(rows_data, rows, keys, rho, right, start, tolerance, workspace,
             stats.factorisations += 1
             apply = workspace.factor.preconditioner(rows_data, rows, keys, rho)
         values, iterations, converged = _conjugate_gradients(
-            operator, right, start, apply, tolerance, 4 * REFRESH_ITERATIONS if fresh else REFRESH_ITERATIONS)
+            operator, right, start, apply, tolerance, 4 * REFRESH_ITERATIONS if fresh else REFRESH_ITERATIONS
+        )
         stats.iterations += iterations
         if converged or fresh:
             return values

@@ -8,6 +8,7 @@ those rows (the block-LU update of active-set QP solvers; Gill, Murray, Saunders
 Wright, *Sparse matrix methods in optimization*, SIAM J. Sci. Stat. Comput., 1984),
 instead of a new factorisation (`granular.contact.active_set`).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -48,18 +49,24 @@ def factorise(matrix: sp.csc_matrix, backend: str):
     if backend == "qdldl":
         import qdldl
 
-        solver = qdldl.Solver(matrix, upper=True)   # the upper triangle (see BorderedFactor)
+        solver = qdldl.Solver(matrix, upper=True)  # the upper triangle (see BorderedFactor)
 
         def solve(right):
             if right.ndim == 1:
                 return solver.solve(right)
             return np.column_stack([solver.solve(column) for column in right.T]) if right.shape[1] else right.copy()
+
         return solve
     import cholespy
 
     matrix = sp.csc_matrix(matrix)
-    solver = cholespy.CholeskySolverD(matrix.shape[0], matrix.indptr.astype(np.int32),
-                                      matrix.indices.astype(np.int32), matrix.data, cholespy.MatrixType.CSC)
+    solver = cholespy.CholeskySolverD(
+        matrix.shape[0],
+        matrix.indptr.astype(np.int32),
+        matrix.indices.astype(np.int32),
+        matrix.data,
+        cholespy.MatrixType.CSC,
+    )
 
     def solve(right):
         right = np.ascontiguousarray(right, dtype=float)
@@ -67,6 +74,7 @@ def factorise(matrix: sp.csc_matrix, backend: str):
         if right.size:
             solver.solve(right, out)  # several right-hand sides at once run at BLAS-3 speed
         return out
+
     return solve
 
 
@@ -93,8 +101,9 @@ class BorderedFactor:
         self.sorted_keys = keys[self.order]
         self.columns: dict[int, tuple] = {}
         by_memory = MAX_BORDER_BYTES // max(8 * self.size, 1)
-        self.budget = 0 if self.size < BORDER_MIN_BASE else \
-            int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
+        self.budget = (
+            0 if self.size < BORDER_MIN_BASE else int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
+        )
 
     def positions(self, keys: np.ndarray) -> np.ndarray:
         """Base position of each key, -1 when not in the base."""
@@ -131,10 +140,12 @@ class BorderedFactor:
                 self.columns[key] = (np.array([position]), np.ones(1), solved[:, column])
         base_rows = positions[in_base]
         if added.size + removed.size == 0:
+
             def apply(residual):
                 right = np.zeros(self.size)
                 right[base_rows] = residual
                 return self.solve_base(right)[base_rows]
+
             return apply
         border = [self.columns[int(k)] for k in added_keys] + [self.columns[int(k)] for k in removed_keys]
         return self._bordered(rows_data, added, removed, border, in_base, base_rows)
@@ -157,14 +168,18 @@ class BorderedFactor:
         n_added = added.size
         Z = np.column_stack([column[2] for column in border])
         coupling = sp.csr_matrix(
-            (np.concatenate([c[1] for c in border[:n_added]] + [np.zeros(0)]),
-             np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)]),
-             np.concatenate([[0], np.cumsum([c[0].size for c in border[:n_added]], dtype=np.int64)])),
-            shape=(n_added, self.size))
+            (
+                np.concatenate([c[1] for c in border[:n_added]] + [np.zeros(0)]),
+                np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)]),
+                np.concatenate([[0], np.cumsum([c[0].size for c in border[:n_added]], dtype=np.int64)]),
+            ),
+            shape=(n_added, self.size),
+        )
         schur = -np.vstack([coupling @ Z, Z[removed]])
         if n_added:
-            schur[:n_added, :n_added] += (rows_data.couplings(added, added)
-                                          + np.diag(self.rho * rows_data.diagonal[added]))
+            schur[:n_added, :n_added] += rows_data.couplings(added, added) + np.diag(
+                self.rho * rows_data.diagonal[added]
+            )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
             lu = scipy.linalg.lu_factor(schur, check_finite=False)
@@ -176,11 +191,13 @@ class BorderedFactor:
             right = np.zeros(self.size)
             right[base_rows] = residual[in_base]
             y = self.solve_base(right)
-            w = scipy.linalg.lu_solve(lu, np.concatenate([residual[~in_base] - coupling @ y, -y[removed]]),
-                                      check_finite=False)
+            w = scipy.linalg.lu_solve(
+                lu, np.concatenate([residual[~in_base] - coupling @ y, -y[removed]]), check_finite=False
+            )
             x_base = y - Z @ w
             out = np.empty(residual.size)
             out[in_base] = x_base[base_rows]
             out[~in_base] = w[:n_added]
             return out
+
         return apply

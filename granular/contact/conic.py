@@ -8,6 +8,7 @@ friction: the implicit standard material approach*, Mech. Struct. Mach., 1991).
 Spheres, whose metric is diagonal, use the Gauss-Seidel sweeps of
 `granular.contact.friction_gauss_seidel` instead; `granular.contact.friction` chooses.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,7 @@ from ..tolerances import FRICTION_TOLERANCE
 _MAX_FIXED_POINT_ITERATIONS = 400
 
 
-def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray, s: int,
-                      scale: float):
+def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray, s: int, scale: float):
     """Solve the 3D law on ``n`` normal rows, ``f`` frictional with ``s`` tangents each.
 
     ``W`` ((n + f s) square), ``free`` as in `planar_lcp` with ``s`` tangent rows per
@@ -48,8 +48,11 @@ def conic_fixed_point(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.
         # plain, 60 solves with cumulative halving, 27 with every step halved, 18 so.
         step = updated - sigma
         sigma, previous = sigma + np.where(step * previous < 0.0, 0.5, 1.0) * step, step
-    raise ConvergenceError(f"the Coulomb fixed point did not converge in {_MAX_FIXED_POINT_ITERATIONS} "
-                           f"SOCP solves (last change {change:.3g} in velocity units)", status="fixed_point")
+    raise ConvergenceError(
+        f"the Coulomb fixed point did not converge in {_MAX_FIXED_POINT_ITERATIONS} "
+        f"SOCP solves (last change {change:.3g} in velocity units)",
+        status="fixed_point",
+    )
 
 
 def _law_residual(W, impulses, velocity, sigma, updated, slot, n, tolerance) -> float:
@@ -79,8 +82,10 @@ class _ConicProblem:
         try:
             import clarabel
         except ImportError as error:  # pragma: no cover - depends on the installation
-            raise InvalidInputError("3D friction with a non-diagonal metric needs the clarabel "
-                                    "package (a dependency of granular: pip install clarabel)") from error
+            raise InvalidInputError(
+                "3D friction with a non-diagonal metric needs the clarabel "
+                "package (a dependency of granular: pip install clarabel)"
+            ) from error
         self.clarabel = clarabel
         n = free.size - mu.size * s
         self.n, self.s, self.free = n, s, free
@@ -102,8 +107,9 @@ class _ConicProblem:
             r += 1 + s
         size = free.size
         self.A = sp.csc_matrix((values, (rows, cols)), shape=(size, size))
-        self.cones = ([clarabel.NonnegativeConeT(frictionless.size)] if frictionless.size else []) \
-            + [clarabel.SecondOrderConeT(1 + s) for _ in slot]
+        self.cones = ([clarabel.NonnegativeConeT(frictionless.size)] if frictionless.size else []) + [
+            clarabel.SecondOrderConeT(1 + s) for _ in slot
+        ]
         settings = clarabel.DefaultSettings()
         settings.verbose = False
         # Velocities come out of the duals of small impulses: an absolute duality gap

@@ -7,6 +7,7 @@ that does not depend on the machine (`factorisation_cost`).
 docstring: why the sweeps stall, and why Newton's answer is judged by the sweeps'
 residual alone).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,8 +30,15 @@ VARIANTS = ((1e-2, False), (1e-3, True), (3e-2, False))
 ROUNDS = 3
 
 
-def newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, residual: np.ndarray,
-                      tolerance: np.ndarray, target: float, budget: float = np.inf) -> tuple[np.ndarray, float, float]:
+def newton_on_loaded(
+    rows: SweepRows,
+    predicted: np.ndarray,
+    r: np.ndarray,
+    residual: np.ndarray,
+    tolerance: np.ndarray,
+    target: float,
+    budget: float = np.inf,
+) -> tuple[np.ndarray, float, float]:
     """`newton` on the contacts that carry an impulse in ``r`` or miss their law
     (``residual`` (m,) > 0, m/s: the natural residual at ``r``), the others kept at
     zero impulse: ``(r (m, q), ratio)``, the ratio over the contacts its last call
@@ -60,14 +68,15 @@ def newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, resi
     makes after one sweep from Newton's answer, and the sweeps go on."""
     taking_part = (r[:, 0] > 0.0) | (residual > 0.0)
     solved, ratio, start, work = np.zeros_like(r), np.inf, r, 0.0
-    sweep_size = float(rows.values.size)   # what a sweep reads of the rows, the unit of `budget`
+    sweep_size = float(rows.values.size)  # what a sweep reads of the rows, the unit of `budget`
     for round_ in range(ROUNDS):
         part = np.flatnonzero(taking_part)
         if part.size == 0 or work >= budget:
             break
         solved = np.zeros_like(r)
-        solved[part], ratio, more = newton(rows.subset(part), predicted, start[part], tolerance[part],
-                                            target, (budget - work) * sweep_size)
+        solved[part], ratio, more = newton(
+            rows.subset(part), predicted, start[part], tolerance[part], target, (budget - work) * sweep_size
+        )
         work += more / sweep_size
         if ratio > 1.0 or round_ == ROUNDS - 1:
             break
@@ -85,8 +94,15 @@ def newton_on_loaded(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, resi
 REPAIR_VARIANTS = 1
 
 
-def newton_on_cluster(rows: SweepRows, u: np.ndarray, r: np.ndarray, members: np.ndarray, tolerance: np.ndarray,
-                      target: float, budget: float = np.inf) -> tuple[np.ndarray, float, float]:
+def newton_on_cluster(
+    rows: SweepRows,
+    u: np.ndarray,
+    r: np.ndarray,
+    members: np.ndarray,
+    tolerance: np.ndarray,
+    target: float,
+    budget: float = np.inf,
+) -> tuple[np.ndarray, float, float]:
     """`newton` on the contacts ``members`` (indices) alone, the impulses of the others
     held: their part of the velocities ``u`` (d + 1,) (those of the impulses ``r``
     (m, q)) is the cluster's prediction. Returns ``(r with the cluster's answer, its
@@ -104,8 +120,9 @@ def newton_on_cluster(rows: SweepRows, u: np.ndarray, r: np.ndarray, members: np
     held = u.copy()
     add_impulses(cluster, held, -r[members])
     sweep_size = float(rows.values.size)
-    solved, ratio, work = newton(cluster, held[:-1], r[members], tolerance[members], target, budget * sweep_size,
-                                 VARIANTS[:REPAIR_VARIANTS])
+    solved, ratio, work = newton(
+        cluster, held[:-1], r[members], tolerance[members], target, budget * sweep_size, VARIANTS[:REPAIR_VARIANTS]
+    )
     repaired = r.copy()
     repaired[members] = solved
     return repaired, ratio, work / sweep_size
@@ -133,7 +150,7 @@ class AlartCurnier:
         self.W = (H @ sp.diags(rows.inverse_mass[:-1]) @ H.T).tocsr()
         self.free = rows.local_velocities(np.append(predicted, 0.0)).ravel()
         diagonal = self.W.diagonal()
-        self.scale = diagonal.reshape(m, q)        # 1/rho, 1/kg: F * scale is a velocity
+        self.scale = diagonal.reshape(m, q)  # 1/rho, 1/kg: F * scale is a velocity
         self.rho = np.where(diagonal > 0.0, 1.0 / np.where(diagonal > 0.0, diagonal, 1.0), 0.0).reshape(m, q)
         discs = [(1, rows.mu)]
         if q == 5:
@@ -150,23 +167,23 @@ class AlartCurnier:
         z = r - self.rho * U
         F = np.empty_like(r)
         F[:, 0] = r[:, 0] - np.maximum(z[:, 0], 0.0)
-        A = np.zeros((m, q, q))   # dF/dr = A + B (I - rho W), blocks per contact
+        A = np.zeros((m, q, q))  # dF/dr = A + B (I - rho W), blocks per contact
         B = np.zeros((m, q, q))
         A[:, np.arange(q), np.arange(q)] = 1.0
         B[:, 0, 0] = np.where(z[:, 0] > 0.0, -1.0, 0.0)
         loaded = r[:, 0] > 0.0
         for a, mu in self.discs:
             radius = mu * np.maximum(r[:, 0], 0.0)
-            zt = z[:, a:a + 2]
+            zt = z[:, a : a + 2]
             size = np.hypot(zt[:, 0], zt[:, 1])
-            outside = (size > radius) | (radius <= 0.0)   # P = 0 on a disc of radius 0
+            outside = (size > radius) | (radius <= 0.0)  # P = 0 on a disc of radius 0
             direction = zt / np.where(size > 0.0, size, 1.0)[:, None]
             ratio = np.where(outside, radius / np.where(size > 0.0, size, 1.0), 1.0)
-            F[:, a:a + 2] = r[:, a:a + 2] - zt * ratio[:, None]
+            F[:, a : a + 2] = r[:, a : a + 2] - zt * ratio[:, None]
             if jacobian:
                 tangent = np.eye(2)[None] - outside[:, None, None] * direction[:, :, None] * direction[:, None, :]
-                B[:, a:a + 2, a:a + 2] = -ratio[:, None, None] * tangent
-                A[:, a:a + 2, 0] = -np.where(outside & loaded, 1.0, 0.0)[:, None] * direction * mu[:, None]
+                B[:, a : a + 2, a : a + 2] = -ratio[:, None, None] * tangent
+                A[:, a : a + 2, 0] = -np.where(outside & loaded, 1.0, 0.0)[:, None] * direction * mu[:, None]
         if not jacobian:
             return F, None
         size = m * q
@@ -178,8 +195,15 @@ class AlartCurnier:
         return 0.5 * float(np.sum((self.scale * F) ** 2))
 
 
-def newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray,
-            target: float, budget: float = np.inf, variants=VARIANTS) -> tuple[np.ndarray, float, float]:
+def newton(
+    rows: SweepRows,
+    predicted: np.ndarray,
+    r: np.ndarray,
+    tolerance: np.ndarray,
+    target: float,
+    budget: float = np.inf,
+    variants=VARIANTS,
+) -> tuple[np.ndarray, float, float]:
     """Impulses from regularised semismooth Newton iterations on `AlartCurnier`'s
     function, started at ``r`` (m, q), their largest natural residual in units
     of ``tolerance`` and the work of the factorisations made (`factorisation_cost`):
@@ -204,7 +228,7 @@ def newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.
     system = AlartCurnier(rows, predicted)
     start = r
     best, best_residual = r, residual_ratio(rows, predicted, r, tolerance)
-    work, last = 0.0, 0.0   # factorisation work so far and the last one's (`factorisation_cost`)
+    work, last = 0.0, 0.0  # factorisation work so far and the last one's (`factorisation_cost`)
     for variant, (eps, damped) in enumerate(variants):
         # The next variant only when this one did not reach the tolerance itself: an
         # answer within it is what `solve` accepts (module docstring), and each
@@ -213,20 +237,20 @@ def newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.
             break
         r, stale = start, 0
         regularisation = eps * sp.identity(r.size, format="csc")
-        ordering = None   # `sparse_solve` picks it at the first factorisation
+        ordering = None  # `sparse_solve` picks it at the first factorisation
         F, J = system.value(r, jacobian=True)
         merit = system.merit(F)
-        if last == 0.0:   # no factorisation made yet: the a-priori estimate stands in
+        if last == 0.0:  # no factorisation made yet: the a-priori estimate stands in
             last = estimated_factorisation_cost(J.nnz + r.size, r.size)
         for _ in range(ITERATIONS):
             overhead = iteration_cost(J.nnz)
-            if work + last + overhead > budget:   # the next iteration would overrun the budget
+            if work + last + overhead > budget:  # the next iteration would overrun the budget
                 break
             try:
                 step, ordering, last = sparse_solve(J + regularisation, -F.ravel(), ordering)
                 work += last + overhead
                 step = step.reshape(r.shape)
-            except RuntimeError:   # a singular factor: no step
+            except RuntimeError:  # a singular factor: no step
                 break
             if not np.all(np.isfinite(step)):
                 break
@@ -254,8 +278,10 @@ def newton(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.
 
 #: SuperLU's orderings for Newton's matrices ``J + eps I`` (`sparse_solve`): a
 #: minimum-degree ordering of ``J + J^T`` in symmetric mode, and COLAMD.
-ORDERINGS = {"MMD_AT_PLUS_A": dict(permc_spec="MMD_AT_PLUS_A", options=dict(SymmetricMode=True)),
-              "COLAMD": dict(permc_spec="COLAMD")}
+ORDERINGS = {
+    "MMD_AT_PLUS_A": dict(permc_spec="MMD_AT_PLUS_A", options=dict(SymmetricMode=True)),
+    "COLAMD": dict(permc_spec="COLAMD"),
+}
 
 
 def sparse_solve(matrix: sp.spmatrix, right: np.ndarray, ordering: str | None = None):
@@ -339,4 +365,3 @@ def iteration_cost(jacobian_entries: int) -> float:
 def residual_ratio(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray) -> float:
     """Largest natural residual of ``r`` in units of each contact's tolerance."""
     return float((natural_residual(rows, predicted, r) / tolerance).max(initial=0.0))
-

@@ -6,6 +6,7 @@ hand-over (`granular.contact.coulomb_newton`) both work on these rows; the local
 problem, its closed-form answer and the residual are derived in
 `granular.contact.friction_gauss_seidel`'s module docstring.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from functools import cache, cached_property
 import numpy as np
 import scipy.sparse as sp
 
+
 @cache
 def kernels():
     """`granular.contact.sweep_kernels`, imported on first use: importing numba costs
@@ -21,6 +23,7 @@ def kernels():
     (cached: an import statement, though cheap, is repeated on every call of the
     sweeps)."""
     from . import sweep_kernels
+
     return sweep_kernels
 
 
@@ -74,11 +77,23 @@ class SweepRows:
         """The rows of the contacts ``rows`` (indices), as `sweep_rows` would build
         them from those contacts alone (up to padding and the scalar forms of
         isotropic or roll-free sets, which give the same answers)."""
+
         def take(values):
             return None if values is None else values[rows]
-        return SweepRows(self.cols[rows], self.values[rows], self.inverse_mass, self.w[rows], self.mu[rows],
-                           self.lower[rows], take(self.w_tangent), take(self.rolling_friction), take(self.w_rolling),
-                           take(self.coupling), take(self.tangent_offset))
+
+        return SweepRows(
+            self.cols[rows],
+            self.values[rows],
+            self.inverse_mass,
+            self.w[rows],
+            self.mu[rows],
+            self.lower[rows],
+            take(self.w_tangent),
+            take(self.rolling_friction),
+            take(self.w_rolling),
+            take(self.coupling),
+            take(self.tangent_offset),
+        )
 
     @cached_property
     def incidence(self) -> sp.csr_matrix:
@@ -112,10 +127,16 @@ class SweepRows:
         return U
 
 
-def sweep_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
-               lower: np.ndarray, R: sp.csr_matrix | None = None,
-               rolling_friction: np.ndarray | None = None,
-               tangent_offset: np.ndarray | None = None) -> SweepRows | None:
+def sweep_rows(
+    metric,
+    G: sp.csr_matrix,
+    T: sp.csr_matrix,
+    mu: np.ndarray,
+    lower: np.ndarray,
+    R: sp.csr_matrix | None = None,
+    rolling_friction: np.ndarray | None = None,
+    tangent_offset: np.ndarray | None = None,
+) -> SweepRows | None:
     """The rows of ``m`` contacts (``G`` (m, d), ``T`` (2m, d), row ``2k + a`` tangent
     ``a`` of contact ``k``; optionally rolling rows ``R`` (2m, d) with coefficients
     ``rolling_friction`` (m,)), or None when the method does not apply: a metric
@@ -131,15 +152,22 @@ def sweep_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
     # Each contact's rows on its distinct coordinates, gathered from the blocks of
     # H = [G; T; R] in compiled loops (`sweep_kernels.gather_rows`), not by a sort and
     # scatter in numpy.
-    parts = [(csr_block(G, 1), np.ones(m, dtype=bool), 0)]   # (block, contacts it applies to, first local row)
+    parts = [(csr_block(G, 1), np.ones(m, dtype=bool), 0)]  # (block, contacts it applies to, first local row)
     if np.any(mu > 0.0):
         parts.append((csr_block(T, 2), np.asarray(mu > 0.0), 1))
     if rolling:
         parts.append((csr_block(R, 2), bound > 0.0, 3))
     q = 5 if rolling else 3
     widest = sum(int(np.diff(block[0]).max(initial=0)) * block[3] for block, _, _ in parts) + 1
-    cols, values = kernels().gather_rows(m, d, q, tuple(part[0] for part in parts), tuple(part[1] for part in parts),
-                                          np.array([part[2] for part in parts], dtype=np.int64), widest)
+    cols, values = kernels().gather_rows(
+        m,
+        d,
+        q,
+        tuple(part[0] for part in parts),
+        tuple(part[1] for part in parts),
+        np.array([part[2] for part in parts], dtype=np.int64),
+        widest,
+    )
     inverse_mass = np.append(np.asarray(inverse, dtype=float), 0.0)
     full = (values * inverse_mass[cols][:, None, :]) @ values.transpose(0, 2, 1)
     blocks = full[:, :3, :3]
@@ -162,17 +190,26 @@ def sweep_rows(metric, G: sp.csr_matrix, T: sp.csr_matrix, mu: np.ndarray,
         if np.any(rolls & (offset > ISOTROPY_TOLERANCE * np.maximum(w_rolling, w))):
             return None
         coupling = full[:, 3:, 1:3]
-    return SweepRows(cols, values, inverse_mass, w, np.asarray(mu, dtype=float), np.asarray(lower, dtype=float),
-                       w_tangent, bound if rolling else None, w_rolling, coupling,
-                       None if tangent_offset is None else np.asarray(tangent_offset, dtype=float))
+    return SweepRows(
+        cols,
+        values,
+        inverse_mass,
+        w,
+        np.asarray(mu, dtype=float),
+        np.asarray(lower, dtype=float),
+        w_tangent,
+        bound if rolling else None,
+        w_rolling,
+        coupling,
+        None if tangent_offset is None else np.asarray(tangent_offset, dtype=float),
+    )
 
 
 def csr_block(block: sp.csr_matrix, per_contact: int) -> tuple:
     """``(indptr, indices, data, per_contact)`` of a block of ``H`` with ``per_contact``
     rows a contact, in the dtypes `sweep_kernels.gather_rows` is compiled for."""
     block = sp.csr_matrix(block)
-    return (block.indptr.astype(np.int64), block.indices.astype(np.int64), block.data.astype(float),
-            int(per_contact))
+    return (block.indptr.astype(np.int64), block.indices.astype(np.int64), block.data.astype(float), int(per_contact))
 
 
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
@@ -192,8 +229,9 @@ def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
     return np.split(order, np.cumsum(np.bincount(colour))[:-1]) if colour.size else []
 
 
-def local_solution(U: np.ndarray, r: np.ndarray, w: np.ndarray, mu: np.ndarray,
-                   v: np.ndarray | None = None) -> np.ndarray:
+def local_solution(
+    U: np.ndarray, r: np.ndarray, w: np.ndarray, mu: np.ndarray, v: np.ndarray | None = None
+) -> np.ndarray:
     """The exact local answer (k, 3) for contacts at velocity ``U`` (k, 3) under
     impulses ``r`` (k, 3) with blocks ``diag(w, v, v)`` (``w``, ``v`` (k,), ``v = w``
     when None) and coefficients ``mu`` (k,)."""
@@ -237,11 +275,10 @@ def onto_disc(vectors: np.ndarray, limit: np.ndarray) -> np.ndarray:
     return vectors * np.where(outside, limit / np.where(outside, size, 1.0), 1.0)[:, None]
 
 
-
 def onto_cones(rows: SweepRows, r: np.ndarray) -> np.ndarray:
     """Impulses (m, q) projected onto the friction cones and the rolling discs (a copy)."""
     cone = np.array(r, dtype=float, order="C")
-    rolling = rows.mu if rows.rolling_friction is None else rows.rolling_friction   # unread when q = 3
+    rolling = rows.mu if rows.rolling_friction is None else rows.rolling_friction  # unread when q = 3
     kernels().onto_cones(cone, np.ascontiguousarray(rows.mu, dtype=float), np.ascontiguousarray(rolling, dtype=float))
     return cone
 
@@ -298,8 +335,9 @@ class CompiledRows:
         weights = [rows.w, v, v]
         self.rolling = None
         if rows.rolling_friction is not None:
-            self.rolling = np.column_stack([rows.rolling_friction, 1.0 / rows.w_rolling,
-                                            rows.coupling.reshape(m, 4)])[order]
+            self.rolling = np.column_stack([rows.rolling_friction, 1.0 / rows.w_rolling, rows.coupling.reshape(m, 4)])[
+                order
+            ]
             weights += [rows.w_rolling, rows.w_rolling]
         self.weights = np.column_stack(weights)[order]
 
@@ -333,9 +371,7 @@ class CompiledRows:
 
     def add_impulses(self, u: np.ndarray, r: np.ndarray) -> None:
         """``u += M^{-1} sum_k H_k^T r_k`` in place (u (d + 1,), r (m, q))."""
-        kernels().add_impulses(self.order, self.cols, self.width, self.scaled,
-                                np.ascontiguousarray(r, dtype=float), u)
+        kernels().add_impulses(self.order, self.cols, self.width, self.scaled, np.ascontiguousarray(r, dtype=float), u)
 
 
 # -- the way out of a stall: a semismooth Newton method on the same law --------------------
-

@@ -16,6 +16,7 @@ off-diagonal entry that comes out exactly zero is left out, as scipy leaves it o
 the diagonal is always stored (``W_ii + shift_i``, the shift alone for a zero row,
 as ``setdiag`` inserts it). `tests/test_active_set_blocks.py` checks the equality.
 """
+
 from __future__ import annotations
 
 import numba
@@ -70,7 +71,7 @@ def _upper_block(indptr, indices, data, rows, shift, width):
                     touched[k] = j
                     k += 1
                 sums[j] += data[entry] * value[t]
-        if mark[i] != i:   # a zero row: the shift alone
+        if mark[i] != i:  # a zero row: the shift alone
             out_row[count], out_column[count], out_value[count] = i, i, shift[i]
             count += 1
         for t in range(k):
@@ -101,6 +102,7 @@ def _upper_block(indptr, indices, data, rows, shift, width):
 def upper_block(H: sp.csr_matrix, rows: np.ndarray, shift: np.ndarray) -> sp.csc_matrix:
     """The upper triangle of ``(H H^T)[rows][:, rows] + diag(shift)`` (CSC, sorted
     indices) for a CSR ``H`` and sorted ``rows``; entries as scipy's product gives them."""
-    indptr, indices, data = _upper_block(H.indptr, H.indices, H.data, np.asarray(rows, dtype=np.int64),
-                                         np.asarray(shift, dtype=float), H.shape[1])
+    indptr, indices, data = _upper_block(
+        H.indptr, H.indices, H.data, np.asarray(rows, dtype=np.int64), np.asarray(shift, dtype=float), H.shape[1]
+    )
     return sp.csc_matrix((data, indices, indptr), shape=(rows.size, rows.size))

@@ -8,6 +8,7 @@ formed unless its blocks are worth it.
 (`granular.contact.active_set`) asks for slacks ``s = W l + c``, principal blocks
 ``W_AA + rho D_A`` (``D = diag W``), their products, and couplings ``W_AB``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -66,7 +67,7 @@ class DelassusRows:
         self.HT = self.H.T
         self.c = c
         self._rows, self._H_rows = None, None
-        self.sparse_delassus, self._used_rows, self._uses = None, 0, 0   # W, once worth forming
+        self.sparse_delassus, self._used_rows, self._uses = None, 0, 0  # W, once worth forming
         # Few rows: W itself, dense, serves every product (impact clusters).
         self.W = None
         if c.size <= DENSE_ROWS:
@@ -113,7 +114,7 @@ class DelassusRows:
         else None; ``rows`` is the number of rows the caller is about to use."""
         self._used_rows += rows
         self._uses += 1
-        spent = self._used_rows + USE_OVERHEAD_ROWS * self._uses   # this use included
+        spent = self._used_rows + USE_OVERHEAD_ROWS * self._uses  # this use included
         if self.sparse_delassus is None and self._uses > 1 and spent >= self.size:
             self.sparse_delassus = sp.csc_matrix(self.H @ self.HT)
             self.sparse_delassus.sort_indices()
@@ -143,6 +144,7 @@ class DelassusRows:
         def apply(x):
             full[rows] = x
             return (self.H @ (self.HT @ full))[rows] + prox * x
+
         return apply
 
     def couplings(self, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ answer, faster where most rows stay idle (a gas, or a pile's many contacts that 
 not carry load). `granular.contact.active_set` uses a few sweeps to guess its first
 active set.
 """
+
 from __future__ import annotations
 
 import numba
@@ -73,13 +74,32 @@ def sweeps(indptr, indices, data, diagonal, c, impulses, u, count, relaxation, s
     return count
 
 
-def projected_gauss_seidel(H, diagonal: np.ndarray, c: np.ndarray, start: np.ndarray, count: int,
-                           relaxation: float = 1.0, settle: int = 0, full_every: int = 1):
+def projected_gauss_seidel(
+    H,
+    diagonal: np.ndarray,
+    c: np.ndarray,
+    start: np.ndarray,
+    count: int,
+    relaxation: float = 1.0,
+    settle: int = 0,
+    full_every: int = 1,
+):
     """``(impulses, u, sweeps made)`` after at most ``count`` sweeps from ``start``
     (m,), ``u = H^T impulses``; ``settle`` > 0 stops earlier once the support has
     settled (see `sweeps`)."""
     impulses = np.array(start, dtype=float)
     u = np.asarray(H.T @ impulses, dtype=float)
-    made = sweeps(H.indptr, H.indices, H.data, diagonal, c, impulses, u, int(count), float(relaxation),
-                  int(settle), int(full_every))
+    made = sweeps(
+        H.indptr,
+        H.indices,
+        H.data,
+        diagonal,
+        c,
+        impulses,
+        u,
+        int(count),
+        float(relaxation),
+        int(settle),
+        int(full_every),
+    )
     return impulses, u, made

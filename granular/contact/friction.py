@@ -154,6 +154,7 @@ restitution stage of the velocity scheme, by Newton's law with Coulomb friction
 whole normal impulse). This module solves it, on a constraint set whose bounds
 and tangential offsets are those of the impact law.
 """
+
 from __future__ import annotations
 
 import time
@@ -191,6 +192,7 @@ NEAR_CONTACT = 0.1
 
 # -- the projection ----------------------------------------------------------------------
 
+
 def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactSolution:
     """The Coulomb-Maury law (module docstring) of ``problem``
     (`ContactProblem.from_constraints`: the step's rows, bounds ``b = -D/h``, friction
@@ -213,24 +215,35 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     start = time.perf_counter()
     metric, G, predicted, lower = problem.metric, problem.jacobian, problem.predicted, problem.lower
     T, s, mu, R = problem.tangents, problem.tangent_count, problem.friction, problem.rolling
-    offset = problem.tangential_offset   # a moving wall's tangential velocity
+    offset = problem.tangential_offset  # a moving wall's tangential velocity
     m = G.shape[0]
     c = G @ predicted - lower
     zero_t = np.zeros((m, s))
     if m == 0 or np.all(c >= 0.0):
-        return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start,
-                               tangential_impulses=zero_t, rolling_impulses=None if R is None else np.zeros((m, 2)))
+        return ContactSolution(
+            predicted.copy(),
+            np.zeros(m),
+            "unconstrained",
+            0,
+            0.0,
+            time.perf_counter() - start,
+            tangential_impulses=zero_t,
+            rolling_impulses=None if R is None else np.zeros((m, 2)),
+        )
     scale = velocity_scale(problem, c)
     feasibility = VELOCITY_TOLERANCE * scale
     warm_start = problem.warm_start
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
-    sweep_rows = coulomb_rows.sweep_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset) \
-        if s == 2 else None
-    if sweep_rows is not None:   # a diagonal metric and sphere blocks: the sweeps apply
+    sweep_rows = (
+        coulomb_rows.sweep_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset) if s == 2 else None
+    )
+    if sweep_rows is not None:  # a diagonal metric and sphere blocks: the sweeps apply
         return _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, strict)
     if R is not None:
-        raise InvalidInputError("rolling resistance is solved for spheres only (a diagonal metric with "
-                                "sphere contact blocks, granular.contact.friction_gauss_seidel)")
+        raise InvalidInputError(
+            "rolling resistance is solved for spheres only (a diagonal metric with "
+            "sphere contact blocks, granular.contact.friction_gauss_seidel)"
+        )
     # In the plane a row the prediction does not violate stays out of the first set
     # even if it was active before: with Painleve's coupling the LCP may then admit
     # a spurious jump on it, and Moreau's choice is no jump (module docstring).
@@ -244,14 +257,29 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
         velocities = predicted + metric.solve(G.T @ normal + T.T @ tangential.reshape(-1))
         return RoundAnswer(velocities, G @ velocities - lower, normal, status, tangential)
 
-    answer, _ = working_set.grow(working, solve, lambda answer: answer.slack < -feasibility,
-                                 _MAX_GENERATION_ROUNDS, joins=lambda answer: answer.slack < 0.0, full_last=True)
+    answer, _ = working_set.grow(
+        working,
+        solve,
+        lambda answer: answer.slack < -feasibility,
+        _MAX_GENERATION_ROUNDS,
+        joins=lambda answer: answer.slack < 0.0,
+        full_last=True,
+    )
     violation = float(max((-answer.slack).max(initial=0.0), 0.0))
     if violation > max(feasibility, FRICTION_TOLERANCE * scale) or not np.all(np.isfinite(answer.velocities)):
-        raise SolverError(f"the frictional projection left a constraint violated (by {violation:.3g}, "
-                          "velocity units)", status=answer.status)
-    solution = ContactSolution(answer.velocities, answer.impulses, answer.status, iterations, violation,
-                               time.perf_counter() - start, tangential_impulses=answer.tangential)
+        raise SolverError(
+            f"the frictional projection left a constraint violated (by {violation:.3g}, velocity units)",
+            status=answer.status,
+        )
+    solution = ContactSolution(
+        answer.velocities,
+        answer.impulses,
+        answer.status,
+        iterations,
+        violation,
+        time.perf_counter() - start,
+        tangential_impulses=answer.tangential,
+    )
     return judge(problem, solution, FRICTION_TOLERANCE * scale, strict)
 
 
@@ -263,14 +291,16 @@ def velocity_scale(problem: ContactProblem, c: np.ndarray | None = None) -> floa
     G, T, R, predicted = problem.jacobian, problem.tangents, problem.rolling, problem.predicted
     offset = problem.tangential_offset
     c = G @ predicted - problem.lower if c is None else c
-    return max(float(-c.min(initial=0.0)), float((abs(G) @ np.abs(predicted)).max(initial=0.0)),
-               float((abs(T) @ np.abs(predicted)).max(initial=0.0)) if T is not None else 0.0,
-               float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0,
-               float(np.abs(offset).max(initial=0.0)) if offset is not None else 0.0)
+    return max(
+        float(-c.min(initial=0.0)),
+        float((abs(G) @ np.abs(predicted)).max(initial=0.0)),
+        float((abs(T) @ np.abs(predicted)).max(initial=0.0)) if T is not None else 0.0,
+        float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0,
+        float(np.abs(offset).max(initial=0.0)) if offset is not None else 0.0,
+    )
 
 
-def judge(problem: ContactProblem, solution: ContactSolution, tolerance: float,
-            strict: bool = True) -> ContactSolution:
+def judge(problem: ContactProblem, solution: ContactSolution, tolerance: float, strict: bool = True) -> ContactSolution:
     """``solution`` with its Coulomb residual recorded (m/s, the largest over its
     contacts; `granular.contact.kkt.frictional_residual`, the measure the sweeps
     accept by), judged against what its method guarantees at ``tolerance`` (m/s):
@@ -297,10 +327,14 @@ def judge(problem: ContactProblem, solution: ContactSolution, tolerance: float,
         return solution
     worst = int(np.argmax(residuals / bound))
     where = problem.contact_name(worst) if problem.contact_name else f"contact {worst}"
-    error = ConvergenceError(f"the {solution.status} answer misses the Coulomb law: {where} is "
-                             f"{residuals[worst]:.3g} m/s from its local law (bound {bound[worst]:.3g} m/s)",
-                             status=solution.status, residual=float(residuals[worst]),
-                             tolerance=float(bound[worst]), where=where)
+    error = ConvergenceError(
+        f"the {solution.status} answer misses the Coulomb law: {where} is "
+        f"{residuals[worst]:.3g} m/s from its local law (bound {bound[worst]:.3g} m/s)",
+        status=solution.status,
+        residual=float(residuals[worst]),
+        tolerance=float(bound[worst]),
+        where=where,
+    )
     if strict:
         raise error
     return replace(solution, status="inaccurate", missed=error)
@@ -335,17 +369,22 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     warm_tangential = problem.warm_tangential
     if warm_tangential is not None:
         warm_tangential = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
-        impulses[:, 1:1 + warm_tangential.shape[1]] = warm_tangential
-    working = (warm > 0.0) | (c < NEAR_CONTACT * scale)   # scale >= 0: the violated rows (c < 0) too
+        impulses[:, 1 : 1 + warm_tangential.shape[1]] = warm_tangential
+    working = (warm > 0.0) | (c < NEAR_CONTACT * scale)  # scale >= 0: the violated rows (c < 0) too
     sweeps, residual, missed = 0, 0.0, None
 
     def solve(rows):
         nonlocal sweeps, impulses, residual, missed
         sub = sweep_rows.subset(rows)
         try:
-            solved, more, residual = gauss_seidel.solve(sub, predicted, impulses[rows, :sub.width],
-                                                        tolerance[rows], FRICTION_SWEEPS,
-                                                        names=lambda k: name(rows[k]))
+            solved, more, residual = gauss_seidel.solve(
+                sub,
+                predicted,
+                impulses[rows, : sub.width],
+                tolerance[rows],
+                FRICTION_SWEEPS,
+                names=lambda k: name(rows[k]),
+            )
             missed = None
         except ConvergenceError as error:
             if strict or error.best is None:
@@ -353,28 +392,38 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
             solved, more, residual, missed = error.best, FRICTION_SWEEPS, error.residual, error
         sweeps += more
         impulses = np.zeros((m, width))
-        impulses[rows, :sub.width] = solved
+        impulses[rows, : sub.width] = solved
         change = G.T @ impulses[:, 0] + T.T @ impulses[:, 1:3].reshape(-1)
         if R is not None:
             change = change + R.T @ impulses[:, 3:].reshape(-1)
         velocities = predicted + metric.solve(change)
         return RoundAnswer(velocities, G @ velocities - lower)
 
-    answer, _ = working_set.grow(working, solve, lambda answer: answer.slack < -tolerance,
-                                 _MAX_GENERATION_ROUNDS, full_last=True)
+    answer, _ = working_set.grow(
+        working, solve, lambda answer: answer.slack < -tolerance, _MAX_GENERATION_ROUNDS, full_last=True
+    )
     velocities, slack = answer.velocities, answer.slack
     violation = float(max((-slack).max(initial=0.0), 0.0))
     # A kept best answer was already found short of its law; its normal rows miss by
     # as much, which the residual it carries reports.
     violated = np.any(-slack > np.maximum(feasibility, tolerance)) and missed is None
     if violated or not np.all(np.isfinite(velocities)):
-        raise SolverError(f"the Gauss-Seidel answer left a constraint violated (by {violation:.3g}, "
-                          "velocity units)", status="gauss_seidel")
-    return ContactSolution(velocities, impulses[:, 0].copy(), "gauss_seidel" if missed is None else "inaccurate",
-                           sweeps, violation, time.perf_counter() - start,
-                           tangential_impulses=impulses[:, 1:3].copy(),
-                           rolling_impulses=None if R is None else impulses[:, 3:].copy(),
-                           residual=residual, missed=missed)
+        raise SolverError(
+            f"the Gauss-Seidel answer left a constraint violated (by {violation:.3g}, velocity units)",
+            status="gauss_seidel",
+        )
+    return ContactSolution(
+        velocities,
+        impulses[:, 0].copy(),
+        "gauss_seidel" if missed is None else "inaccurate",
+        sweeps,
+        violation,
+        time.perf_counter() - start,
+        tangential_impulses=impulses[:, 1:3].copy(),
+        rolling_impulses=None if R is None else impulses[:, 3:].copy(),
+        residual=residual,
+        missed=missed,
+    )
 
 
 def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -401,8 +450,6 @@ def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.nda
     return tolerance
 
 
-
-
 def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, offset=None):
     """Impulses of the sub-problem on ``rows``, scattered to full (m,) and (m, s) arrays
     (``offset`` (m, s): a moving wall's tangential velocity, taken off ``T v``)."""
@@ -412,16 +459,15 @@ def _solve_rows(metric, G, T, s, mu, predicted, lower, rows, scale, offset=None)
     H = sp.vstack([G[rows], T[tangent_rows]]).tocsr()
     W = _dense(metric.delassus(H))
     free = H @ predicted
-    free[:rows.size] -= lower[rows]
+    free[: rows.size] -= lower[rows]
     if offset is not None:
-        free[rows.size:] -= offset[frictional].reshape(-1)
+        free[rows.size :] -= offset[frictional].reshape(-1)
     slot = np.searchsorted(rows, frictional)  # position of each frictional row among rows
     if s == 1:
         normal_sub, tangential_sub, pivots = planar_lcp(W, free, mu[frictional], slot)
         status, iterations = "lemke", pivots
     else:
-        normal_sub, tangential_sub, iterations = conic_fixed_point(W, free, mu[frictional], slot, s,
-                                                                   scale)
+        normal_sub, tangential_sub, iterations = conic_fixed_point(W, free, mu[frictional], slot, s, scale)
         status = "fixed_point"
     normal = np.zeros(m)
     normal[rows] = normal_sub
@@ -435,6 +481,7 @@ def _dense(W) -> np.ndarray:
 
 
 # -- plane: an exact LCP ---------------------------------------------------------------
+
 
 def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray):
     """Solve the planar law on ``n`` normal rows of which ``f`` are frictional.
@@ -460,23 +507,27 @@ def planar_lcp(W: np.ndarray, free: np.ndarray, mu: np.ndarray, slot: np.ndarray
     select = np.zeros((f, n))
     select[np.arange(f), slot] = 1.0
     eye, zeros_nf, zeros_ff = np.eye(f), np.zeros((n, f)), np.zeros((f, f))
-    matrix = np.block([
-        [W_NN, W_NT, -W_NT, zeros_nf],
-        [W_TN, W_TT, -W_TT, eye],
-        [-W_TN, -W_TT, W_TT, eye],
-        [mu[:, None] * select, -eye, -eye, zeros_ff],
-    ])
+    matrix = np.block(
+        [
+            [W_NN, W_NT, -W_NT, zeros_nf],
+            [W_TN, W_TT, -W_TT, eye],
+            [-W_TN, -W_TT, W_TT, eye],
+            [mu[:, None] * select, -eye, -eye, zeros_ff],
+        ]
+    )
     q = np.concatenate([free[:n], free[n:], -free[n:], np.zeros(f)])
     z, pivots = lemke(matrix, q)
     normal = z[:n]
-    tangential = z[n:n + f] - z[n + f:n + 2 * f]
+    tangential = z[n : n + f] - z[n + f : n + 2 * f]
     return normal, tangential, pivots
 
 
 # -- 3D with a non-diagonal metric: granular.contact.conic; diagnostics ----------------------------
 
-def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.ndarray,
-                      tangential: np.ndarray) -> dict:
+
+def coulomb_residuals(
+    constraints, h: float, velocities: np.ndarray, normal: np.ndarray, tangential: np.ndarray
+) -> dict:
     """How far an answer is from the law (N)-(T), per quantity (absolute units).
 
     Returns a dict of (m,) arrays: ``"cone"`` = ``max(|l_T| - mu l_N, 0)`` (N s),
@@ -503,7 +554,11 @@ def coulomb_residuals(constraints, h: float, velocities: np.ndarray, normal: np.
         direction = tangential[k] / norm_t[k]
         a = max(-float(tangential_velocity[k] @ direction), 0.0)
         alignment[k] = np.linalg.norm(tangential_velocity[k] + a * direction)
-    return {"cone": np.maximum(norm_t - bound, 0.0), "negative_normal": np.maximum(-normal, 0.0),
-            "penetration": np.maximum(-normal_velocity, 0.0),
-            "separation_with_impulse": np.maximum(normal * normal_velocity, 0.0),
-            "stick_slip": stick, "sliding_alignment": alignment}
+    return {
+        "cone": np.maximum(norm_t - bound, 0.0),
+        "negative_normal": np.maximum(-normal, 0.0),
+        "penetration": np.maximum(-normal_velocity, 0.0),
+        "separation_with_impulse": np.maximum(normal * normal_velocity, 0.0),
+        "stick_slip": stick,
+        "sliding_alignment": alignment,
+    }

@@ -64,6 +64,7 @@ constraint set whose lower bounds are ``n_k - e_k U_N^-`` (``U~_N >= 0``) and wh
 tangential offsets are ``o_k - et_k U_T^-`` (Coulomb's law on ``U~_T``): for spheres,
 nonsmooth Gauss-Seidel, whose local answer for one contact is the closed form above.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -103,8 +104,10 @@ class ImpactAnswer:
 def is_frictional(constraints, rows: np.ndarray) -> bool:
     """Whether some of ``rows`` carries friction or rolling resistance."""
     mu_r = constraints.laws.rolling_friction
-    return bool(np.any(constraints.laws.friction[rows] > 0.0)
-                or (constraints.rolling is not None and mu_r is not None and np.any(mu_r[rows] > 0.0)))
+    return bool(
+        np.any(constraints.laws.friction[rows] > 0.0)
+        or (constraints.rolling is not None and mu_r is not None and np.any(mu_r[rows] > 0.0))
+    )
 
 
 def impact_set(constraints, rows: np.ndarray, u: np.ndarray, h: float, e: np.ndarray, et: np.ndarray):
@@ -116,13 +119,13 @@ def impact_set(constraints, rows: np.ndarray, u: np.ndarray, h: float, e: np.nda
     are ``o - et U_T^-`` (m/s)."""
     sub = constraints.subset(rows)
     normal_offset = np.zeros(rows.size) if sub.normal_offset is None else sub.normal_offset
-    approach = sub.jacobian @ u - normal_offset          # U_N^- < 0 on impacting rows
+    approach = sub.jacobian @ u - normal_offset  # U_N^- < 0 on impacting rows
     lower = normal_offset - e * approach
     offset = sub.tangential_offset
     T, s = tangential_jacobian(sub)
     if s and np.any(et > 0.0):
         wall = np.zeros((rows.size, s)) if offset is None else offset
-        slip = (T @ u).reshape(rows.size, s) - wall       # U_T^-
+        slip = (T @ u).reshape(rows.size, s) - wall  # U_T^-
         offset = wall - et[:, None] * slip
     return replace(sub, gap=-h * lower, separation_speed=None, tangential_offset=offset, normal_offset=None)
 
@@ -133,14 +136,18 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
 
     Raises what `project_frictional` raises (`JammingError`, `ConvergenceError`)."""
     e = constraints.laws.restitution[rows].astype(float)
-    et = np.zeros(rows.size) if constraints.laws.tangential_restitution is None \
+    et = (
+        np.zeros(rows.size)
+        if constraints.laws.tangential_restitution is None
         else constraints.laws.tangential_restitution[rows].astype(float)
+    )
     clusters = _clusters(constraints.jacobian[rows])
     moving = _moving(constraints, rows)
     iterations = 0
     for fallback in range(3):
-        answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(constraints, rows, u, h, e, et),
-                                                                    u, h))
+        answer = project_frictional(
+            ContactProblem.from_constraints(metric, impact_set(constraints, rows, u, h, e, et), u, h)
+        )
         iterations += answer.iterations
         rising = _rising_clusters(metric, constraints, rows, u, answer, clusters, moving)
         if not rising.size or fallback == 2:
@@ -149,8 +156,16 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
             members = clusters == cluster
             e[members] = e[members].min() if fallback == 0 else 0.0
             et[members] = 0.0
-    return ImpactAnswer(answer.velocities, answer.impulses, answer.tangential_impulses, answer.rolling_impulses,
-                        e, et, iterations, answer.violation)
+    return ImpactAnswer(
+        answer.velocities,
+        answer.impulses,
+        answer.tangential_impulses,
+        answer.rolling_impulses,
+        e,
+        et,
+        iterations,
+        answer.violation,
+    )
 
 
 def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
@@ -189,11 +204,13 @@ def _rising_clusters(metric, constraints, rows, u, answer, clusters, moving) -> 
         local.append(np.sum(answer.rolling_impulses * (R @ mean).reshape(rows.size, 2), axis=1))
     work = np.sum(local, axis=0)
     impulse = answer.impulses + np.abs(answer.tangential_impulses).sum(axis=1)
-    scale = max(float(np.abs(sub.jacobian @ u).max(initial=0.0)),
-                float(np.abs(T @ u).max(initial=0.0)) if s else 0.0)
+    scale = max(float(np.abs(sub.jacobian @ u).max(initial=0.0)), float(np.abs(T @ u).max(initial=0.0)) if s else 0.0)
     energy = metric.kinetic_energy(u)
     labels = np.setdiff1d(clusters, clusters[moving])
-    rising = [c for c in labels
-              if work[clusters == c].sum() > ENERGY_ROUNDOFF * energy
-              + FRICTION_SWEEP_TOLERANCE * scale * impulse[clusters == c].sum()]
+    rising = [
+        c
+        for c in labels
+        if work[clusters == c].sum()
+        > ENERGY_ROUNDOFF * energy + FRICTION_SWEEP_TOLERANCE * scale * impulse[clusters == c].sum()
+    ]
     return np.array(rising, dtype=int)

@@ -3,6 +3,7 @@
 until every contact's natural residual meets the tolerance. `granular.contact.projection`
 calls it when OSQP's answer misses the tolerances (degenerate contact networks).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,9 +19,15 @@ from .kkt import natural_residual
 _WARM_OFFSET = 1e-3
 
 
-def interior_point(W: sp.csc_matrix, c: np.ndarray, feasibility: float, complementarity: float,
-                   max_iterations: int = 80, start: np.ndarray | None = None,
-                   regularisation: float = 0.0) -> np.ndarray:
+def interior_point(
+    W: sp.csc_matrix,
+    c: np.ndarray,
+    feasibility: float,
+    complementarity: float,
+    max_iterations: int = 80,
+    start: np.ndarray | None = None,
+    regularisation: float = 0.0,
+) -> np.ndarray:
     """Solve ``min_{l >= 0} 1/2 l^T W l + c^T l`` to the given accuracy.
 
     A primal-dual interior-point method (Mehrotra predictor-corrector) on the
@@ -65,15 +72,18 @@ def interior_point(W: sp.csc_matrix, c: np.ndarray, feasibility: float, compleme
     for _ in range(max_iterations):
         impulses = x * D * v_ref
         slack = W @ impulses + c
-        if (-slack.min() <= feasibility
-                and natural_residual(W, c, impulses, diagonal) <= complementarity):
+        if -slack.min() <= feasibility and natural_residual(W, c, impulses, diagonal) <= complementarity:
             return impulses
         residual = Ws @ x + cs - s
         mu = float(x @ s) / m
         # Symmetric mode (no pivoting) is safe for this SPD matrix, and cheaper.
         try:
-            factor = spla.splu((Ws + sp.diags(s / x)).tocsc(), permc_spec="MMD_AT_PLUS_A",
-                               diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+            factor = spla.splu(
+                (Ws + sp.diags(s / x)).tocsc(),
+                permc_spec="MMD_AT_PLUS_A",
+                diag_pivot_thresh=0.0,
+                options=dict(SymmetricMode=True),
+            )
         except RuntimeError:  # SuperLU: "Factor is exactly singular" (iterates at round-off)
             raise SolverError("interior-point refinement met a singular Newton system") from None
 

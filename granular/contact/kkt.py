@@ -11,6 +11,7 @@ Frictional: the natural residual of the Coulomb-Maury law at each contact
 the cone ``|l_T| <= mu l_N``, ``l_N >= 0``, normal complementarity, and a sliding
 velocity opposite to the friction impulse, in one number per contact.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,9 +39,16 @@ def natural_residual(W, c, impulses, diagonal) -> float:
 
 # -- the Coulomb law -----------------------------------------------------------------------------
 
-def coulomb_residual(slack: np.ndarray, tangential_velocity: np.ndarray, normal: np.ndarray,
-                     tangential: np.ndarray, mu: np.ndarray, normal_weight: np.ndarray,
-                     tangential_weight: np.ndarray) -> np.ndarray:
+
+def coulomb_residual(
+    slack: np.ndarray,
+    tangential_velocity: np.ndarray,
+    normal: np.ndarray,
+    tangential: np.ndarray,
+    mu: np.ndarray,
+    normal_weight: np.ndarray,
+    tangential_weight: np.ndarray,
+) -> np.ndarray:
     """The natural residual (m,) of the Coulomb-Maury law at every contact, m/s: the
     acceptance test of a frictional answer (`granular.contact.friction`, law (N)-(T)).
 
@@ -68,7 +76,7 @@ def coulomb_residual(slack: np.ndarray, tangential_velocity: np.ndarray, normal:
     tangential_answer = free * factor[:, None]
     normal_part = normal_weight * (normal_answer - normal)
     tangential_part = tangential_weight[:, None] * (tangential_answer - tangential)
-    return np.sqrt(normal_part ** 2 + np.sum(tangential_part ** 2, axis=1))
+    return np.sqrt(normal_part**2 + np.sum(tangential_part**2, axis=1))
 
 
 def coulomb_holds(residual: np.ndarray, tolerance) -> bool:
@@ -90,13 +98,21 @@ def frictional_residual(problem, solution, weights=None) -> np.ndarray:
     normal_weight, tangential_weight = coulomb_weights(problem) if weights is None else weights
     mu = np.zeros(m) if problem.friction is None else np.asarray(problem.friction, dtype=float)
     if s == 0 or T is None:
-        return coulomb_residual(slack, np.zeros((m, 1)), solution.impulses, np.zeros((m, 1)), np.zeros(m),
-                                normal_weight, normal_weight)
+        return coulomb_residual(
+            slack, np.zeros((m, 1)), solution.impulses, np.zeros((m, 1)), np.zeros(m), normal_weight, normal_weight
+        )
     tangential_velocity = (T @ u).reshape(m, s)
     if problem.tangential_offset is not None:
         tangential_velocity = tangential_velocity - problem.tangential_offset
-    return coulomb_residual(slack, tangential_velocity, solution.impulses, solution.tangential_impulses, mu,
-                            normal_weight, tangential_weight)
+    return coulomb_residual(
+        slack,
+        tangential_velocity,
+        solution.impulses,
+        solution.tangential_impulses,
+        mu,
+        normal_weight,
+        tangential_weight,
+    )
 
 
 def coulomb_weights(problem) -> tuple[np.ndarray, np.ndarray]:
@@ -111,8 +127,7 @@ def coulomb_weights(problem) -> tuple[np.ndarray, np.ndarray]:
     return normal_weight, np.where(tangent_diagonal > 0.0, tangent_diagonal, normal_weight)
 
 
-def shifted_normal_allowance(mu: np.ndarray, normal_weight: np.ndarray,
-                             tangential_weight: np.ndarray) -> np.ndarray:
+def shifted_normal_allowance(mu: np.ndarray, normal_weight: np.ndarray, tangential_weight: np.ndarray) -> np.ndarray:
     """How far (m,), in units of ``e``, the `coulomb_residual` of an exact answer of
     the law with every normal velocity ``U_N`` moved by at most ``e`` can be.
 
@@ -125,4 +140,4 @@ def shifted_normal_allowance(mu: np.ndarray, normal_weight: np.ndarray,
     answer of the law whose normal velocities are off by the shifts' error
     ``|sigma_k - mu_k |T_k u||``, which its stopping rule bounds."""
     ratio = mu * tangential_weight / normal_weight
-    return np.sqrt(1.0 + ratio ** 2)
+    return np.sqrt(1.0 + ratio**2)

@@ -6,6 +6,7 @@ block on an incline), and `granular.contact.projection` the impact clusters of a
 few tens of rows (Lemke, *Bimatrix equilibrium points and mathematical
 programming*, Management Science, 1965).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -38,13 +39,16 @@ def lemke(M: np.ndarray, q: np.ndarray, max_pivots: int | None = None):
         if leaving == artificial:
             z = np.zeros(2 * n + 1)
             z[basis] = tableau[:, -1]
-            return np.maximum(z[n:2 * n], 0.0), pivots
+            return np.maximum(z[n : 2 * n], 0.0), pivots
         entering = leaving + n if leaving < n else leaving - n  # the complement
         column = tableau[:, entering]
         candidates = np.flatnonzero(column > 1e-12 * scale)
         if candidates.size == 0:
-            raise JammingError("the frictional contact problem has no solution (Lemke ray "
-                               "termination): the constraints admit no velocity", status="ray")
+            raise JammingError(
+                "the frictional contact problem has no solution (Lemke ray "
+                "termination): the constraints admit no velocity",
+                status="ray",
+            )
         row = _lexicographic_row(tableau, column, candidates, n)
     raise SolverError(f"Lemke's method did not terminate in {max_pivots} pivots", status="max_pivots")
 

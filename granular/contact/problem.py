@@ -14,6 +14,7 @@ velocities for other systems), impulses N s. Without tangent rows the problem is
 frictionless projection ``min 1/2 |u - v|_M^2  s.t.  G u >= b``
 (`granular.contact.projection.project`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -76,9 +77,15 @@ class ContactProblem:
         return self.__dict__["_delassus"]
 
     @classmethod
-    def from_constraints(cls, metric, constraints, predicted: np.ndarray, h: float,
-                         warm_start: np.ndarray | None = None,
-                         warm_tangential: np.ndarray | None = None) -> "ContactProblem":
+    def from_constraints(
+        cls,
+        metric,
+        constraints,
+        predicted: np.ndarray,
+        h: float,
+        warm_start: np.ndarray | None = None,
+        warm_tangential: np.ndarray | None = None,
+    ) -> "ContactProblem":
         """The frictional problem of a step's `ConstraintSet` (gaps at ``t_{n+1}``, rows at
         ``q^n``) for the step ``h`` (s): ``b = -D/h`` (`ConstraintSet.lower`), the tangent
         and rolling rows checked (`InvalidInputError` naming a bad row). Rolling
@@ -92,12 +99,21 @@ class ContactProblem:
         m = constraints.jacobian.shape[0]
         if R is not None and s == 0:
             T, s = sp.csr_matrix((2 * m, constraints.jacobian.shape[1])), 2
-        return cls(metric, constraints.jacobian, predicted, constraints.lower(h), tangents=T, tangent_count=s,
-                   friction=mu, rolling=R, rolling_friction=mu_r,
-                   tangential_offset=getattr(constraints, "tangential_offset", None),
-                   warm_start=warm_start, warm_tangential=warm_tangential,
-                   contact_name=lambda k: _contact_name(constraints, k))
-
+        return cls(
+            metric,
+            constraints.jacobian,
+            predicted,
+            constraints.lower(h),
+            tangents=T,
+            tangent_count=s,
+            friction=mu,
+            rolling=R,
+            rolling_friction=mu_r,
+            tangential_offset=getattr(constraints, "tangential_offset", None),
+            warm_start=warm_start,
+            warm_tangential=warm_tangential,
+            contact_name=lambda k: _contact_name(constraints, k),
+        )
 
 
 def tangential_jacobian(constraints) -> tuple[sp.csr_matrix, int]:
@@ -113,8 +129,9 @@ def tangential_jacobian(constraints) -> tuple[sp.csr_matrix, int]:
         return sp.csr_matrix((0, d)), 0
     if sp.issparse(tangents):
         if m == 0 or tangents.shape[0] % m or tangents.shape[1] != d:
-            raise InvalidInputError(f"sparse tangents must have shape (m s, d) with m = {m}, d = {d}, "
-                                    f"got {tangents.shape}")
+            raise InvalidInputError(
+                f"sparse tangents must have shape (m s, d) with m = {m}, d = {d}, got {tangents.shape}"
+            )
         return sp.csr_matrix(tangents), tangents.shape[0] // m
     tangents = np.asarray(tangents, dtype=float)
     if tangents.ndim != 3 or tangents.shape[0] != m or tangents.shape[2] != d:
@@ -129,13 +146,15 @@ def check_friction(constraints) -> tuple[np.ndarray, sp.csr_matrix, int]:
     mu = np.asarray(constraints.laws.friction, dtype=float)
     bad = np.flatnonzero(~np.isfinite(mu) | (mu < 0.0))
     if bad.size:
-        raise InvalidInputError(f"friction coefficient of constraint {bad[0]} is {mu[bad[0]]}; "
-                                "it must be finite and >= 0")
+        raise InvalidInputError(
+            f"friction coefficient of constraint {bad[0]} is {mu[bad[0]]}; it must be finite and >= 0"
+        )
     T, s = tangential_jacobian(constraints)
     frictional = np.flatnonzero(mu > 0.0)
     if frictional.size and s == 0:
-        raise InvalidInputError(f"constraint {frictional[0]} has friction {mu[frictional[0]]} but the "
-                                "constraint set has no tangents")
+        raise InvalidInputError(
+            f"constraint {frictional[0]} has friction {mu[frictional[0]]} but the constraint set has no tangents"
+        )
     if frictional.size:
         missing = frictional[_row_squares(T).reshape(-1, s).sum(axis=1)[frictional] == 0.0]
         if missing.size:
@@ -155,11 +174,14 @@ def rolling_rows(constraints) -> tuple:
     m, d = constraints.jacobian.shape
     bad = np.flatnonzero(~np.isfinite(mu_r) | (mu_r < 0.0))
     if bad.size:
-        raise InvalidInputError(f"rolling friction coefficient of constraint {bad[0]} is {mu_r[bad[0]]}; "
-                                "it must be finite and >= 0")
+        raise InvalidInputError(
+            f"rolling friction coefficient of constraint {bad[0]} is {mu_r[bad[0]]}; it must be finite and >= 0"
+        )
     if mu_r.shape != (m,) or R.shape != (2 * m, d):
-        raise InvalidInputError(f"rolling rows must have shape (2m, d) = ({2 * m}, {d}) and coefficients "
-                                f"({m},), got {R.shape} and {mu_r.shape}")
+        raise InvalidInputError(
+            f"rolling rows must have shape (2m, d) = ({2 * m}, {d}) and coefficients "
+            f"({m},), got {R.shape} and {mu_r.shape}"
+        )
     if not np.any(mu_r > 0.0):
         return None, None
     return mu_r, sp.csr_matrix(R)
@@ -171,13 +193,13 @@ def _row_squares(matrix: sp.csr_matrix) -> np.ndarray:
     every step, a tenth of a settled pile's step)."""
     sums = np.zeros(matrix.shape[0])
     filled = np.diff(matrix.indptr) > 0
-    if np.any(filled):   # reduceat sums from each filled row's start to the next's
+    if np.any(filled):  # reduceat sums from each filled row's start to the next's
         sums[filled] = np.add.reduceat(matrix.data * matrix.data, matrix.indptr[:-1][filled])
     return sums
 
 
 def _contact_name(constraints, k) -> str:
-    """"contact k (sphere i and sphere j)", or the wall by the name the user's walls
+    """ "contact k (sphere i and sphere j)", or the wall by the name the user's walls
     give it (`ConstraintSet.surface_names`), as `granular inspect` names it."""
     wall = int(constraints.wall[k])
     names = getattr(constraints, "surface_names", None) or ()

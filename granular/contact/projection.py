@@ -37,6 +37,7 @@ iteration limit, fifty times the cost of the bounded check on the growing jam of
 
 ``solver="cvxpy"`` is the independent reference (velocity form, Clarabel).
 """
+
 from __future__ import annotations
 
 import time
@@ -57,8 +58,13 @@ from ..errors import ConvergenceError, GranularError, JammingError, NonFiniteErr
 from ..tolerances import COMPLEMENTARITY_TOLERANCE, VELOCITY_TOLERANCE
 
 
-def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set.Workspace | None = None,
-            speed_limit: float | None = None, strict: bool = True) -> ContactSolution:
+def project(
+    problem: ContactProblem,
+    solver: str = "osqp",
+    workspace: active_set.Workspace | None = None,
+    speed_limit: float | None = None,
+    strict: bool = True,
+) -> ContactSolution:
     """Project ``problem.predicted`` onto ``{u : G u >= lower}`` in the metric ``M``
     (the problem's tangent rows, if any, are not read).
 
@@ -100,8 +106,11 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
     warm_start, keys = problem.warm_start, problem.keys
     m = lower.size
     if not (np.all(np.isfinite(predicted)) and np.all(np.isfinite(lower))):
-        raise NonFiniteError("the predicted velocity or the constraint bounds are not finite: "
-                             "a numerical blow-up (reduce the time step)", status="non_finite")
+        raise NonFiniteError(
+            "the predicted velocity or the constraint bounds are not finite: "
+            "a numerical blow-up (reduce the time step)",
+            status="non_finite",
+        )
     compact = solver == "osqp" and _compact_applies(metric, jacobian)
     if compact:
         answer = _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, start)
@@ -109,15 +118,15 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
             return answer
     normal_velocity = jacobian @ predicted
     if m == 0 or np.all(normal_velocity >= lower):
-        return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0,
-                               time.perf_counter() - start)
+        return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start)
     c = normal_velocity - lower
     feasibility, complementarity = _tolerances(c, abs(jacobian) @ np.abs(predicted))
     warm = _warm_impulses(warm_start, m)
     if solver == "osqp":
-        if not compact:   # (the compact path ran the active-set method on this problem already)
-            answer = _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
-                                    complementarity, start)
+        if not compact:  # (the compact path ran the active-set method on this problem already)
+            answer = _by_active_set(
+                metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility, complementarity, start
+            )
             if answer is not None:
                 return answer
         # The active-set method fails on empty sets (jams) above all: linear programs
@@ -126,12 +135,15 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
         _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit)
     try:
         velocities, impulses, status, iterations = _generate_constraints(
-            metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity)
+            metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity
+        )
         violation = _violation(jacobian, velocities, lower)
         if violation > feasibility or not np.all(np.isfinite(velocities)):
-            raise SolverError(f"the projection did not converge (solver {solver!r}, status "
-                              f"{status!r}, constraint violation {violation:.3g} in velocity units)",
-                              status=status)
+            raise SolverError(
+                f"the projection did not converge (solver {solver!r}, status "
+                f"{status!r}, constraint violation {violation:.3g} in velocity units)",
+                status=status,
+            )
     except JammingError:
         raise
     except SolverError as error:
@@ -142,8 +154,16 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
             _raise_if_jammed(jacobian, lower, -c, feasibility, speed_limit)
         if strict:
             raise error
-        return _best_effort(ContactProblem(metric, jacobian, predicted, lower), c, solver, warm, feasibility,
-                            complementarity, error, start)
+        return _best_effort(
+            ContactProblem(metric, jacobian, predicted, lower),
+            c,
+            solver,
+            warm,
+            feasibility,
+            complementarity,
+            error,
+            start,
+        )
     return ContactSolution(velocities, impulses, status, iterations, violation, time.perf_counter() - start)
 
 
@@ -152,8 +172,9 @@ def project(problem: ContactProblem, solver: str = "osqp", workspace: active_set
 BEST_EFFORT_MARGINS = (10.0, 1e3, 1e5)
 
 
-def _best_effort(problem: ContactProblem, c: np.ndarray, solver, warm, feasibility, complementarity, error,
-                 start) -> ContactSolution:
+def _best_effort(
+    problem: ContactProblem, c: np.ndarray, solver, warm, feasibility, complementarity, error, start
+) -> ContactSolution:
     """The answer kept by a projection that is not strict when every route missed the
     KKT test: the interior point's at the first of `BEST_EFFORT_MARGINS` times the
     tolerances it meets, else the backend's on all rows, its impulses clipped at 0.
@@ -174,12 +195,25 @@ def _best_effort(problem: ContactProblem, c: np.ndarray, solver, warm, feasibili
     if not np.all(np.isfinite(velocities)):
         raise error
     violation = _violation(jacobian, velocities, lower)
-    missed = ConvergenceError(f"{error}; the best answer found leaves a constraint violated by {violation:.3g} "
-                              f"(velocity units, tolerance {feasibility:.3g})", status=error.status,
-                              best=impulses, residual=violation, tolerance=feasibility,
-                              where="the projection's most violated row")
-    return ContactSolution(velocities, impulses, "inaccurate", iterations, violation, time.perf_counter() - start,
-                           residual=violation, missed=missed)
+    missed = ConvergenceError(
+        f"{error}; the best answer found leaves a constraint violated by {violation:.3g} "
+        f"(velocity units, tolerance {feasibility:.3g})",
+        status=error.status,
+        best=impulses,
+        residual=violation,
+        tolerance=feasibility,
+        where="the projection's most violated row",
+    )
+    return ContactSolution(
+        velocities,
+        impulses,
+        "inaccurate",
+        iterations,
+        violation,
+        time.perf_counter() - start,
+        residual=violation,
+        missed=missed,
+    )
 
 
 #: Projections with at most this many rows and a diagonal metric are first solved on
@@ -227,18 +261,31 @@ def _compact(metric, jacobian, predicted, lower, warm_start, keys, workspace, st
         return ContactSolution(predicted.copy(), np.zeros(m), "unconstrained", 0, 0.0, time.perf_counter() - start)
     c = normal_velocity - lower
     feasibility, complementarity = _tolerances(c, np.abs(dense) @ np.abs(local))
-    answer = _by_active_set(metric.restricted(coordinates), dense, local, lower, c, _warm_impulses(warm_start, m),
-                            keys, workspace, feasibility, complementarity, start)
+    answer = _by_active_set(
+        metric.restricted(coordinates),
+        dense,
+        local,
+        lower,
+        c,
+        _warm_impulses(warm_start, m),
+        keys,
+        workspace,
+        feasibility,
+        complementarity,
+        start,
+    )
     if answer is None:
         return None
     velocities = predicted.copy()
     velocities[coordinates] = answer.velocities
-    return ContactSolution(velocities, answer.impulses, answer.status, answer.iterations, answer.violation,
-                           time.perf_counter() - start)
+    return ContactSolution(
+        velocities, answer.impulses, answer.status, answer.iterations, answer.violation, time.perf_counter() - start
+    )
 
 
-def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility,
-                   complementarity, start) -> ContactSolution | None:
+def _by_active_set(
+    metric, jacobian, predicted, lower, c, warm, keys, workspace, feasibility, complementarity, start
+) -> ContactSolution | None:
     """The projection by `granular.contact.active_set` (the previous step's impulses and
     factor as a start), or None when it does not certify an answer."""
     rows = delassus_rows.DelassusRows(metric, jacobian, c)
@@ -255,18 +302,19 @@ def _by_active_set(metric, jacobian, predicted, lower, c, warm, keys, workspace,
     violation = _violation(jacobian, velocities, lower)
     if violation > feasibility or not np.all(np.isfinite(velocities)):
         return None
-    return ContactSolution(velocities, impulses, "active-set", workspace.last.iterations, violation,
-                           time.perf_counter() - start)
+    return ContactSolution(
+        velocities, impulses, "active-set", workspace.last.iterations, violation, time.perf_counter() - start
+    )
 
 
-def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feasibility,
-                          complementarity):
+def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feasibility, complementarity):
     """Constraint generation (see `project`, `granular.contact.working_set`); returns
     ``(u, lambda, status, iterations)``."""
     c = jacobian @ predicted - lower
     working = (c < 0.0) | (warm > 0.0)
-    working, warm, iterations = _approximate_working_set(metric, jacobian, predicted, lower, solver, warm,
-                                                         working, feasibility, complementarity)
+    working, warm, iterations = _approximate_working_set(
+        metric, jacobian, predicted, lower, solver, warm, working, feasibility, complementarity
+    )
 
     def solve(rows):
         nonlocal iterations, warm
@@ -274,17 +322,21 @@ def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feas
         sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity)
         iterations += more
         answer = _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status)
-        warm = answer.impulses     # each round starts from the last answer
+        warm = answer.impulses  # each round starts from the last answer
         return answer
 
-    answer, _ = working_set.grow(working, solve, lambda answer: answer.slack < -feasibility,
-                                 _MAX_GENERATION_ROUNDS, joins=lambda answer: answer.slack < 0.0,
-                                 full_last=True)
+    answer, _ = working_set.grow(
+        working,
+        solve,
+        lambda answer: answer.slack < -feasibility,
+        _MAX_GENERATION_ROUNDS,
+        joins=lambda answer: answer.slack < 0.0,
+        full_last=True,
+    )
     return answer.velocities, answer.impulses, answer.status, iterations
 
 
-def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, working, feasibility,
-                             complementarity):
+def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, working, feasibility, complementarity):
     """Grow the working set with the backend's answers alone, before any refinement.
 
     Each round solves the working rows to the backend's own accuracy (OSQP, eps
@@ -299,15 +351,13 @@ def _approximate_working_set(metric, jacobian, predicted, lower, solver, warm, w
     def solve(rows):
         nonlocal iterations, warm
         sub = ContactProblem(metric, jacobian[rows], predicted, lower[rows])
-        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity,
-                                                 refine=False)
+        sub_impulses, status, more = _solve_rows(sub, solver, warm[rows], feasibility, complementarity, refine=False)
         iterations += more
         answer = _answer(metric, jacobian, predicted, lower, rows, sub_impulses, status)
         warm = answer.impulses
         return answer
 
-    answer, working = working_set.grow(working, solve, lambda answer: answer.slack < 0.0,
-                                       _MAX_GENERATION_ROUNDS)
+    answer, working = working_set.grow(working, solve, lambda answer: answer.slack < 0.0, _MAX_GENERATION_ROUNDS)
     return working, answer.impulses, iterations
 
 
@@ -334,13 +384,17 @@ def _raise_if_jammed(jacobian, lower, violation, feasibility, speed_limit) -> No
     rows = _rows_near_violation(jacobian, violation, JAM_CHECK_ROWS)
     G, b = _restricted(jacobian, rows), lower[rows]
     if infeasible(G, b, feasibility):
-        raise JammingError("the projection is infeasible: the constraints admit no velocity "
-                           "(certified by a linear program)", status="infeasible")
+        raise JammingError(
+            "the projection is infeasible: the constraints admit no velocity (certified by a linear program)",
+            status="infeasible",
+        )
     if speed_limit is not None and infeasible(G, b, feasibility, bound=speed_limit):
-        raise JammingError(f"the bodies cannot make room: every admissible velocity exceeds "
-                           f"{speed_limit:.3g} in some coordinate, where the step's linearised "
-                           "constraints stop describing them (certified by a linear program)",
-                           status="infeasible")
+        raise JammingError(
+            f"the bodies cannot make room: every admissible velocity exceeds "
+            f"{speed_limit:.3g} in some coordinate, where the step's linearised "
+            "constraints stop describing them (certified by a linear program)",
+            status="infeasible",
+        )
 
 
 def _rows_near_violation(jacobian, violation: np.ndarray, budget: int) -> np.ndarray:
@@ -361,7 +415,7 @@ def _rows_near_violation(jacobian, violation: np.ndarray, budget: int) -> np.nda
         if chosen[seed]:
             continue
         reached = breadth_first_order(neighbours, int(seed), directed=False, return_predecessors=False)
-        reached = reached[~chosen[reached]][:budget - count]
+        reached = reached[~chosen[reached]][: budget - count]
         chosen[reached] = True
         count += reached.size
         if count >= budget:
@@ -377,8 +431,7 @@ def _restricted(jacobian, rows: np.ndarray) -> sp.csr_matrix:
     return G[:, columns]
 
 
-def infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0,
-                bound: float | None = None) -> bool:
+def infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.0, bound: float | None = None) -> bool:
     """Whether ``{u : G u >= lower}`` is empty, decided by a linear program (HiGHS,
     scipy's linprog) that maximises a common margin ``t <= 1`` in ``G u >= lower + t``:
     the set is empty when the best margin is below ``-tolerance`` (velocity units).
@@ -396,12 +449,10 @@ def infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.
     objective = np.zeros(d + 1)
     objective[-1] = -1.0
     box = (None, None) if bound is None else (-bound, bound)
-    outcome = linprog(objective, A_ub=with_margin, b_ub=-lower, bounds=[box] * d + [(None, 1.0)],
-                      method="highs")
+    outcome = linprog(objective, A_ub=with_margin, b_ub=-lower, bounds=[box] * d + [(None, 1.0)], method="highs")
     if outcome.status == 0:
         return -outcome.fun < -tolerance
-    outcome = linprog(np.zeros(d), A_ub=-sp.csr_matrix(jacobian), b_ub=-lower,
-                      bounds=[box] * d, method="highs")
+    outcome = linprog(np.zeros(d), A_ub=-sp.csr_matrix(jacobian), b_ub=-lower, bounds=[box] * d, method="highs")
     return outcome.status == 2
 
 
@@ -409,8 +460,14 @@ def infeasible(jacobian: sp.csr_matrix, lower: np.ndarray, tolerance: float = 0.
 _MAX_GENERATION_ROUNDS = 12
 
 
-def _solve_rows(problem: ContactProblem, solver: str, warm: np.ndarray, feasibility: float,
-                complementarity: float, refine: bool = True):
+def _solve_rows(
+    problem: ContactProblem,
+    solver: str,
+    warm: np.ndarray,
+    feasibility: float,
+    complementarity: float,
+    refine: bool = True,
+):
     """Multipliers of one (sub)problem to the given absolute tolerances:
     the backend, then interior-point refinement if it is not accurate enough
     (``refine=False``: the backend's answer as it is)."""
@@ -422,8 +479,7 @@ def _solve_rows(problem: ContactProblem, solver: str, warm: np.ndarray, feasibil
             return impulses, "pivoting", 0
     result = backend.solve(problem, warm if np.any(warm > 0.0) else None)
     if result.status == "infeasible":
-        raise JammingError("the projection is infeasible: the constraints admit no velocity",
-                           status=result.status)
+        raise JammingError("the projection is infeasible: the constraints admit no velocity", status=result.status)
     if not refine:
         return result.impulses, result.status, result.iterations
     if accurate(problem.delassus(), c, result.impulses, feasibility, complementarity):
@@ -438,13 +494,17 @@ def _solve_rows(problem: ContactProblem, solver: str, warm: np.ndarray, feasibil
         return impulses, "refined", result.iterations
     for start, margin in ((result.impulses, 0.1), (None, 0.1), (None, 1.0)):
         try:
-            impulses = interior_point(problem.delassus(), c, margin * feasibility, margin * complementarity,
-                                      start=start)
+            impulses = interior_point(
+                problem.delassus(), c, margin * feasibility, margin * complementarity, start=start
+            )
             return impulses, "refined", result.iterations
         except SolverError:
             continue
-    raise SolverError(f"the projection did not converge (solver {solver!r}, status "
-                      f"{result.status!r}, then interior-point refinement)", status=result.status)
+    raise SolverError(
+        f"the projection did not converge (solver {solver!r}, status "
+        f"{result.status!r}, then interior-point refinement)",
+        status=result.status,
+    )
 
 
 #: Sub-problems with at most this many rows are first tried by complementary
@@ -498,8 +558,7 @@ def _bounded_impulses(W, c, feasibility, complementarity, start) -> np.ndarray |
     """
     for rho in _PROXIMAL:
         try:
-            impulses = interior_point(W, c, 0.1 * feasibility, 0.1 * complementarity, start=start,
-                                      regularisation=rho)
+            impulses = interior_point(W, c, 0.1 * feasibility, 0.1 * complementarity, start=start, regularisation=rho)
         except SolverError:
             continue
         if accurate(W, c, impulses, feasibility, complementarity):
@@ -519,8 +578,12 @@ def _proximal_points(W, c, impulses, rho, feasibility, complementarity) -> np.nd
     if active.size == 0:
         return None
     prox = rho * diagonal[active]
-    factor = spla.splu((W[active][:, active] + sp.diags(prox)).tocsc(), permc_spec="MMD_AT_PLUS_A",
-                       diag_pivot_thresh=0.0, options=dict(SymmetricMode=True))
+    factor = spla.splu(
+        (W[active][:, active] + sp.diags(prox)).tocsc(),
+        permc_spec="MMD_AT_PLUS_A",
+        diag_pivot_thresh=0.0,
+        options=dict(SymmetricMode=True),
+    )
     values = impulses[active]
     for _ in range(_PROXIMAL_ITERATIONS):
         values = factor.solve(-c[active] + prox * values)

@@ -4,6 +4,7 @@ It carries the velocities after the contacts, ``u = v + M^{-1} (G^T l_N + T^T l_
 R^T l_R)`` (d,), the impulses that give them (N s for spheres; the Lagrange
 multipliers of Maury's projection) and how the answer was found and checked.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -4,6 +4,7 @@ scipy's fancy indexing and ``triu`` do the same at a cost that is a large share 
 small step (figures beside each function); `tests/test_active_set_blocks.py` checks
 each against scipy.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -61,7 +62,7 @@ def principal_block(W: sp.csc_matrix, rows: np.ndarray, shift: np.ndarray, upper
     if np.count_nonzero(on_diagonal) == rows.size:
         data[on_diagonal] += shift[column[on_diagonal]]
         return sp.csc_matrix((data, row, indptr), shape=(rows.size, rows.size))
-    block = sp.csc_matrix((data, row, indptr), shape=(rows.size, rows.size))   # a zero row of H
+    block = sp.csc_matrix((data, row, indptr), shape=(rows.size, rows.size))  # a zero row of H
     block.setdiag(block.diagonal() + shift)
     return upper_triangle(block) if upper else block
 

@@ -38,6 +38,7 @@ contact, ``d + 1`` coordinates with the dummy ``d`` of zero inverse mass):
   change into the natural residual's velocity;
 - ``u`` (d + 1,) velocities (m/s, rad/s), ``r`` (m, q) impulses (N s).
 """
+
 from __future__ import annotations
 
 import math
@@ -122,8 +123,9 @@ def sweep(order, cols, values, width, scaled, shift, inverse, mu, weights, scale
             continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         c0, c1, c2 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
-        largest = max(largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2
-                                           + (weights[i, 2] * c2) ** 2))
+        largest = max(
+            largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2 + (weights[i, 2] * c2) ** 2)
+        )
         r[k, 0], r[k, 1], r[k, 2] = normal, t1, t2
         for j in range(width[i]):
             u[cols[i, j]] += scaled[i, 0, j] * c0 + scaled[i, 1, j] * c1 + scaled[i, 2, j] * c2
@@ -141,13 +143,26 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
         c0, c1, c2, c3, c4 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2], l1 - r[k, 3], l2 - r[k, 4]
-        largest = max(largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2
-                                           + (weights[i, 2] * c2) ** 2 + (weights[i, 3] * c3) ** 2
-                                           + (weights[i, 4] * c4) ** 2))
+        largest = max(
+            largest,
+            scale[i]
+            * (
+                (weights[i, 0] * c0) ** 2
+                + (weights[i, 1] * c1) ** 2
+                + (weights[i, 2] * c2) ** 2
+                + (weights[i, 3] * c3) ** 2
+                + (weights[i, 4] * c4) ** 2
+            ),
+        )
         r[k, 0], r[k, 1], r[k, 2], r[k, 3], r[k, 4] = normal, t1, t2, l1, l2
         for j in range(width[i]):
-            u[cols[i, j]] += (scaled[i, 0, j] * c0 + scaled[i, 1, j] * c1 + scaled[i, 2, j] * c2
-                              + scaled[i, 3, j] * c3 + scaled[i, 4, j] * c4)
+            u[cols[i, j]] += (
+                scaled[i, 0, j] * c0
+                + scaled[i, 1, j] * c1
+                + scaled[i, 2, j] * c2
+                + scaled[i, 3, j] * c3
+                + scaled[i, 4, j] * c4
+            )
     return math.sqrt(largest)
 
 
@@ -226,8 +241,9 @@ def longest_step(r, delta, mu, limit):
 @numba.njit(cache=True, inline="always")
 def _in_cone(r, delta, mu, k, a):
     normal = r[k, 0] + a * delta[k, 0]
-    return normal >= 0.0 and math.hypot(r[k, 1] + a * delta[k, 1], r[k, 2] + a * delta[k, 2]) \
-        <= mu[k] * normal * (1.0 + 1e-12)
+    return normal >= 0.0 and math.hypot(r[k, 1] + a * delta[k, 1], r[k, 2] + a * delta[k, 2]) <= mu[k] * normal * (
+        1.0 + 1e-12
+    )
 
 
 @numba.njit(cache=True)
@@ -237,7 +253,7 @@ def colours(cols, dummy):
     that share no coordinate (the dummy ``dummy`` excepted)."""
     m, p = cols.shape
     colour = np.full(m, -1, dtype=np.int64)
-    taken = np.full(dummy + 1, -1, dtype=np.int64)   # the last colour that took each coordinate
+    taken = np.full(dummy + 1, -1, dtype=np.int64)  # the last colour that took each coordinate
     left, current = m, 0
     while left > 0:
         for k in range(m - 1, -1, -1):
@@ -302,7 +318,7 @@ def _support(k, blocks, on, scratch):
                 if data[entry] == 0.0:
                     continue
                 column = indices[entry]
-                slot = n   # insertion into the sorted distinct coordinates
+                slot = n  # insertion into the sorted distinct coordinates
                 while slot > 0 and scratch[slot - 1] > column:
                     slot -= 1
                 if slot > 0 and scratch[slot - 1] == column:

@@ -11,6 +11,7 @@ multipliers, so the answer satisfies the conditions of the full problem
 (constraint generation, as in cutting-plane methods: Kelley, *The cutting-plane
 method for solving convex programs*, J. SIAM, 1960).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,10 +41,15 @@ class RoundAnswer:
     tangential: np.ndarray | None = None
 
 
-def grow(working: np.ndarray, solve: Callable[[np.ndarray], Answer],
-         violated: Callable[[Answer], np.ndarray], max_rounds: int, *,
-         joins: Callable[[Answer], np.ndarray] | None = None,
-         full_last: bool = False) -> tuple[Answer, np.ndarray]:
+def grow(
+    working: np.ndarray,
+    solve: Callable[[np.ndarray], Answer],
+    violated: Callable[[Answer], np.ndarray],
+    max_rounds: int,
+    *,
+    joins: Callable[[Answer], np.ndarray] | None = None,
+    full_last: bool = False,
+) -> tuple[Answer, np.ndarray]:
     """Solve on a growing working set; returns ``(answer, working)``.
 
     working : (m,) bool, the first working set (not modified).

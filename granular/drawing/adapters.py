@@ -26,6 +26,7 @@ Any other adapter value is refused with `UnknownAdapterError`.
 The renderer (`granular.render`) turns `Shapes` into pyvista meshes; the physics
 never imports it. Units are the system's (m for every example).
 """
+
 from __future__ import annotations
 
 import re
@@ -37,10 +38,18 @@ from . import systems as system_shapes
 from ..errors import InvalidInputError, TrajectoryFileError, UnknownAdapterError
 from .shapes import Shapes
 
-__all__ = ["Shapes", "adapter_names", "register_adapter", "unregister_adapter", "resolve_adapter", "shapes_of",
-           "check_description", "stable_name", "UnknownAdapterError", "LEGACY_ADAPTERS"]
-
-
+__all__ = [
+    "Shapes",
+    "adapter_names",
+    "register_adapter",
+    "unregister_adapter",
+    "resolve_adapter",
+    "shapes_of",
+    "check_description",
+    "stable_name",
+    "UnknownAdapterError",
+    "LEGACY_ADAPTERS",
+]
 
 
 # -- the adapter registry ---------------------------------------------------------------------
@@ -62,13 +71,16 @@ LEGACY_ADAPTERS = {
 _registry: dict[str, Callable] = {}
 
 
-
-
 def _builtin_adapters() -> dict[str, Callable]:
     shapes = system_shapes
-    return {"ball": shapes.ball_shapes, "impact_oscillator": shapes.oscillator_shapes,
-            "double_pendulum": shapes.pendulum_shapes, "block_on_incline": shapes.block_shapes,
-            "rod": shapes.rod_shapes, "beam": shapes.beam_shapes}
+    return {
+        "ball": shapes.ball_shapes,
+        "impact_oscillator": shapes.oscillator_shapes,
+        "double_pendulum": shapes.pendulum_shapes,
+        "block_on_incline": shapes.block_shapes,
+        "rod": shapes.rod_shapes,
+        "beam": shapes.beam_shapes,
+    }
 
 
 def _adapters() -> dict[str, Callable]:
@@ -92,16 +104,18 @@ def register_adapter(name: str, function: Callable, replace: bool = False) -> No
     function raises `InvalidInputError` unless ``replace`` is True.
     """
     if not isinstance(name, str) or not ADAPTER_NAME.match(name):
-        raise InvalidInputError(f"an adapter name is letters, digits, '_' and '-' starting with a letter, "
-                                f"got {name!r}")
+        raise InvalidInputError(f"an adapter name is letters, digits, '_' and '-' starting with a letter, got {name!r}")
     if not callable(function):
-        raise InvalidInputError(f"adapter {name!r} must be callable as function(description, q), "
-                                f"got {type(function).__name__}")
+        raise InvalidInputError(
+            f"adapter {name!r} must be callable as function(description, q), got {type(function).__name__}"
+        )
     registry = _adapters()
     if name in registry and registry[name] is not function and not replace:
-        raise InvalidInputError(f"drawing adapter {name!r} is already registered (to "
-                                f"{registry[name].__module__}.{registry[name].__qualname__}); "
-                                "pass replace=True to replace it")
+        raise InvalidInputError(
+            f"drawing adapter {name!r} is already registered (to "
+            f"{registry[name].__module__}.{registry[name].__qualname__}); "
+            "pass replace=True to replace it"
+        )
     registry[name] = function
 
 
@@ -113,8 +127,7 @@ def unregister_adapter(name: str) -> None:
         raise InvalidInputError(f"drawing adapter {name!r} is built in and stays registered")
     registry = _adapters()
     if name not in registry:
-        raise InvalidInputError(f"no drawing adapter {name!r} is registered (registered: "
-                                f"{', '.join(adapter_names())})")
+        raise InvalidInputError(f"no drawing adapter {name!r} is registered (registered: {', '.join(adapter_names())})")
     del registry[name]
 
 
@@ -122,7 +135,8 @@ def _unknown(value, kind) -> UnknownAdapterError:
     return UnknownAdapterError(
         f"unknown drawing adapter {value!r} for system kind {kind!r} (registered: "
         f"{', '.join(adapter_names())}); a run file names its adapter and never code to run, and a "
-        "user-defined system registers its adapter with granular.drawing.adapters.register_adapter")
+        "user-defined system registers its adapter with granular.drawing.adapters.register_adapter"
+    )
 
 
 def stable_name(value, kind=None) -> str:

@@ -1,4 +1,5 @@
 """`Shapes`: the primitives of one drawn frame, as plain data (no graphics library)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -6,6 +6,7 @@ primitives of `granular.drawing.shapes` (m, drawn in the x-z plane, z up), from 
 `granular.drawing.adapters` registers them under the kinds' names. The physics modules
 never import this one, so drawing code and physics stay apart.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,11 @@ from ..systems.frictional import rod_ends
 def ball_shapes(description: dict, q: np.ndarray) -> Shapes:
     """The ball as a sphere at ``(0, 0, z)`` above the floor plane z = 0."""
     radius = float(description["radius"])
-    return Shapes(sphere_centres=np.array([[0.0, 0.0, float(q[0])]]), sphere_radii=np.array([radius]),
-                  planes=[(np.zeros(3), np.array([0.0, 0.0, 1.0]), 5.0 * radius)])
+    return Shapes(
+        sphere_centres=np.array([[0.0, 0.0, float(q[0])]]),
+        sphere_radii=np.array([radius]),
+        planes=[(np.zeros(3), np.array([0.0, 0.0, 1.0]), 5.0 * radius)],
+    )
 
 
 def oscillator_shapes(description: dict, q: np.ndarray) -> Shapes:
@@ -31,9 +35,13 @@ def oscillator_shapes(description: dict, q: np.ndarray) -> Shapes:
     radius, stop = float(description["radius"]), float(description["stop"])
     x = float(q[0])
     rail = np.array([[[x - 10.0 * radius, 0.0, 0.0], [stop, 0.0, 0.0]]])
-    return Shapes(sphere_centres=np.array([[x - radius, 0.0, 0.0]]), sphere_radii=np.array([radius]),
-                  segments=rail, segment_radii=np.array([0.1 * radius]),
-                  planes=[(np.array([stop, 0.0, 0.0]), np.array([-1.0, 0.0, 0.0]), 3.0 * radius)])
+    return Shapes(
+        sphere_centres=np.array([[x - radius, 0.0, 0.0]]),
+        sphere_radii=np.array([radius]),
+        segments=rail,
+        segment_radii=np.array([0.1 * radius]),
+        planes=[(np.array([stop, 0.0, 0.0]), np.array([-1.0, 0.0, 0.0]), 3.0 * radius)],
+    )
 
 
 def pendulum_shapes(description: dict, q: np.ndarray) -> Shapes:
@@ -43,10 +51,19 @@ def pendulum_shapes(description: dict, q: np.ndarray) -> Shapes:
     elbow = np.array([l1 * np.sin(q[0]), 0.0, -l1 * np.cos(q[0])])
     tip = elbow + np.array([l2 * np.sin(q[1]), 0.0, -l2 * np.cos(q[1])])
     pivot = np.zeros(3)
-    return Shapes(sphere_centres=np.array([elbow, tip]), sphere_radii=np.full(2, radius),
-                  segments=np.array([[pivot, elbow], [elbow, tip]]), segment_radii=np.full(2, 0.2 * radius),
-                  planes=[(np.array([float(description["wall_x"]), 0.0, -0.5 * (l1 + l2)]),
-                           np.array([-1.0, 0.0, 0.0]), 0.6 * (l1 + l2))])
+    return Shapes(
+        sphere_centres=np.array([elbow, tip]),
+        sphere_radii=np.full(2, radius),
+        segments=np.array([[pivot, elbow], [elbow, tip]]),
+        segment_radii=np.full(2, 0.2 * radius),
+        planes=[
+            (
+                np.array([float(description["wall_x"]), 0.0, -0.5 * (l1 + l2)]),
+                np.array([-1.0, 0.0, 0.0]),
+                0.6 * (l1 + l2),
+            )
+        ],
+    )
 
 
 def block_shapes(description: dict, q: np.ndarray) -> Shapes:
@@ -54,8 +71,7 @@ def block_shapes(description: dict, q: np.ndarray) -> Shapes:
     theta, radius = float(description["theta"]), 0.05
     normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
     centre = np.array([q[0], 0.0, q[1]]) + radius * normal
-    return Shapes(sphere_centres=centre[None, :], sphere_radii=np.array([radius]),
-                  planes=[(np.zeros(3), normal, 1.0)])
+    return Shapes(sphere_centres=centre[None, :], sphere_radii=np.array([radius]), planes=[(np.zeros(3), normal, 1.0)])
 
 
 def rod_shapes(description: dict, q: np.ndarray) -> Shapes:

@@ -2,6 +2,7 @@
 
 Conventions: world coordinates (m); a polygon is a (v, 3) array of its corners in order.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -45,8 +46,9 @@ def plane_patch(point, normal, bounds: np.ndarray) -> np.ndarray:
     u, v = tangent_basis(normal)
     corners = box_corners(np.asarray(bounds, float))
     a, b = (corners - point) @ u, (corners - point) @ v
-    return point + np.array([[a.min(), b.min()], [a.max(), b.min()], [a.max(), b.max()], [a.min(), b.max()]]) @ \
-        np.array([u, v])
+    return point + np.array(
+        [[a.min(), b.min()], [a.max(), b.min()], [a.max(), b.max()], [a.min(), b.max()]]
+    ) @ np.array([u, v])
 
 
 def box_faces(lower, upper) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -82,8 +84,10 @@ def band_quads(ring_pair: np.ndarray) -> list[np.ndarray]:
     """The quads (4, 3) between two rings (2, s, 3): the side of a cylinder or a cone."""
     segments = ring_pair.shape[1]
     following = np.roll(np.arange(segments), -1)
-    return [np.array([ring_pair[0, k], ring_pair[0, following[k]], ring_pair[1, following[k]], ring_pair[1, k]])
-            for k in range(segments)]
+    return [
+        np.array([ring_pair[0, k], ring_pair[0, following[k]], ring_pair[1, following[k]], ring_pair[1, k]])
+        for k in range(segments)
+    ]
 
 
 def axis_extent(centre, axis, bounds: np.ndarray) -> np.ndarray:

@@ -17,6 +17,7 @@ Configuration files (`read_configuration`, `write_configuration`), SI units
   (default the last) gives positions, velocities, radii, angular velocities and
   orientations; the masses are those the run recorded (its final masses).
 """
+
 from __future__ import annotations
 
 import csv
@@ -69,8 +70,9 @@ def write_configuration(path, positions, radii, velocities=None, masses=None) ->
     configuration = _checked(str(path), positions, radii, velocities, masses)
     writer = {".csv": _write_csv, ".xyz": _write_xyz}.get(path.suffix.lower())
     if writer is None:
-        raise InvalidInputError(f"{path}: a configuration is written as .csv or .xyz, "
-                                f"not {path.suffix or 'no suffix'!r}")
+        raise InvalidInputError(
+            f"{path}: a configuration is written as .csv or .xyz, not {path.suffix or 'no suffix'!r}"
+        )
     with atomic_path(path) as temporary:
         with open(temporary, "w", newline="") as handle:
             writer(handle, configuration)
@@ -91,8 +93,9 @@ def read_configuration(path, frame: int = -1) -> Configuration:
         return _read_run(path, frame)
     reader = {".csv": _read_csv, ".xyz": _read_xyz}.get(suffix)
     if reader is None:
-        raise InvalidInputError(f"{path}: a configuration is read from .csv, .xyz or .h5, not "
-                                f"{suffix or 'no suffix'!r}")
+        raise InvalidInputError(
+            f"{path}: a configuration is read from .csv, .xyz or .h5, not {suffix or 'no suffix'!r}"
+        )
     if not path.is_file():
         raise InvalidInputError(f"{path}: no such configuration file")
     with open(path, newline="") as handle:
@@ -115,8 +118,12 @@ def world_from_file(path, frame: int = -1, **world_options):
     configuration = read_configuration(path, frame)
     if configuration.masses is not None and "density" in world_options and "masses" not in world_options:
         raise InvalidInputError(f"{path} gives the masses: density would be ignored (pass masses= to replace them)")
-    from_file = dict(velocities=configuration.velocities, masses=configuration.masses,
-                     angular_velocities=configuration.angular_velocities, orientations=configuration.orientations)
+    from_file = dict(
+        velocities=configuration.velocities,
+        masses=configuration.masses,
+        angular_velocities=configuration.angular_velocities,
+        orientations=configuration.orientations,
+    )
     options = {name: value for name, value in from_file.items() if value is not None}
     options.update(world_options)
     return SphereWorld(configuration.positions, configuration.radii, **options)
@@ -204,12 +211,14 @@ def _read_csv(handle, path) -> dict:
 
 # XYZ ---------------------------------------------------------------------------------
 #: Extended-XYZ property names and the CSV columns they fill.
-_XYZ_PROPERTIES = {"species": (), "pos": ("x", "y", "z"), "radius": ("r",), "velo": ("vx", "vy", "vz"),
-                   "mass": ("m",)}
+_XYZ_PROPERTIES = {"species": (), "pos": ("x", "y", "z"), "radius": ("r",), "velo": ("vx", "vy", "vz"), "mass": ("m",)}
 #: Columns by their number when line 2 declares no properties.
-_XYZ_BY_COUNT = {5: "species:S:1:pos:R:3:radius:R:1", 6: "species:S:1:pos:R:3:radius:R:1:mass:R:1",
-                 8: "species:S:1:pos:R:3:radius:R:1:velo:R:3",
-                 9: "species:S:1:pos:R:3:radius:R:1:velo:R:3:mass:R:1"}
+_XYZ_BY_COUNT = {
+    5: "species:S:1:pos:R:3:radius:R:1",
+    6: "species:S:1:pos:R:3:radius:R:1:mass:R:1",
+    8: "species:S:1:pos:R:3:radius:R:1:velo:R:3",
+    9: "species:S:1:pos:R:3:radius:R:1:velo:R:3:mass:R:1",
+}
 
 
 def _write_xyz(handle, configuration: Configuration) -> None:
@@ -236,8 +245,10 @@ def _read_xyz(handle, path) -> dict:
     declared = re.search(r"Properties=(\S+)", lines[1])
     properties = declared.group(1) if declared else _XYZ_BY_COUNT.get(len(body[0]))
     if properties is None:
-        raise InvalidInputError(f"{path}, line 3: {len(body[0])} columns; expected name x y z r [vx vy vz] [m] "
-                                f"(5, 6, 8 or 9) or a Properties= comment")
+        raise InvalidInputError(
+            f"{path}, line 3: {len(body[0])} columns; expected name x y z r [vx vy vz] [m] "
+            f"(5, 6, 8 or 9) or a Properties= comment"
+        )
     names = _xyz_columns(path, properties)
     values = np.empty((n, len(names)))
     for k, fields in enumerate(body):
@@ -259,8 +270,9 @@ def _xyz_columns(path, properties: str) -> list:
             raise InvalidInputError(f"{path}, line 2: unknown property {name!r} (known: {', '.join(_XYZ_PROPERTIES)})")
         width = int(count) if count.isdigit() else -1
         if width != max(len(columns), 1):
-            raise InvalidInputError(f"{path}, line 2: property {name} has {count} columns, expected "
-                                    f"{max(len(columns), 1)}")
+            raise InvalidInputError(
+                f"{path}, line 2: property {name} has {count} columns, expected {max(len(columns), 1)}"
+            )
         names += list(columns) if columns else [None] * width
     return names
 
@@ -276,8 +288,13 @@ def _read_run(path: Path, frame: int) -> Configuration:
         raise InvalidInputError(f"{path}: frame {frame} out of range (the run has {frames} frames)")
     k = int(frame)
     masses = trajectory.meta.get("masses")
-    configuration = _checked(str(path), trajectory.positions[k], trajectory.radii[k], trajectory.velocities[k],
-                             None if masses is None else np.asarray(masses, dtype=float))
+    configuration = _checked(
+        str(path),
+        trajectory.positions[k],
+        trajectory.radii[k],
+        trajectory.velocities[k],
+        None if masses is None else np.asarray(masses, dtype=float),
+    )
 
     def optional(array):
         return None if array is None else array[k]

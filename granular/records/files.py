@@ -7,6 +7,7 @@ removes the temporary file and leaves any previous file untouched. A new file ge
 the umask's permissions (``0666 & ~umask``, not mkstemp's 0600); a replaced file
 keeps its mode.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,8 +23,7 @@ def atomic_path(path):
     temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp" + path.suffix,
-                                             dir=path.parent)
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp" + path.suffix, dir=path.parent)
         os.close(handle)
         yield Path(temporary)
         os.chmod(temporary, file_mode(path))
@@ -41,8 +41,11 @@ def _naming(error: OSError, path: Path, temporary) -> OSError:
     user) or nothing. A failure of mkstemp names a candidate temporary name we never
     saw, so any file name under the destination's directory counts as temporary."""
     named = error.filename
-    ours = named is None or (temporary is not None and str(named) == str(temporary)) or \
-        Path(str(named)).name.startswith(f".{path.stem}.")
+    ours = (
+        named is None
+        or (temporary is not None and str(named) == str(temporary))
+        or Path(str(named)).name.startswith(f".{path.stem}.")
+    )
     if not ours or error.errno is None:
         return error
     return type(error)(error.errno, error.strerror, str(path))

@@ -1,6 +1,7 @@
 """What a run records: its frames (`Frame`), where they go (`Recorder`: a list in
 memory or a run file written as they come, with checkpoints of the warm state), and
 the summary of the steps that missed a solver tolerance (`missed_summary`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,9 +30,9 @@ class Frame:
     contacts: Contacts
     angular_velocities: np.ndarray | None = None
     orientations: np.ndarray | None = None
-    ids: np.ndarray | None = None            # the spheres' ids (N,) in a world with inlets or outlets
-    flow: np.ndarray | None = None           # their counters (granular.spheres.flows.FlowCounters.as_row)
-    wall_work: float | None = None           # cumulative work of the moving walls (J), when some move
+    ids: np.ndarray | None = None  # the spheres' ids (N,) in a world with inlets or outlets
+    flow: np.ndarray | None = None  # their counters (granular.spheres.flows.FlowCounters.as_row)
+    wall_work: float | None = None  # cumulative work of the moving walls (J), when some move
 
 
 #: Steps listed one by one in a run file's summary of missed tolerances (the file's
@@ -45,8 +46,11 @@ def missed_summary(missed_steps: list) -> dict:
     steps kept a best answer short of its tolerance, the one that missed most and the
     first `LISTED_MISSED_STEPS` of them."""
     worst = max(missed_steps, key=lambda step: step[2])
-    return {"count": len(missed_steps), "worst": list(worst),
-            "first": [list(step) for step in missed_steps[:LISTED_MISSED_STEPS]]}
+    return {
+        "count": len(missed_steps),
+        "worst": list(worst),
+        "first": [list(step) for step in missed_steps[:LISTED_MISSED_STEPS]],
+    }
 
 
 class Recorder:
@@ -79,11 +83,11 @@ class Recorder:
         if self.writer is None:
             return fast if fast is not None else simulation.trajectory_of(self.frames, self.record_every)
         if fast is not None:
-            self.writer.extend(fast)                 # its first frame, already written, is skipped
+            self.writer.extend(fast)  # its first frame, already written, is skipped
             self.writer.update_meta({"violation": fast.meta["violation"]})
         if not own:
             return None
-        self.writer.update_meta(simulation.run_meta(self.record_every))     # the masses at the end
+        self.writer.update_meta(simulation.run_meta(self.record_every))  # the masses at the end
         if self.writer.last_t == simulation.t:
             self.writer.write_warm_state(simulation.warm_state())
         self.writer.close()

@@ -1,4 +1,5 @@
 """StepResult: what one step returns. A value; the caller decides what to keep."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -29,6 +29,7 @@ Between flushes HDF5 keeps the new metadata in its cache, so what is on disk is 
 file as of the last flush; only a kill during a flush itself (a small fraction of
 the time between frames) could leave a frame half written.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,8 +52,7 @@ _CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_imp
 #: Ids per chunk of a per-sphere dataset of a run whose spheres come and go.
 ID_CHUNK = 256
 _PER_FRAME = ("positions", "velocities", "radii", "angular_velocities", "orientations")
-_ENERGIES = (("kinetic", "kinetic_energy"), ("potential", "potential_energy"),
-             ("dissipated", "cumulative_dissipation"))
+_ENERGIES = (("kinetic", "kinetic_energy"), ("potential", "potential_energy"), ("dissipated", "cumulative_dissipation"))
 
 
 class FrameWriter:
@@ -88,9 +88,9 @@ class FrameWriter:
         self._h5.attrs["meta"] = json.dumps(jsonable(self.meta))
         self._h5.attrs["frames"] = 0
         self._h5.attrs["complete"] = False
-        self.frames = 0          # frames written
-        self.rows = 0            # contact rows written
-        self.last_t = None       # time of the last frame written (s)
+        self.frames = 0  # frames written
+        self.rows = 0  # contact rows written
+        self.last_t = None  # time of the last frame written (s)
         self._datasets = {}
         self._h5.flush()
 
@@ -108,7 +108,7 @@ class FrameWriter:
         for name in _PER_FRAME:
             if name in h5:
                 value = np.asarray(getattr(frame, name), float)
-                if flow is not None:     # spheres in the columns of their ids (granular.records.trajectory)
+                if flow is not None:  # spheres in the columns of their ids (granular.records.trajectory)
                     value = by_id(value, frame.ids, int(flow[0]))
                 self._grow(name, k, value)
         for group_name, attribute in _ENERGIES:
@@ -136,14 +136,24 @@ class FrameWriter:
                 value = getattr(trajectory, name)
                 return None if value is None else value[k] if ids is None else value[k][ids]
 
-            frame = Frame(float(trajectory.t[k]), at("positions"), at("velocities"),
-                           at("radii"), float(trajectory.kinetic_energy[k]),
-                           float(trajectory.potential_energy[k]), float(trajectory.dissipated_energy[k]),
-                           trajectory.contacts[k], at("angular_velocities"), at("orientations"),
-                           ids=ids, flow=None if trajectory.flow is None else trajectory.flow[k],
-                           wall_work=None if trajectory.wall_work is None else float(trajectory.wall_work[k]))
-            self.append(frame, None if displacements is None else displacements[k],
-                        None if rotations is None else rotations[k])
+            frame = Frame(
+                float(trajectory.t[k]),
+                at("positions"),
+                at("velocities"),
+                at("radii"),
+                float(trajectory.kinetic_energy[k]),
+                float(trajectory.potential_energy[k]),
+                float(trajectory.dissipated_energy[k]),
+                trajectory.contacts[k],
+                at("angular_velocities"),
+                at("orientations"),
+                ids=ids,
+                flow=None if trajectory.flow is None else trajectory.flow[k],
+                wall_work=None if trajectory.wall_work is None else float(trajectory.wall_work[k]),
+            )
+            self.append(
+                frame, None if displacements is None else displacements[k], None if rotations is None else rotations[k]
+            )
 
     def _create(self, frame, wall_displacement, wall_rotation=None) -> None:
         h5 = self._h5
@@ -155,41 +165,75 @@ class FrameWriter:
                 continue
             shape = np.shape(value)
             if flow is None:
-                h5.create_dataset(name, shape=(0,) + shape, maxshape=(None,) + shape, chunks=(1,) + shape,
-                                  dtype=float, compression="gzip", compression_opts=4, shuffle=True)
-            else:        # a column per id, more as spheres are inserted; NaN where a sphere is absent
-                h5.create_dataset(name, shape=(0, 0) + shape[1:], maxshape=(None, None) + shape[1:],
-                                  chunks=(1, ID_CHUNK) + shape[1:], dtype=float, fillvalue=np.nan,
-                                  compression="gzip", compression_opts=4, shuffle=True)
+                h5.create_dataset(
+                    name,
+                    shape=(0,) + shape,
+                    maxshape=(None,) + shape,
+                    chunks=(1,) + shape,
+                    dtype=float,
+                    compression="gzip",
+                    compression_opts=4,
+                    shuffle=True,
+                )
+            else:  # a column per id, more as spheres are inserted; NaN where a sphere is absent
+                h5.create_dataset(
+                    name,
+                    shape=(0, 0) + shape[1:],
+                    maxshape=(None, None) + shape[1:],
+                    chunks=(1, ID_CHUNK) + shape[1:],
+                    dtype=float,
+                    fillvalue=np.nan,
+                    compression="gzip",
+                    compression_opts=4,
+                    shuffle=True,
+                )
         for group_name, _ in _ENERGIES:
-            h5.create_dataset(f"energy/{group_name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
-                              dtype=float)
+            h5.create_dataset(f"energy/{group_name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
         if getattr(frame, "wall_work", None) is not None:
             h5.create_dataset("energy/wall_work", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
         if flow is not None:
-            h5.create_dataset("flow", shape=(0, len(flow)), maxshape=(None, len(flow)),
-                              chunks=(SCALAR_CHUNK, len(flow)), dtype=float)
+            h5.create_dataset(
+                "flow", shape=(0, len(flow)), maxshape=(None, len(flow)), chunks=(SCALAR_CHUNK, len(flow)), dtype=float
+            )
         if wall_displacement is not None:
             shape = np.shape(wall_displacement)
-            h5.create_dataset("walls/displacements", shape=(0,) + shape, maxshape=(None,) + shape,
-                              chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape, dtype=float)
+            h5.create_dataset(
+                "walls/displacements",
+                shape=(0,) + shape,
+                maxshape=(None,) + shape,
+                chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape,
+                dtype=float,
+            )
         if wall_rotation is not None:
             shape = np.shape(wall_rotation)
-            h5.create_dataset("walls/rotations", shape=(0,) + shape, maxshape=(None,) + shape,
-                              chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape, dtype=float)
-        offsets = h5.create_dataset("contacts/offsets", shape=(1,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
-                                    dtype=np.int64)
+            h5.create_dataset(
+                "walls/rotations",
+                shape=(0,) + shape,
+                maxshape=(None,) + shape,
+                chunks=(max(1, SCALAR_CHUNK // max(1, int(np.prod(shape)))),) + shape,
+                dtype=float,
+            )
+        offsets = h5.create_dataset(
+            "contacts/offsets", shape=(1,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=np.int64
+        )
         offsets[0] = 0
         for name in _CONTACT_FIELDS:
             value = np.asarray(getattr(frame.contacts, name))
             if value.ndim == 1:
-                h5.create_dataset(f"contacts/{name}", shape=(0,), maxshape=(None,), chunks=(CONTACT_CHUNK_ROWS,),
-                                  dtype=value.dtype)
+                h5.create_dataset(
+                    f"contacts/{name}", shape=(0,), maxshape=(None,), chunks=(CONTACT_CHUNK_ROWS,), dtype=value.dtype
+                )
             else:
-                h5.create_dataset(f"contacts/{name}", shape=(0, value.shape[1]), maxshape=(None, None),
-                                  chunks=(CONTACT_CHUNK_ROWS // 4, 4), dtype=value.dtype)
-                h5.create_dataset(f"contacts/widths/{name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,),
-                                  dtype=np.int64)
+                h5.create_dataset(
+                    f"contacts/{name}",
+                    shape=(0, value.shape[1]),
+                    maxshape=(None, None),
+                    chunks=(CONTACT_CHUNK_ROWS // 4, 4),
+                    dtype=value.dtype,
+                )
+                h5.create_dataset(
+                    f"contacts/widths/{name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=np.int64
+                )
 
     def _dataset(self, name: str):
         """The open dataset ``name`` (kept, rather than looked up at every frame)."""
@@ -202,7 +246,7 @@ class FrameWriter:
         dataset.resize(k + 1, axis=0)
         value = np.asarray(value)
         if dataset.ndim >= 2 and value.ndim >= 1 and value.shape[0] > dataset.shape[1]:
-            dataset.resize(value.shape[0], axis=1)     # more ids (granular.spheres.flows)
+            dataset.resize(value.shape[0], axis=1)  # more ids (granular.spheres.flows)
         _write_block(dataset, k, np.asarray(value)[None])
 
     def _append_contacts(self, contacts) -> None:
@@ -212,8 +256,10 @@ class FrameWriter:
             dataset = self._dataset(f"contacts/{name}")
             value = np.asarray(getattr(contacts, name))
             if value.ndim != dataset.ndim or (value.ndim == 2 and value.shape[0] != m):
-                raise TrajectoryFileError(f"contacts/{name} of frame {self.frames} has shape {value.shape}; "
-                                          f"the run's first frame had {dataset.ndim} axes")
+                raise TrajectoryFileError(
+                    f"contacts/{name} of frame {self.frames} has shape {value.shape}; "
+                    f"the run's first frame had {dataset.ndim} axes"
+                )
             dataset.resize(start + m, axis=0)
             if value.ndim == 2:
                 if value.shape[1] > dataset.shape[1]:
@@ -244,7 +290,7 @@ class FrameWriter:
         for name, value in state["values"].items():
             write_value(group, name, value)
         group.attrs["scheme"] = str(state["scheme"])
-        group.attrs["t"] = float(state["t"])     # last: a group without "t" is ignored by readers
+        group.attrs["t"] = float(state["t"])  # last: a group without "t" is ignored by readers
         h5.flush()
 
     def close(self) -> None:
@@ -312,7 +358,7 @@ class StopRequest:
             for number in STOP_SIGNALS:
                 try:
                     self._previous[number] = signal.signal(number, self._handle)
-                except (ValueError, OSError):       # not allowed here (an embedded interpreter)
+                except (ValueError, OSError):  # not allowed here (an embedded interpreter)
                     pass
         return self
 

@@ -52,6 +52,7 @@ absent (not yet inserted, or removed); ``Contacts.i`` and ``Contacts.j`` are ids
 `Trajectory.present` gives a frame's ids, `Trajectory.frame` a frame with only the
 spheres present (what the renderers draw).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -66,10 +67,27 @@ from ..drawing.adapters import check_description
 from ..errors import InvalidInputError, TrajectoryFileError
 from .files import atomic_path
 from .trajectory_format import (
-    CONTACT_FIELDS, FORMAT, OPTIONAL_CONTACT_FIELDS, PER_SPHERE, READABLE_VERSIONS, READ_ERRORS, SUFFIXES, VERSION,
-    by_id, check_structure, concatenate_rows, flow_sizes, jsonable, rotation_of, row_offsets, walls_of, widen)
+    CONTACT_FIELDS,
+    FORMAT,
+    OPTIONAL_CONTACT_FIELDS,
+    PER_SPHERE,
+    READABLE_VERSIONS,
+    READ_ERRORS,
+    SUFFIXES,
+    VERSION,
+    by_id,
+    check_structure,
+    concatenate_rows,
+    flow_sizes,
+    jsonable,
+    rotation_of,
+    row_offsets,
+    walls_of,
+    widen,
+)
 from ..spheres.assembly import tangent_basis
 from ..walls import surface_count
+
 
 @dataclass
 class Trajectory:
@@ -161,18 +179,29 @@ class Trajectory:
         def pick(value, per_sphere=True):
             if value is None:
                 return None
-            value = np.asarray(value)[k:k + 1]
+            value = np.asarray(value)[k : k + 1]
             return value[:, ids] if per_sphere and self.varying else value
 
-        return Trajectory(t=self.t[k:k + 1], positions=pick(self.positions), velocities=pick(self.velocities),
-                          radii=pick(self.radii), kinetic_energy=self.kinetic_energy[k:k + 1],
-                          potential_energy=self.potential_energy[k:k + 1],
-                          dissipated_energy=self.dissipated_energy[k:k + 1], contacts=[contacts],
-                          system=self.system, meta=self.meta, angular_velocities=pick(self.angular_velocities),
-                          orientations=pick(self.orientations), wall_forces=pick(self.wall_forces, False),
-                          wall_displacements=pick(self.wall_displacements, False),
-                          wall_work=pick(self.wall_work, False), flow=None, ids=ids[None, :],
-                          wall_rotations=pick(self.wall_rotations, False))
+        return Trajectory(
+            t=self.t[k : k + 1],
+            positions=pick(self.positions),
+            velocities=pick(self.velocities),
+            radii=pick(self.radii),
+            kinetic_energy=self.kinetic_energy[k : k + 1],
+            potential_energy=self.potential_energy[k : k + 1],
+            dissipated_energy=self.dissipated_energy[k : k + 1],
+            contacts=[contacts],
+            system=self.system,
+            meta=self.meta,
+            angular_velocities=pick(self.angular_velocities),
+            orientations=pick(self.orientations),
+            wall_forces=pick(self.wall_forces, False),
+            wall_displacements=pick(self.wall_displacements, False),
+            wall_work=pick(self.wall_work, False),
+            flow=None,
+            ids=ids[None, :],
+            wall_rotations=pick(self.wall_rotations, False),
+        )
 
     def removed_mass(self) -> np.ndarray:
         """Mass (kg) the outlets removed from the start to each frame (F,), all outlets
@@ -180,7 +209,7 @@ class Trajectory:
         if self.flow is None:
             return np.zeros(len(self))
         inlets, outlets = flow_sizes(self.system, self.flow.shape[1])
-        return np.sum(self.flow[:, 1 + 2 * inlets + outlets:], axis=1)
+        return np.sum(self.flow[:, 1 + 2 * inlets + outlets :], axis=1)
 
     @property
     def total_energy(self) -> np.ndarray:
@@ -202,8 +231,9 @@ class Trajectory:
         return np.array([int(np.count_nonzero(c.impulse > 0.0)) for c in self.contacts])
 
     @staticmethod
-    def from_frames(frames: list, system: dict, meta: dict, wall_displacements=None,
-                    wall_rotations=None) -> "Trajectory":
+    def from_frames(
+        frames: list, system: dict, meta: dict, wall_displacements=None, wall_rotations=None
+    ) -> "Trajectory":
         """Build from a list of `StepResult`-like records (with ``cumulative_dissipation``).
 
         ``angular_velocities`` and ``orientations`` are kept when every frame has them
@@ -212,7 +242,7 @@ class Trajectory:
         forces are computed from the frames' contacts and ``meta["dt"]``."""
         flows = [getattr(f, "flow", None) for f in frames]
         width = None
-        if flows[0] is not None:          # spheres in the columns of their ids (module docstring)
+        if flows[0] is not None:  # spheres in the columns of their ids (module docstring)
             width = int(max(row[0] for row in flows))
 
         def stack(values):
@@ -236,12 +266,15 @@ class Trajectory:
             potential_energy=np.array([f.potential_energy for f in frames]),
             dissipated_energy=np.array([f.cumulative_dissipation for f in frames]),
             contacts=[f.contacts for f in frames],
-            system=system, meta=meta,
-            angular_velocities=optional("angular_velocities"), orientations=optional("orientations"),
+            system=system,
+            meta=meta,
+            angular_velocities=optional("angular_velocities"),
+            orientations=optional("orientations"),
             wall_displacements=None if wall_displacements is None else np.asarray(wall_displacements, float),
             wall_work=None if any(w is None for w in work) else np.array(work, dtype=float),
             flow=None if width is None else np.stack(flows),
-            wall_rotations=None if wall_rotations is None else np.asarray(wall_rotations, float))
+            wall_rotations=None if wall_rotations is None else np.asarray(wall_rotations, float),
+        )
 
     @classmethod
     def concatenate(cls, parts: list) -> "Trajectory":
@@ -258,8 +291,10 @@ class Trajectory:
             raise ValueError("Trajectory.concatenate needs at least one trajectory")
         for previous, part in zip(parts, parts[1:]):
             if len(previous) == 0 or len(part) == 0 or part.t[0] != previous.t[-1]:
-                raise ValueError("Trajectory.concatenate: each part must start at the time the "
-                                 f"previous one ends (t = {previous.t[-1:]} then {part.t[:1]})")
+                raise ValueError(
+                    "Trajectory.concatenate: each part must start at the time the "
+                    f"previous one ends (t = {previous.t[-1:]} then {part.t[:1]})"
+                )
         if len(parts) == 1:
             return parts[0]
 
@@ -273,21 +308,32 @@ class Trajectory:
             values = [getattr(p, name) for p in parts]
             if any(v is None for v in values):
                 return None
-            if width is not None and name in PER_SPHERE:     # columns of ids: pad to the widest
+            if width is not None and name in PER_SPHERE:  # columns of ids: pad to the widest
                 values = [widen(v, width) for v in values]
             return np.concatenate([values[0]] + [v[1:] for v in values[1:]])
 
         contacts = list(parts[0].contacts)
         for part in parts[1:]:
             contacts += list(part.contacts[1:])
-        return cls(t=join("t"), positions=join("positions"), velocities=join("velocities"),
-                   radii=join("radii"), kinetic_energy=join("kinetic_energy"),
-                   potential_energy=join("potential_energy"),
-                   dissipated_energy=join("dissipated_energy"), contacts=contacts,
-                   system=parts[-1].system, meta=parts[-1].meta,
-                   angular_velocities=join("angular_velocities"), orientations=join("orientations"),
-                   wall_forces=join("wall_forces"), wall_displacements=join("wall_displacements"),
-                   wall_work=join("wall_work"), flow=join("flow"), wall_rotations=join("wall_rotations"))
+        return cls(
+            t=join("t"),
+            positions=join("positions"),
+            velocities=join("velocities"),
+            radii=join("radii"),
+            kinetic_energy=join("kinetic_energy"),
+            potential_energy=join("potential_energy"),
+            dissipated_energy=join("dissipated_energy"),
+            contacts=contacts,
+            system=parts[-1].system,
+            meta=parts[-1].meta,
+            angular_velocities=join("angular_velocities"),
+            orientations=join("orientations"),
+            wall_forces=join("wall_forces"),
+            wall_displacements=join("wall_displacements"),
+            wall_work=join("wall_work"),
+            flow=join("flow"),
+            wall_rotations=join("wall_rotations"),
+        )
 
     # -- files ---------------------------------------------------------------------
     def save(self, path) -> Path:
@@ -298,11 +344,12 @@ class Trajectory:
         0600); a replaced file keeps its mode."""
         import h5py
 
-
         if Path(path).suffix.lower() not in SUFFIXES:
-            raise InvalidInputError(f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
-                                    "(for a .csv or .xyz of one frame use "
-                                    "granular.records.configurations.write_configuration)")
+            raise InvalidInputError(
+                f"a trajectory is saved as HDF5: {path} must end in {' or '.join(SUFFIXES)} "
+                "(for a .csv or .xyz of one frame use "
+                "granular.records.configurations.write_configuration)"
+            )
         with atomic_path(path) as temporary:
             with h5py.File(temporary, "w") as h5:
                 self._write(h5)
@@ -340,8 +387,7 @@ class Trajectory:
             if widths is not None:
                 group.create_dataset(f"widths/{name}", data=widths)
         # Written last, so the objects before them keep the offsets earlier versions gave them.
-        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements,
-                 "rotations": self.wall_rotations}
+        walls = {"forces": self.wall_forces, "displacements": self.wall_displacements, "rotations": self.wall_rotations}
         for name, value in walls.items():
             if value is not None:
                 h5.create_dataset(f"walls/{name}", data=value, **options)
@@ -369,8 +415,10 @@ class Trajectory:
                     raise TrajectoryFileError(f"{path} is not a granular trajectory (no '{FORMAT}' tag)")
                 version = h5.attrs.get("version")
                 if version not in READABLE_VERSIONS:
-                    raise TrajectoryFileError(f"{path} has trajectory format version {version}; this granular "
-                                              f"reads versions {list(READABLE_VERSIONS)}")
+                    raise TrajectoryFileError(
+                        f"{path} has trajectory format version {version}; this granular "
+                        f"reads versions {list(READABLE_VERSIONS)}"
+                    )
                 trajectory = Trajectory._read(h5)
             check_structure(trajectory)
         except TrajectoryFileError as error:
@@ -404,43 +452,59 @@ class Trajectory:
 
         offsets = row_offsets(h5)
         if frames is not None:
-            offsets = offsets[:frames + 1]
+            offsets = offsets[: frames + 1]
         rows = slice(0, int(offsets[-1]))
-        columns = {name: h5["contacts"][name][rows] for name in CONTACT_FIELDS
-                   if name in h5["contacts"] or name not in OPTIONAL_CONTACT_FIELDS}
+        columns = {
+            name: h5["contacts"][name][rows]
+            for name in CONTACT_FIELDS
+            if name in h5["contacts"] or name not in OPTIONAL_CONTACT_FIELDS
+        }
         for name in OPTIONAL_CONTACT_FIELDS:
             if name not in columns:
                 columns[name] = np.zeros((int(offsets[-1]), 0))
-        widths = {name: h5[f"contacts/widths/{name}"][upto] for name in CONTACT_FIELDS
-                  if f"contacts/widths/{name}" in h5}
+        widths = {
+            name: h5[f"contacts/widths/{name}"][upto] for name in CONTACT_FIELDS if f"contacts/widths/{name}" in h5
+        }
 
         for name, column in columns.items():
             if column.ndim not in (1, 2) or column.shape[0] != offsets[-1]:
-                raise TrajectoryFileError(f"contacts/{name} has shape {column.shape}, expected "
-                                          f"{int(offsets[-1])} rows (contacts/offsets)")
+                raise TrajectoryFileError(
+                    f"contacts/{name} has shape {column.shape}, expected {int(offsets[-1])} rows (contacts/offsets)"
+                )
         for name, width in widths.items():
-            if (width.shape != (offsets.size - 1,) or columns[name].ndim != 2
-                    or np.any(width < 0) or np.any(width > columns[name].shape[1])):
+            if (
+                width.shape != (offsets.size - 1,)
+                or columns[name].ndim != 2
+                or np.any(width < 0)
+                or np.any(width > columns[name].shape[1])
+            ):
                 raise TrajectoryFileError(f"contacts/widths/{name} does not fit contacts/{name}")
 
         def frame(name, k):
-            rows = columns[name][offsets[k]:offsets[k + 1]]
-            return rows[:, :widths[name][k]] if name in widths else rows
+            rows = columns[name][offsets[k] : offsets[k + 1]]
+            return rows[:, : widths[name][k]] if name in widths else rows
 
-        contacts = [Contacts(**{name: frame(name, k) for name in CONTACT_FIELDS})
-                    for k in range(offsets.size - 1)]
+        contacts = [Contacts(**{name: frame(name, k) for name in CONTACT_FIELDS}) for k in range(offsets.size - 1)]
         omega, orientations = rotation_of(h5, upto)
         return Trajectory(
-            t=per_frame("t"), positions=per_frame("positions"), velocities=per_frame("velocities"),
+            t=per_frame("t"),
+            positions=per_frame("positions"),
+            velocities=per_frame("velocities"),
             radii=per_frame("radii", required=False),
-            kinetic_energy=per_frame("energy/kinetic"), potential_energy=per_frame("energy/potential"),
-            dissipated_energy=per_frame("energy/dissipated"), contacts=contacts,
-            system=json.loads(h5.attrs["system"]), meta=json.loads(h5.attrs["meta"]),
-            angular_velocities=omega, orientations=orientations,
+            kinetic_energy=per_frame("energy/kinetic"),
+            potential_energy=per_frame("energy/potential"),
+            dissipated_energy=per_frame("energy/dissipated"),
+            contacts=contacts,
+            system=json.loads(h5.attrs["system"]),
+            meta=json.loads(h5.attrs["meta"]),
+            angular_velocities=omega,
+            orientations=orientations,
             wall_forces=per_frame("walls/forces", required=False),
             wall_displacements=per_frame("walls/displacements", required=False),
-            wall_work=per_frame("energy/wall_work", required=False), flow=per_frame("flow", required=False),
-            wall_rotations=per_frame("walls/rotations", required=False))
+            wall_work=per_frame("energy/wall_work", required=False),
+            flow=per_frame("flow", required=False),
+            wall_rotations=per_frame("walls/rotations", required=False),
+        )
 
 
 #: Contact surfaces a run may have beyond those its walls describe (a system's own
@@ -470,8 +534,9 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     try:
         used = max((int(np.max(c.wall, initial=-1)) + 1 for c in contacts), default=0)
         if used > named + _MAX_UNNAMED_SURFACES:
-            raise TrajectoryFileError(f"the contacts name wall {used - 1}, but the system describes {named} "
-                                      "wall surfaces")
+            raise TrajectoryFileError(
+                f"the contacts name wall {used - 1}, but the system describes {named} wall surfaces"
+            )
         count = max(named, used)
         if count == 0:
             return None

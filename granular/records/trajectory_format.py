@@ -2,6 +2,7 @@
 the helpers that write, read and check its arrays (per-id columns, ragged contact
 rows, the rotation of version-1 files), apart from the `granular.records.trajectory.Trajectory`
 they make up."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,13 @@ READ_ERRORS = (OSError, KeyError, ValueError, RuntimeError, TypeError, IndexErro
 def row_offsets(h5) -> np.ndarray:
     """``/contacts/offsets`` checked: integers from 0, never decreasing (F + 1,)."""
     offsets = np.asarray(h5["contacts/offsets"][()])
-    if (offsets.ndim != 1 or offsets.size < 1 or not np.issubdtype(offsets.dtype, np.integer)
-            or offsets[0] != 0 or np.any(np.diff(offsets) < 0)):
+    if (
+        offsets.ndim != 1
+        or offsets.size < 1
+        or not np.issubdtype(offsets.dtype, np.integer)
+        or offsets[0] != 0
+        or np.any(np.diff(offsets) < 0)
+    ):
         raise TrajectoryFileError("contacts/offsets are not row offsets (integers from 0, never decreasing)")
     return offsets
 
@@ -54,33 +60,57 @@ def check_structure(trajectory) -> None:
     if trajectory.velocities.shape != positions.shape:
         fail(f"velocities have shape {trajectory.velocities.shape}, positions {positions.shape}")
     per_body = positions.shape[:2]
-    expected = {"radii": per_body, "kinetic_energy": (frames,), "potential_energy": (frames,),
-                "dissipated_energy": (frames,), "angular_velocities": per_body + (3,),
-                "orientations": per_body + (4,)}
+    expected = {
+        "radii": per_body,
+        "kinetic_energy": (frames,),
+        "potential_energy": (frames,),
+        "dissipated_energy": (frames,),
+        "angular_velocities": per_body + (3,),
+        "orientations": per_body + (4,),
+    }
     for name, shape in expected.items():
         value = getattr(trajectory, name)
         if value is not None and np.shape(value) != shape:
             fail(f"{name} have shape {np.shape(value)}, expected {shape}")
     for name, count in (("wall_forces", None), ("wall_displacements", len(walls_of(trajectory.system)))):
         value = getattr(trajectory, name)
-        if value is not None and (np.ndim(value) != 3 or np.shape(value)[0] != frames or np.shape(value)[2] != 3
-                                  or (count is not None and np.shape(value)[1] != count)):
-            fail(f"{name} have shape {np.shape(value)}, expected ({frames}, "
-                 f"{'S' if count is None else count}, 3)")
+        if value is not None and (
+            np.ndim(value) != 3
+            or np.shape(value)[0] != frames
+            or np.shape(value)[2] != 3
+            or (count is not None and np.shape(value)[1] != count)
+        ):
+            fail(f"{name} have shape {np.shape(value)}, expected ({frames}, {'S' if count is None else count}, 3)")
     if len(trajectory.contacts) != frames:
         fail(f"{len(trajectory.contacts)} frames of contacts for {frames} frames")
     rotations = trajectory.wall_rotations
-    if rotations is not None and (np.ndim(rotations) != 4 or np.shape(rotations)[0] != frames
-                                  or np.shape(rotations)[2:] != (3, 3)):
+    if rotations is not None and (
+        np.ndim(rotations) != 4 or np.shape(rotations)[0] != frames or np.shape(rotations)[2:] != (3, 3)
+    ):
         fail(f"wall_rotations have shape {np.shape(rotations)}, expected ({frames}, W, 3, 3)")
     for name, shape in (("wall_work", (frames,)), ("flow", None)):
         value = getattr(trajectory, name)
-        if value is not None and (np.shape(value)[:1] != (frames,) or (shape is not None and np.shape(value) != shape)
-                                  or (shape is None and np.ndim(value) != 2)):
+        if value is not None and (
+            np.shape(value)[:1] != (frames,)
+            or (shape is not None and np.shape(value) != shape)
+            or (shape is None and np.ndim(value) != 2)
+        ):
             fail(f"{name} have shape {np.shape(value)} for {frames} frames")
-    for name in ("t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy",
-                 "dissipated_energy", "angular_velocities", "orientations", "wall_forces", "wall_displacements",
-                 "wall_work", "flow"):
+    for name in (
+        "t",
+        "positions",
+        "velocities",
+        "radii",
+        "kinetic_energy",
+        "potential_energy",
+        "dissipated_energy",
+        "angular_velocities",
+        "orientations",
+        "wall_forces",
+        "wall_displacements",
+        "wall_work",
+        "flow",
+    ):
         value = getattr(trajectory, name)
         if value is not None and not np.issubdtype(np.asarray(value).dtype, np.number):
             fail(f"{name} are not numbers (dtype {np.asarray(value).dtype})")

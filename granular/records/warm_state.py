@@ -2,6 +2,7 @@
 codec of its values (arrays, numbers, tuples and None), shared by the run files of the
 command (`granular.app.runs.save_run`, `load_run`) and the streamed ones
 (`granular.records.streaming`)."""
+
 from __future__ import annotations
 
 import numpy as np

@@ -23,14 +23,24 @@ pyvista, imageio and their VTK and ffmpeg binaries are imported when a picture i
 made, never by ``import granular``. Every output is written under a temporary name
 and renamed when complete.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 
-from .geometry import (color_range, frame_scene, impulse_reference, scene_bounds, select_frames,
-                       check_frame, clip_walls, time_format, wall_geometry)
+from .geometry import (
+    color_range,
+    frame_scene,
+    impulse_reference,
+    scene_bounds,
+    select_frames,
+    check_frame,
+    clip_walls,
+    time_format,
+    wall_geometry,
+)
 from .output import SUFFIXES, VideoWriter, output_kind, write_image
 from ..errors import InvalidInputError
 from ..records.trajectory import Trajectory
@@ -49,8 +59,24 @@ def _trajectory(trajectory):
     return trajectory
 
 
-def make_renderer(trajectory, indices, *, size, camera, view, up, color_by, forces, force_scale,
-                  sphere_opacity, title, cmap, orbit_turns, antialias, fit="scene"):
+def make_renderer(
+    trajectory,
+    indices,
+    *,
+    size,
+    camera,
+    view,
+    up,
+    color_by,
+    forces,
+    force_scale,
+    sphere_opacity,
+    title,
+    cmap,
+    orbit_turns,
+    antialias,
+    fit="scene",
+):
     """The `granular.render.pyvista_.Renderer` that draws the frames ``indices`` of
     ``trajectory`` (its ``draw(frame_scene(trajectory, k), count)`` gives each image):
     the arguments of `animate` checked, the scene's bounds (m) fitted to the walls and
@@ -66,10 +92,10 @@ def make_renderer(trajectory, indices, *, size, camera, view, up, color_by, forc
     if fit not in ("scene", "bodies"):
         raise InvalidInputError(f"fit must be 'scene' or 'bodies', got {fit!r}")
     bounds = scene_bounds(trajectory, indices, walls=(fit == "scene"))
-    bodies = scene_bounds(trajectory, indices, walls=False)       # chooses the default view
+    bodies = scene_bounds(trajectory, indices, walls=False)  # chooses the default view
     walls = wall_geometry(trajectory.system, bounds, up)
     clip = None
-    if fit == "bodies":   # walls reaching far beyond the bodies are cut at a margin around them
+    if fit == "bodies":  # walls reaching far beyond the bodies are cut at a margin around them
         margin = FIT_MARGIN * float(np.linalg.norm(bounds[1] - bounds[0]))
         clip = np.array([bounds[0] - margin, bounds[1] + margin])
         walls = clip_walls(walls, clip)
@@ -83,19 +109,52 @@ def make_renderer(trajectory, indices, *, size, camera, view, up, color_by, forc
         label = "value"
     radii = trajectory.radii
     mean_radius = float(np.nanmedian(radii[indices])) if radii is not None and radii.size else None
-    return Renderer(trajectory.system, bounds, walls, size=(width, height), camera=camera,
-                    n_frames=len(indices), view=view, up=up, color_label=label,
-                    color_range=color_range(trajectory, indices, color_by), cmap=cmap, forces=forces,
-                    force_reference=reference, sphere_opacity=sphere_opacity, title=title,
-                    mean_radius=mean_radius, orbit_turns=orbit_turns, antialias=antialias,
-                    body_bounds=bodies, wall_clip=clip)
+    return Renderer(
+        trajectory.system,
+        bounds,
+        walls,
+        size=(width, height),
+        camera=camera,
+        n_frames=len(indices),
+        view=view,
+        up=up,
+        color_label=label,
+        color_range=color_range(trajectory, indices, color_by),
+        cmap=cmap,
+        forces=forces,
+        force_reference=reference,
+        sphere_opacity=sphere_opacity,
+        title=title,
+        mean_radius=mean_radius,
+        orbit_turns=orbit_turns,
+        antialias=antialias,
+        body_bounds=bodies,
+        wall_clip=clip,
+    )
 
 
-def animate(trajectory, path, fps: float = 25.0, every: int = 1, frames=None, color_by="speed",
-            camera: str = "fixed", forces: bool = False, size=(640, 480), title: str | None = None,
-            force_scale: float | None = None, view=None, up=None, sphere_opacity: float | None = None,
-            cmap: str | None = None, orbit_turns: float = 1.0, quality: float = 6.0,
-            antialias: bool = False, fit: str = "scene", progress=None) -> Path:
+def animate(
+    trajectory,
+    path,
+    fps: float = 25.0,
+    every: int = 1,
+    frames=None,
+    color_by="speed",
+    camera: str = "fixed",
+    forces: bool = False,
+    size=(640, 480),
+    title: str | None = None,
+    force_scale: float | None = None,
+    view=None,
+    up=None,
+    sphere_opacity: float | None = None,
+    cmap: str | None = None,
+    orbit_turns: float = 1.0,
+    quality: float = 6.0,
+    antialias: bool = False,
+    fit: str = "scene",
+    progress=None,
+) -> Path:
     """Write an animation of ``trajectory`` to ``path`` (.mp4 or .gif).
 
     Parameters
@@ -124,10 +183,24 @@ def animate(trajectory, path, fps: float = 25.0, every: int = 1, frames=None, co
     output_kind(path, (".mp4", ".gif"))
     trajectory = _trajectory(trajectory)
     indices = select_frames(trajectory, frames, every)
-    renderer = make_renderer(trajectory, indices, size=size, camera=camera, view=view, up=up, color_by=color_by,
-                             forces=forces, force_scale=force_scale, sphere_opacity=sphere_opacity, title=title,
-                             cmap=cmap, orbit_turns=orbit_turns, antialias=antialias, fit=fit)
-    fmt = time_format(trajectory.t[indices])      # enough decimals to tell the drawn frames apart
+    renderer = make_renderer(
+        trajectory,
+        indices,
+        size=size,
+        camera=camera,
+        view=view,
+        up=up,
+        color_by=color_by,
+        forces=forces,
+        force_scale=force_scale,
+        sphere_opacity=sphere_opacity,
+        title=title,
+        cmap=cmap,
+        orbit_turns=orbit_turns,
+        antialias=antialias,
+        fit=fit,
+    )
+    fmt = time_format(trajectory.t[indices])  # enough decimals to tell the drawn frames apart
     try:
         with VideoWriter(path, fps, quality=quality) as writer:
             for count, k in enumerate(indices):
@@ -140,36 +213,84 @@ def animate(trajectory, path, fps: float = 25.0, every: int = 1, frames=None, co
     return Path(path)
 
 
-def frame_image(trajectory, frame: int = -1, forces: bool = False, color_by="speed", size=(640, 480),
-                title: str | None = None, force_scale: float | None = None, view=None, up=None,
-                sphere_opacity: float | None = None, cmap: str | None = None,
-                antialias: bool = True, fit: str = "scene") -> np.ndarray:
+def frame_image(
+    trajectory,
+    frame: int = -1,
+    forces: bool = False,
+    color_by="speed",
+    size=(640, 480),
+    title: str | None = None,
+    force_scale: float | None = None,
+    view=None,
+    up=None,
+    sphere_opacity: float | None = None,
+    cmap: str | None = None,
+    antialias: bool = True,
+    fit: str = "scene",
+) -> np.ndarray:
     """The (h, w, 3) uint8 image of one frame (what `snapshot` writes)."""
     trajectory = _trajectory(trajectory)
     k = check_frame(trajectory, frame)
-    renderer = make_renderer(trajectory, np.array([k]), size=size, camera="fixed", view=view, up=up,
-                             color_by=color_by, forces=forces, force_scale=force_scale,
-                             sphere_opacity=sphere_opacity, title=title, cmap=cmap, orbit_turns=0.0,
-                             antialias=antialias, fit=fit)
+    renderer = make_renderer(
+        trajectory,
+        np.array([k]),
+        size=size,
+        camera="fixed",
+        view=view,
+        up=up,
+        color_by=color_by,
+        forces=forces,
+        force_scale=force_scale,
+        sphere_opacity=sphere_opacity,
+        title=title,
+        cmap=cmap,
+        orbit_turns=0.0,
+        antialias=antialias,
+        fit=fit,
+    )
     try:
         return renderer.draw(frame_scene(trajectory, k, color_by, forces), 0, time_format(trajectory.t))
     finally:
         renderer.close()
 
 
-def snapshot(trajectory, frame: int, path, forces: bool = False, color_by="speed", size=(640, 480),
-             title: str | None = None, force_scale: float | None = None, view=None, up=None,
-             sphere_opacity: float | None = None, cmap: str | None = None, antialias: bool = True,
-             fit: str = "scene") -> Path:
+def snapshot(
+    trajectory,
+    frame: int,
+    path,
+    forces: bool = False,
+    color_by="speed",
+    size=(640, 480),
+    title: str | None = None,
+    force_scale: float | None = None,
+    view=None,
+    up=None,
+    sphere_opacity: float | None = None,
+    cmap: str | None = None,
+    antialias: bool = True,
+    fit: str = "scene",
+) -> Path:
     """Write frame ``frame`` of ``trajectory`` (negative counts from the end) as a PNG.
 
     Options as for `animate`; ``force_scale`` defaults to the 98th percentile of the
     frame's positive impulses. Stills are supersampled (``antialias``) by default.
     """
     output_kind(path, (".png",))
-    image = frame_image(trajectory, frame, forces=forces, color_by=color_by, size=size, title=title,
-                        force_scale=force_scale, view=view, up=up, sphere_opacity=sphere_opacity, cmap=cmap,
-                        antialias=antialias, fit=fit)
+    image = frame_image(
+        trajectory,
+        frame,
+        forces=forces,
+        color_by=color_by,
+        size=size,
+        title=title,
+        force_scale=force_scale,
+        view=view,
+        up=up,
+        sphere_opacity=sphere_opacity,
+        cmap=cmap,
+        antialias=antialias,
+        fit=fit,
+    )
     return write_image(path, image)
 
 
@@ -177,10 +298,22 @@ def render(trajectory, path, frame: int | None = None, **options) -> Path:
     """`snapshot` for a .png (``frame`` defaults to the last), `animate` for .mp4/.gif."""
     kind = output_kind(path)
     if kind == "image":
-        keys = ("forces", "color_by", "size", "title", "force_scale", "view", "up", "sphere_opacity", "cmap",
-                "antialias", "fit")
-        return snapshot(trajectory, -1 if frame is None else frame, path,
-                        **{k: v for k, v in options.items() if k in keys})
+        keys = (
+            "forces",
+            "color_by",
+            "size",
+            "title",
+            "force_scale",
+            "view",
+            "up",
+            "sphere_opacity",
+            "cmap",
+            "antialias",
+            "fit",
+        )
+        return snapshot(
+            trajectory, -1 if frame is None else frame, path, **{k: v for k, v in options.items() if k in keys}
+        )
     if frame is not None:
         options["frames"] = [frame]
     return animate(trajectory, path, **options)

@@ -8,6 +8,7 @@
 - ``wall-torque``: torque about the z axis through the origin and power of each wall
   surface against time (N m, W); a drum needs the opposite torque.
 """
+
 from __future__ import annotations
 from ..analysis import BoxRegion, force_distribution, frame_forces, tables
 
@@ -15,8 +16,13 @@ KINDS = ("profile", "stress", "coordination", "forces", "wall-torque")
 
 
 def figure(plt, trajectory, kind: str):
-    return {"profile": _profile, "stress": _stress, "coordination": _coordination, "forces": _forces,
-            "wall-torque": _wall_torque}[kind](plt, trajectory)
+    return {
+        "profile": _profile,
+        "stress": _stress,
+        "coordination": _coordination,
+        "forces": _forces,
+        "wall-torque": _wall_torque,
+    }[kind](plt, trajectory)
 
 
 def _last_measured(trajectory) -> int:
@@ -29,8 +35,7 @@ def _profile(plt, trajectory):
     left.plot(table["packing_fraction"], table["position"], color="k")
     left.set_xlabel("packing fraction")
     left.set_ylabel("height z (m)")
-    for column, label in (("sigma_zz", r"$\sigma_{zz}$"), ("sigma_xx", r"$\sigma_{xx}$"),
-                          ("pressure", "pressure")):
+    for column, label in (("sigma_zz", r"$\sigma_{zz}$"), ("sigma_xx", r"$\sigma_{xx}$"), ("pressure", "pressure")):
         right.plot(table[column], table["position"], label=label)
     right.set_xlabel("stress (Pa, compression positive)")
     right.legend()

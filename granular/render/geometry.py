@@ -14,6 +14,7 @@ multipliers of the step that ended at the frame's time (divide by ``dt`` for the
 mean force of that step, N). Arrays: sphere centres (k, 3), radii (k,), segments
 (s, 2, 3), polygons (v, 3) each.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -71,15 +72,15 @@ class FrameScene:
     multipliers: np.ndarray
     bands: np.ndarray | None = None
     note: str = ""
-    wall_displacements: np.ndarray | None = None   # (W, 3) m: where moving walls are, or None
-    wall_rotations: np.ndarray | None = None       # (W, 3, 3): how turning meshes are turned, or None
+    wall_displacements: np.ndarray | None = None  # (W, 3) m: where moving walls are, or None
+    wall_rotations: np.ndarray | None = None  # (W, 3, 3): how turning meshes are turned, or None
 
 
 @dataclass
 class WallGeometry:
     """Static walls: translucent polygons and the edges drawn over them."""
 
-    polygons: list = field(default_factory=list)      # each (v, 3)
+    polygons: list = field(default_factory=list)  # each (v, 3)
     edges: np.ndarray = field(default_factory=lambda: np.zeros((0, 2, 3)))
 
 
@@ -95,8 +96,9 @@ def check_frame(trajectory, frame: int) -> int:
     if not exact:
         raise InvalidInputError(f"frame must be an integer, got {frame!r}")
     if not -n <= index < n:
-        raise InvalidInputError(f"frame {index} is out of range: the trajectory has {n} frames "
-                                f"(0..{n - 1}, or -{n}..-1 from the end)")
+        raise InvalidInputError(
+            f"frame {index} is out of range: the trajectory has {n} frames (0..{n - 1}, or -{n}..-1 from the end)"
+        )
     return index % n
 
 
@@ -112,7 +114,7 @@ def select_frames(trajectory, frames=None, every: int = 1) -> np.ndarray:
         indices = np.arange(len(trajectory))
     else:
         indices = np.array([check_frame(trajectory, k) for k in np.atleast_1d(frames)], dtype=int)
-    indices = indices[::int(every)]
+    indices = indices[:: int(every)]
     if indices.size == 0:
         raise InvalidInputError("no frames to draw")
     return indices
@@ -138,14 +140,13 @@ def frame_shapes(trajectory, k: int) -> Shapes:
     radii = None if trajectory.radii is None else trajectory.radii[k]
     try:
         return shapes_of(description, trajectory.positions[k], radii)
-    except UnknownAdapterError as error:    # kept a file error: the granular command exits 3
+    except UnknownAdapterError as error:  # kept a file error: the granular command exits 3
         raise UnknownAdapterError(f"cannot draw system of kind {description.get('kind')!r}: {error}") from None
     except ValueError as error:
         raise InvalidInputError(f"cannot draw system of kind {description.get('kind')!r}: {error}") from None
 
 
-def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
-                min_impulse: float = 0.0) -> FrameScene:
+def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False, min_impulse: float = 0.0) -> FrameScene:
     """Frame ``k`` of ``trajectory`` as a `FrameScene`.
 
     color_by : "speed" (|v_i|, m/s), "id" (sphere index), "none", or an array of
@@ -160,23 +161,37 @@ def frame_scene(trajectory, k: int, color_by="speed", forces: bool = False,
     impulses = np.zeros(0) if contacts is None else np.asarray(contacts.impulse, dtype=float)
     chains = ForceChains()
     if forces and contacts is not None and is_spheres(trajectory.system):
-        chains = force_chains(trajectory.system, contacts, trajectory.positions[k],
-                              trajectory.radii[k], min_impulse)
+        chains = force_chains(trajectory.system, contacts, trajectory.positions[k], trajectory.radii[k], min_impulse)
     bands = None
     orientations = getattr(trajectory, "orientations", None)
     if orientations is not None and is_spheres(trajectory.system) and len(shapes.sphere_radii) <= MAX_BANDED:
-        bands = orientation_bands(np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
-                                  np.asarray(shapes.sphere_radii, float).reshape(-1), np.asarray(orientations[k]))
+        bands = orientation_bands(
+            np.asarray(shapes.sphere_centres, float).reshape(-1, 3),
+            np.asarray(shapes.sphere_radii, float).reshape(-1),
+            np.asarray(orientations[k]),
+        )
     active_contacts = _active_contacts(trajectory, k)
     note = note if active_contacts == 0 else ""
     displacements = getattr(trajectory, "wall_displacements", None)
     rotations = getattr(trajectory, "wall_rotations", None)
     turned = None if rotations is None else np.asarray(rotations[k], float)
-    moved = None if displacements is None or (not np.any(displacements) and turned is None) \
+    moved = (
+        None
+        if displacements is None or (not np.any(displacements) and turned is None)
         else np.asarray(displacements[k], float)
-    return FrameScene(t=float(trajectory.t[k]), shapes=shapes, colors=sphere_colors(trajectory, k, color_by, shapes),
-                      chains=chains, active_contacts=active_contacts, multipliers=impulses, bands=bands, note=note,
-                      wall_displacements=moved, wall_rotations=turned)
+    )
+    return FrameScene(
+        t=float(trajectory.t[k]),
+        shapes=shapes,
+        colors=sphere_colors(trajectory, k, color_by, shapes),
+        chains=chains,
+        active_contacts=active_contacts,
+        multipliers=impulses,
+        bands=bands,
+        note=note,
+        wall_displacements=moved,
+        wall_rotations=turned,
+    )
 
 
 def skipped_steps_note(trajectory, k: int) -> str:
@@ -219,13 +234,14 @@ def rotate_by_quaternions(vectors: np.ndarray, quaternions: np.ndarray) -> np.nd
     return vectors + 2.0 * w * np.cross(x, vectors) + 2.0 * np.cross(x, np.cross(x, vectors))
 
 
-def orientation_bands(centres: np.ndarray, radii: np.ndarray, quaternions: np.ndarray,
-                      segments: int = BAND_SEGMENTS) -> np.ndarray:
+def orientation_bands(
+    centres: np.ndarray, radii: np.ndarray, quaternions: np.ndarray, segments: int = BAND_SEGMENTS
+) -> np.ndarray:
     """Segments (N segments, 2, 3) of each sphere's band: the great circle of its body
     z axis (its equator, in the body's x-y plane) at `BAND_LIFT` radii, turned by its
     orientation and placed on its centre (m). A sphere that turns carries its band."""
     angles = np.linspace(0.0, 2.0 * np.pi, segments + 1)
-    circle = np.stack([np.cos(angles), np.sin(angles), np.zeros_like(angles)], axis=1)   # body frame
+    circle = np.stack([np.cos(angles), np.sin(angles), np.zeros_like(angles)], axis=1)  # body frame
     n = centres.shape[0]
     points = rotate_by_quaternions(np.broadcast_to(circle, (n,) + circle.shape), quaternions)
     points = centres[:, None, :] + BAND_LIFT * radii[:, None, None] * points
@@ -254,8 +270,9 @@ def sphere_colors(trajectory, k: int, color_by, shapes: Shapes) -> np.ndarray | 
     if values.ndim == 2 and values.shape[0] == len(trajectory):
         values = values[k]
     if values.shape != (n,):
-        raise InvalidInputError(f"color_by array must have shape ({n},) or ({len(trajectory)}, {n}), "
-                                f"got {np.shape(color_by)}")
+        raise InvalidInputError(
+            f"color_by array must have shape ({n},) or ({len(trajectory)}, {n}), got {np.shape(color_by)}"
+        )
     return values
 
 
@@ -291,8 +308,9 @@ def contact_segments(description: dict, contacts, positions: np.ndarray, radii: 
     return np.stack([start, end], axis=1)
 
 
-def force_chains(description: dict, contacts, positions: np.ndarray, radii: np.ndarray,
-                 min_impulse: float = 0.0) -> ForceChains:
+def force_chains(
+    description: dict, contacts, positions: np.ndarray, radii: np.ndarray, min_impulse: float = 0.0
+) -> ForceChains:
     """The `contact_segments` of the contacts with impulse > ``max(min_impulse, 0)``."""
     impulse = np.asarray(contacts.impulse, dtype=float)
     keep = np.flatnonzero(impulse > max(float(min_impulse), 0.0))
@@ -346,7 +364,7 @@ def shape_bounds(shapes: Shapes, planes: bool = True) -> np.ndarray | None:
         ends = np.asarray(shapes.segments, float).reshape(-1, 2, 3)
         r = np.asarray(shapes.segment_radii, float).reshape(-1, 1, 1)
         corners += [(ends - r).reshape(-1, 3).min(axis=0), (ends + r).reshape(-1, 3).max(axis=0)]
-    for point, normal, size in (shapes.planes if planes else []):
+    for point, normal, size in shapes.planes if planes else []:
         polygon = square(point, normal, size)
         corners += [polygon.min(axis=0), polygon.max(axis=0)]
     if not corners:
@@ -362,10 +380,8 @@ def scene_bounds(trajectory, indices, walls: bool = True) -> np.ndarray:
     Walls widen the box sideways and downwards but not above the highest body (an
     open container taller than its contents is cropped at the top).
     """
-    boxes = [b for b in (shape_bounds(frame_shapes(trajectory, k), planes=walls) for k in indices)
-             if b is not None]
-    bodies = np.array([np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)]) \
-        if boxes else None
+    boxes = [b for b in (shape_bounds(frame_shapes(trajectory, k), planes=walls) for k in indices) if b is not None]
+    bodies = np.array([np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)]) if boxes else None
     for description in (trajectory.system.get("walls", []) or []) if walls else []:
         wall = wall_from_description(description)
         box = None if wall is None else wall.bounding_box()
@@ -419,10 +435,8 @@ def clip_walls(walls: WallGeometry, bounds: np.ndarray) -> WallGeometry:
     bodies (``fit="bodies"``) shows of walls that reach far beyond them, without the
     edges of a distant face crossing the frame (a billiard table's far corners)."""
     lower, upper = np.asarray(bounds, float)
-    polygons = [p for p in (_clip_polygon(np.asarray(p, float), lower, upper) for p in walls.polygons)
-                if len(p) >= 3]
-    edges = [e for e in (_clip_segment(a, b, lower, upper) for a, b in np.asarray(walls.edges, float))
-             if e is not None]
+    polygons = [p for p in (_clip_polygon(np.asarray(p, float), lower, upper) for p in walls.polygons) if len(p) >= 3]
+    edges = [e for e in (_clip_segment(a, b, lower, upper) for a, b in np.asarray(walls.edges, float)) if e is not None]
     return WallGeometry(polygons=polygons, edges=np.array(edges).reshape(-1, 2, 3))
 
 
@@ -506,8 +520,11 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
     for _, _, shape in wall_shapes(description, bounds):
         edges.append(np.asarray(shape.edges, float).reshape(-1, 2, 3))
         if shape.faces_drawn:
-            polygons += [corners for corners, _, normal in shape.faces
-                         if normal is None or float(np.dot(_unit(normal), up)) > -0.9]
+            polygons += [
+                corners
+                for corners, _, normal in shape.faces
+                if normal is None or float(np.dot(_unit(normal), up)) > -0.9
+            ]
     periodic = description.get("periodic")
     if periodic:
         box = _periodic_box(periodic, [bounds])
@@ -516,8 +533,9 @@ def wall_geometry(description: dict, bounds: np.ndarray, up=None) -> WallGeometr
     return WallGeometry(polygons, np.concatenate(edges) if edges else np.zeros((0, 2, 3)))
 
 
-def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
-                  rotations=None) -> list[tuple[np.ndarray, int, int]]:
+def wall_polygons(
+    description: dict, bounds: np.ndarray, displacements=None, rotations=None
+) -> list[tuple[np.ndarray, int, int]]:
     """Every wall of a sphere system as polygons ``(corners (k, 3), wall, surface)``:
     ``wall`` the index in ``description["walls"]``, ``surface`` the contact surface
     (``Contacts.wall``), from each wall's shape (`granular.walls.surfaces.Surface.shape`:
@@ -531,7 +549,7 @@ def wall_polygons(description: dict, bounds: np.ndarray, displacements=None,
     polygons, surface = [], 0
     for w, _ in enumerate(description.get("walls", []) or []):
         if w not in shapes:
-            surface += 1            # an unknown wall: one nameless surface (granular.walls.surfaces.surface_count)
+            surface += 1  # an unknown wall: one nameless surface (granular.walls.surfaces.surface_count)
             continue
         wall, shape = shapes[w]
         polygons += [(np.asarray(corners, float), w, surface + offset) for corners, offset, _ in shape.faces]

@@ -6,6 +6,7 @@ name and renamed over the target only once complete.
 Formats: ``.png`` stills; ``.mp4`` (H.264 through imageio-ffmpeg) and ``.gif``
 (Pillow through imageio) animations. Images are (height, width, 3) uint8 arrays.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,7 @@ SUFFIXES = VIDEO_SUFFIXES + IMAGE_SUFFIXES
 
 
 def output_kind(path, allowed=SUFFIXES) -> str:
-    """"video" or "image" for ``path``; `InvalidInputError` for any other extension."""
+    """ "video" or "image" for ``path``; `InvalidInputError` for any other extension."""
     suffix = Path(path).suffix.lower()
     if suffix not in allowed:
         shown = ", ".join(allowed)
@@ -70,9 +71,16 @@ class VideoWriter:
                 import imageio.v2 as imageio
 
                 self._mp4 = imageio.get_writer(
-                    self._temporary, format="FFMPEG", mode="I", fps=self.fps, codec="libx264",
-                    quality=self.quality, pixelformat="yuv420p", macro_block_size=16,
-                    ffmpeg_log_level="error")
+                    self._temporary,
+                    format="FFMPEG",
+                    mode="I",
+                    fps=self.fps,
+                    codec="libx264",
+                    quality=self.quality,
+                    pixelformat="yuv420p",
+                    macro_block_size=16,
+                    ffmpeg_log_level="error",
+                )
             self._mp4.append_data(image)
         self.frames_written += 1
 
@@ -86,8 +94,9 @@ class VideoWriter:
         else:
             import imageio.v3 as iio
 
-            iio.imwrite(self._temporary, np.stack(self._gif_frames), extension=".gif",
-                        duration=1000.0 / self.fps, loop=0)
+            iio.imwrite(
+                self._temporary, np.stack(self._gif_frames), extension=".gif", duration=1000.0 / self.fps, loop=0
+            )
         self._context.__exit__(None, None, None)
         return self.path
 

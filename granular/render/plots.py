@@ -23,6 +23,7 @@ in every figure, as in ``granular inspect`` and ``granular run``.
 
 Figures are written under a temporary name and renamed (``.png``, ``.svg`` or ``.pdf``).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -35,8 +36,17 @@ from . import analysis_plots
 from ..app.runs import active_counts, noise_impulse
 from ..walls import first_surface, surface_names
 
-KINDS = ("energy", "multipliers", "contacts", "wall-forces", "profile", "stress", "coordination", "forces",
-         "wall-torque")
+KINDS = (
+    "energy",
+    "multipliers",
+    "contacts",
+    "wall-forces",
+    "profile",
+    "stress",
+    "coordination",
+    "forces",
+    "wall-torque",
+)
 FIGURE_SUFFIXES = (".png", ".svg", ".pdf")
 
 
@@ -46,13 +56,13 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
         raise InvalidInputError(f"unknown plot {kind!r}: choose one of {', '.join(KINDS)}")
     path = Path(path)
     if path.suffix.lower() not in FIGURE_SUFFIXES:
-        raise InvalidInputError(f"unsupported figure extension {path.suffix or '(none)'!r} for {path}: "
-                                f"use {', '.join(FIGURE_SUFFIXES)}")
+        raise InvalidInputError(
+            f"unsupported figure extension {path.suffix or '(none)'!r} for {path}: use {', '.join(FIGURE_SUFFIXES)}"
+        )
     import matplotlib
 
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
-
 
     drawn = figure(plt, trajectory, kind)
     if title:
@@ -64,7 +74,7 @@ def plot(trajectory, kind: str, path, title: str | None = None, dpi: int = 120) 
 def figure(plt, trajectory, kind: str):
     """The matplotlib figure ``kind`` (one of `KINDS`) of ``trajectory``, drawn with
     ``plt`` (``matplotlib.pyplot``), not yet written (`plot` writes it)."""
-    if kind in analysis_plots.KINDS:       # the measurements of granular.analysis
+    if kind in analysis_plots.KINDS:  # the measurements of granular.analysis
         return analysis_plots.figure(plt, trajectory, kind)
     figures = {"energy": _energy, "multipliers": _multipliers, "contacts": _contacts, "wall-forces": _wall_forces}
     return figures[kind](plt, trajectory)
@@ -92,8 +102,9 @@ def _energy(plt, trajectory):
     axes.plot(t, potential - potential[0], label="potential - initial")
     axes.plot(t, total - total[0], label="total - initial", linewidth=2)
     axes.plot(t, dissipated, label="dissipated by contacts", linestyle="--")
-    axes.plot(t, total - total[0] + dissipated, label="balance: total - initial + dissipated",
-              linestyle=":", color="black")
+    axes.plot(
+        t, total - total[0] + dissipated, label="balance: total - initial + dissipated", linestyle=":", color="black"
+    )
     _time_axes(axes, "energy (J)", title="energy", legend=True)
     return figure
 
@@ -192,8 +203,9 @@ def stress_strain(trajectory, wall: int, area: float, height: float) -> tuple[np
     return travel / height, -(forces @ normal) / area
 
 
-def plot_stress_strain(trajectory, path, wall: int, area: float, height: float, title: str | None = None,
-                       dpi: int = 120, bins: int = 30) -> Path:
+def plot_stress_strain(
+    trajectory, path, wall: int, area: float, height: float, title: str | None = None, dpi: int = 120, bins: int = 30
+) -> Path:
     """Write the stress (Pa) on the piston ``system["walls"][wall]`` against its strain
     (`stress_strain`) to ``path`` (.png, .svg, .pdf): each frame's value (thin), and
     their mean over ``bins`` equal intervals of strain (bold). Each frame's force is
@@ -202,8 +214,9 @@ def plot_stress_strain(trajectory, path, wall: int, area: float, height: float, 
     collisions are then averaged, not sampled."""
     path = Path(path)
     if path.suffix.lower() not in FIGURE_SUFFIXES:
-        raise InvalidInputError(f"unsupported figure extension {path.suffix or '(none)'!r} for {path}: "
-                                f"use {', '.join(FIGURE_SUFFIXES)}")
+        raise InvalidInputError(
+            f"unsupported figure extension {path.suffix or '(none)'!r} for {path}: use {', '.join(FIGURE_SUFFIXES)}"
+        )
     strain, stress = stress_strain(trajectory, wall, area, height)
     import matplotlib
 
@@ -212,7 +225,7 @@ def plot_stress_strain(trajectory, path, wall: int, area: float, height: float, 
 
     figure, axes = plt.subplots(figsize=(7.0, 4.2))
     axes.plot(strain, stress, linewidth=0.6, color="#95a5a6", label="each frame's step")
-    centres, means = _bin_means(strain[1:], stress[1:], bins)   # frame 0 has no step
+    centres, means = _bin_means(strain[1:], stress[1:], bins)  # frame 0 has no step
     axes.plot(centres, means, marker="o", linewidth=2, color="#c0392b", label=f"mean over {bins} strain bins")
     axes.set_xlabel("strain (piston travel / initial height)")
     axes.set_ylabel("stress on the piston (Pa)")

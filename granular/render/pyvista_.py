@@ -17,6 +17,7 @@ inadmissible side, outlined), force chains (tubes whose radius and colour are
 proportional to the contact impulse), walls (translucent polygons with opaque edges,
 moved with the frames of moving walls) and a title with the time on a white box.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,10 +26,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .geometry import (FrameScene, WallGeometry, clip_walls, polygon_edges, shape_planes, shifted_walls,
-                       up_direction, wall_geometry)
+from .geometry import (
+    FrameScene,
+    WallGeometry,
+    clip_walls,
+    polygon_edges,
+    shape_planes,
+    shifted_walls,
+    up_direction,
+    wall_geometry,
+)
 
-if TYPE_CHECKING:                # annotations only: pyvista is imported where a picture is drawn
+if TYPE_CHECKING:  # annotations only: pyvista is imported where a picture is drawn
     import pyvista
 
 #: Look of the pictures, in one place.
@@ -94,24 +103,39 @@ def colorbar_layout(size) -> dict:
     em = float(text)
     strip, gap, labels, margin = 0.8 * em, 0.4 * em, 3.0 * em, 0.6 * em
     box = strip + gap + labels
-    return dict(font_size=text, position_x=1.0 - (box + margin) / width, width=box / width,
-                bar_ratio=strip / box, reserved_width=(box + 2.0 * margin) / width, position_y=0.08, height=0.74)
+    return dict(
+        font_size=text,
+        position_x=1.0 - (box + margin) / width,
+        width=box / width,
+        bar_ratio=strip / box,
+        reserved_width=(box + 2.0 * margin) / width,
+        position_y=0.08,
+        height=0.74,
+    )
 
 
 def scalar_bar_arguments(layout: dict, title: str) -> dict:
     """pyvista's ``scalar_bar_args`` of a colour bar placed by ``layout`` (`colorbar_layout`)
     with ``title``, its unit on a line of its own ("impulse (N s)" in one line is wider
     than the bar), its labels at the layout's font size, never shrunk by VTK."""
-    return dict(title=title.replace(" (", "\n(") + "\n", vertical=True, position_x=layout["position_x"],
-                position_y=layout["position_y"],
-                height=layout["height"], width=layout["width"], title_font_size=layout["font_size"],
-                label_font_size=layout["font_size"], unconstrained_font_size=True, color=TEXT_COLOR,
-                fmt="%.2g", n_labels=4)
+    return dict(
+        title=title.replace(" (", "\n(") + "\n",
+        vertical=True,
+        position_x=layout["position_x"],
+        position_y=layout["position_y"],
+        height=layout["height"],
+        width=layout["width"],
+        title_font_size=layout["font_size"],
+        label_font_size=layout["font_size"],
+        unconstrained_font_size=True,
+        color=TEXT_COLOR,
+        fmt="%.2g",
+        n_labels=4,
+    )
 
 
 def _prepare_environment() -> None:
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") \
-            and not os.environ.get("WAYLAND_DISPLAY"):
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
 
 
@@ -142,12 +166,29 @@ class Renderer:
     antialias : supersample (smoother edges, about three times slower).
     """
 
-    def __init__(self, description: dict, bounds: np.ndarray, walls: WallGeometry,
-                 size=(640, 480), camera: str = "fixed", n_frames: int = 1, view=None, up=None,
-                 color_label: str | None = "speed (m/s)", color_range=(0.0, 1.0), cmap: str | None = None,
-                 forces: bool = False, force_reference: float = 0.0, sphere_opacity: float | None = None,
-                 title: str | None = None, mean_radius: float | None = None, orbit_turns: float = 1.0,
-                 antialias: bool = False, body_bounds=None, wall_clip=None):
+    def __init__(
+        self,
+        description: dict,
+        bounds: np.ndarray,
+        walls: WallGeometry,
+        size=(640, 480),
+        camera: str = "fixed",
+        n_frames: int = 1,
+        view=None,
+        up=None,
+        color_label: str | None = "speed (m/s)",
+        color_range=(0.0, 1.0),
+        cmap: str | None = None,
+        forces: bool = False,
+        force_reference: float = 0.0,
+        sphere_opacity: float | None = None,
+        title: str | None = None,
+        mean_radius: float | None = None,
+        orbit_turns: float = 1.0,
+        antialias: bool = False,
+        body_bounds=None,
+        wall_clip=None,
+    ):
         pv = import_pyvista()
         self.pv = pv
         self.description = description
@@ -157,7 +198,7 @@ class Renderer:
         theme.font.color = TEXT_COLOR
         self.plotter = pv.Plotter(off_screen=True, window_size=list(self.size), theme=theme)
         self.plotter.set_background(BACKGROUND)
-        if antialias:   # supersampling: about three times slower, smoother edges
+        if antialias:  # supersampling: about three times slower, smoother edges
             self.plotter.enable_anti_aliasing("ssaa")
         self.forces = forces
         self.force_reference = float(force_reference)
@@ -165,9 +206,10 @@ class Renderer:
         self.color_range = tuple(float(c) for c in color_range)
         self.cmap = cmap
         spheres = description.get("kind") == "spheres"
-        self.ghosts = forces and spheres        # spheres see-through so that the chains show
-        self.sphere_opacity = (GHOST_OPACITY if forces and spheres else 1.0) if sphere_opacity is None \
-            else float(sphere_opacity)
+        self.ghosts = forces and spheres  # spheres see-through so that the chains show
+        self.sphere_opacity = (
+            (GHOST_OPACITY if forces and spheres else 1.0) if sphere_opacity is None else float(sphere_opacity)
+        )
         if self.sphere_opacity < 1.0:
             self.plotter.enable_depth_peeling(number_of_peels=6)
         self.title = title
@@ -180,8 +222,8 @@ class Renderer:
         self.up = np.asarray(up_direction(description) if up is None else up, float)
         self.up /= np.linalg.norm(self.up)
         self.bounds = np.asarray(bounds, float)
-        self._wall_shift = None      # the displacements the walls are drawn at (None: where described)
-        self.wall_clip = wall_clip   # (2, 3) box the walls are cut to, or None
+        self._wall_shift = None  # the displacements the walls are drawn at (None: where described)
+        self.wall_clip = wall_clip  # (2, 3) box the walls are cut to, or None
         self.body_bounds = self.bounds if body_bounds is None else np.asarray(body_bounds, float)
         self.camera_mode = camera
         self.n_frames = max(int(n_frames), 1)
@@ -208,11 +250,11 @@ class Renderer:
         vertical = [a for a in flat if abs(self.up[a]) > 0.9]
         horizontal = [a for a in flat if abs(self.up[a]) < 0.1]
         h1, h2 = self._horizontal_basis()
-        if horizontal:                                      # a mechanism drawn in a vertical plane
+        if horizontal:  # a mechanism drawn in a vertical plane
             axis = np.eye(3)[horizontal[0]]
             direction = -axis if np.dot(np.cross(self.up, -axis), h1) >= 0 else axis
             direction = direction + 0.08 * self.up
-        elif vertical:                                      # a table
+        elif vertical:  # a table
             direction = 0.57 * (-h2) + 0.82 * self.up
         else:
             direction = 0.55 * h1 - 1.0 * h2 + 0.7 * self.up
@@ -221,13 +263,25 @@ class Renderer:
     def _rotated(self, direction: np.ndarray, angle: float) -> np.ndarray:
         """``direction`` turned by ``angle`` about the up axis (Rodrigues)."""
         k = self.up
-        return (direction * np.cos(angle) + np.cross(k, direction) * np.sin(angle)
-                + k * np.dot(k, direction) * (1.0 - np.cos(angle)))
+        return (
+            direction * np.cos(angle)
+            + np.cross(k, direction) * np.sin(angle)
+            + k * np.dot(k, direction) * (1.0 - np.cos(angle))
+        )
 
     def _fit_distance(self, direction: np.ndarray, view_angle: float = 30.0, margin: float = 1.12) -> float:
         centre = self.bounds.mean(axis=0)
-        corners = np.array([[self.bounds[i, 0], self.bounds[j, 1], self.bounds[k, 2]]
-                            for i in (0, 1) for j in (0, 1) for k in (0, 1)]) - centre
+        corners = (
+            np.array(
+                [
+                    [self.bounds[i, 0], self.bounds[j, 1], self.bounds[k, 2]]
+                    for i in (0, 1)
+                    for j in (0, 1)
+                    for k in (0, 1)
+                ]
+            )
+            - centre
+        )
         right = np.cross(-direction, self.up)
         if np.linalg.norm(right) < 1e-9:
             right = self._horizontal_basis()[0]
@@ -237,8 +291,9 @@ class Renderer:
         aspect = self.size[0] / self.size[1]
         depth = corners @ direction
         free_right, free_top = 1.0 - self.reserved[0], 1.0 - self.reserved[1]
-        needed = np.maximum(np.abs(corners @ upward) / (tan_half * free_top),
-                            np.abs(corners @ right) / (tan_half * aspect * free_right))
+        needed = np.maximum(
+            np.abs(corners @ upward) / (tan_half * free_top), np.abs(corners @ right) / (tan_half * aspect * free_right)
+        )
         return float(margin * np.max(needed + depth))
 
     def _screen_axes(self, direction: np.ndarray):
@@ -257,8 +312,11 @@ class Renderer:
         # Keep the bodies clear of the caption (top) and the colour bar (right).
         right, upward = self._screen_axes(direction)
         height = 2.0 * self.distance * np.tan(np.radians(15.0))
-        centre = centre + right * (0.5 * self.reserved[0] * height * self.size[0] / self.size[1]) \
+        centre = (
+            centre
+            + right * (0.5 * self.reserved[0] * height * self.size[0] / self.size[1])
             + upward * (0.5 * self.reserved[1] * height)
+        )
         camera = self.plotter.camera
         camera.focal_point = tuple(centre)
         camera.position = tuple(centre + self.distance * direction)
@@ -270,24 +328,32 @@ class Renderer:
     def _draw_walls(self, walls: WallGeometry) -> None:
         pv = self.pv
         if walls.polygons:
-            self.plotter.add_mesh(_polygons(pv, walls.polygons), color=WALL_COLOR, opacity=WALL_OPACITY,
-                                  lighting=False, name="walls", render=False)
+            self.plotter.add_mesh(
+                _polygons(pv, walls.polygons),
+                color=WALL_COLOR,
+                opacity=WALL_OPACITY,
+                lighting=False,
+                name="walls",
+                render=False,
+            )
         if len(walls.edges):
-            self.plotter.add_mesh(_lines(pv, walls.edges), color=EDGE_COLOR, line_width=1.5, name="wall-edges",
-                                  render=False)
+            self.plotter.add_mesh(
+                _lines(pv, walls.edges), color=EDGE_COLOR, line_width=1.5, name="wall-edges", render=False
+            )
 
     def _moving_walls(self, scene: FrameScene) -> None:
         """Redraw the walls where a frame's moving walls are (a piston, a shaker)."""
         shift, turn = scene.wall_displacements, scene.wall_rotations
-        if shift is None or (self._wall_shift is not None and np.array_equal(shift, self._wall_shift)
-                             and turn is None):
+        if shift is None or (self._wall_shift is not None and np.array_equal(shift, self._wall_shift) and turn is None):
             return
         self._wall_shift = np.array(shift)
         walls = wall_geometry(shifted_walls(self.description, shift, turn), self.bounds, self.up)
         if self.wall_clip is not None:
             walls = clip_walls(walls, self.wall_clip)
-        for name, mesh in (("walls", _polygons(self.pv, walls.polygons) if walls.polygons else None),
-                           ("wall-edges", _lines(self.pv, walls.edges) if len(walls.edges) else None)):
+        for name, mesh in (
+            ("walls", _polygons(self.pv, walls.polygons) if walls.polygons else None),
+            ("wall-edges", _lines(self.pv, walls.edges) if len(walls.edges) else None),
+        ):
             actor = self.plotter.actors.get(name)
             if mesh is not None and actor is not None:
                 actor.mapper.dataset.copy_from(mesh, deep=True)
@@ -319,9 +385,13 @@ class Renderer:
         style = dict(smooth_shading=True, specular=0.3, opacity=self.sphere_opacity)
         if scene.colors is not None and not self.ghosts:
             cloud["value"] = np.asarray(scene.colors, float)
-            style.update(scalars="value", clim=self.color_range, cmap=self.cmap or SPEED_CMAP,
-                         show_scalar_bar=self.color_label is not None,
-                         scalar_bar_args=scalar_bar_arguments(self.bar_layout, self.color_label or ""))
+            style.update(
+                scalars="value",
+                clim=self.color_range,
+                cmap=self.cmap or SPEED_CMAP,
+                show_scalar_bar=self.color_label is not None,
+                scalar_bar_args=scalar_bar_arguments(self.bar_layout, self.color_label or ""),
+            )
         else:
             style.update(color=GHOST_COLOR if self.ghosts else BODY_COLOR)
         geometry = pv.Sphere(radius=1.0, theta_resolution=resolution[0], phi_resolution=resolution[1])
@@ -341,8 +411,11 @@ class Renderer:
         shapes = scene.shapes
         if len(shapes.segment_radii) == 0 and "links" not in self.meshes:
             return
-        tubes = _tubes(self.pv, np.asarray(shapes.segments, float).reshape(-1, 2, 3),
-                       np.asarray(shapes.segment_radii, float).reshape(-1))
+        tubes = _tubes(
+            self.pv,
+            np.asarray(shapes.segments, float).reshape(-1, 2, 3),
+            np.asarray(shapes.segment_radii, float).reshape(-1),
+        )
         self._update("links", tubes, color=LINK_COLOR, smooth_shading=True, specular=0.4)
 
     def _obstacles(self, scene: FrameScene) -> None:
@@ -353,9 +426,17 @@ class Renderer:
         normals = [np.asarray(normal, float) / np.linalg.norm(normal) for _, normal, _ in shapes.planes]
         slabs = [_slab(square, normal, depth) for square, normal in zip(shape_planes(shapes), normals)]
         faces = _polygons(self.pv, [face for slab in slabs for face in slab]) if slabs else self.pv.PolyData()
-        edges = _lines(self.pv, np.concatenate([polygon_edges(face) for slab in slabs for face in slab[:2]]
-                                               + [np.stack([slab[0], slab[1]], axis=1) for slab in slabs])) \
-            if slabs else self.pv.PolyData()
+        edges = (
+            _lines(
+                self.pv,
+                np.concatenate(
+                    [polygon_edges(face) for slab in slabs for face in slab[:2]]
+                    + [np.stack([slab[0], slab[1]], axis=1) for slab in slabs]
+                ),
+            )
+            if slabs
+            else self.pv.PolyData()
+        )
         self._update("obstacles", faces, color=OBSTACLE_COLOR, opacity=0.6, lighting=False)
         self._update("obstacle-edges", edges, color=EDGE_COLOR, line_width=1.5)
 
@@ -363,15 +444,23 @@ class Renderer:
         if not self.forces:
             return
         chains = scene.chains
-        reference = self.force_reference if self.force_reference > 0 else \
-            (float(chains.impulses.max()) if len(chains) else 0.0)
+        reference = (
+            self.force_reference if self.force_reference > 0 else (float(chains.impulses.max()) if len(chains) else 0.0)
+        )
         keep = chains.impulses >= CHAIN_THRESHOLD * reference if reference > 0 else np.zeros(0, bool)
         width = CHAIN_WIDTH * (self.mean_radius or 1.0)
         radii = width * np.minimum(chains.impulses[keep] / reference, 1.0) if reference > 0 else np.zeros(0)
         tubes = _tubes(self.pv, chains.segments[keep], radii, values=chains.impulses[keep], name="impulse")
-        self._update("chains", tubes, scalars="impulse", cmap=FORCE_CMAP, clim=(0.0, reference or 1.0),
-                     smooth_shading=True, specular=0.2,
-                     scalar_bar_args=scalar_bar_arguments(self.bar_layout, "impulse (N s)"))
+        self._update(
+            "chains",
+            tubes,
+            scalars="impulse",
+            cmap=FORCE_CMAP,
+            clim=(0.0, reference or 1.0),
+            smooth_shading=True,
+            specular=0.2,
+            scalar_bar_args=scalar_bar_arguments(self.bar_layout, "impulse (N s)"),
+        )
 
     def _title(self, scene: FrameScene, time_format: str) -> None:
         lines = [f"t = {time_format.format(scene.t)} s"]
@@ -384,15 +473,20 @@ class Renderer:
         elif 0 < scene.multipliers.size <= 4:
             values = ", ".join(f"{v:.3g}" for v in scene.multipliers)
             lines.append(f"impulse{'s' if scene.multipliers.size > 1 else ''} {values} N s")
-        elif scene.multipliers.size == 0:     # the first frame too: the caption keeps its lines
+        elif scene.multipliers.size == 0:  # the first frame too: the caption keeps its lines
             lines.append("no contact")
         text = "\n".join(lines)
         if self._caption is None:
             # A plain text actor at a pixel position: its size does not change with its length.
             margin = max(6, self.size[1] // 60)
-            self._caption = self.plotter.add_text(text, position=(margin, self.size[1] - margin),
-                                                  font_size=self.font_size, color=TEXT_COLOR, name="title",
-                                                  render=False)
+            self._caption = self.plotter.add_text(
+                text,
+                position=(margin, self.size[1] - margin),
+                font_size=self.font_size,
+                color=TEXT_COLOR,
+                name="title",
+                render=False,
+            )
             style = self._caption.GetTextProperty()
             style.SetVerticalJustificationToTop()
             # A translucent box behind the text: wall edges passing under it do not cross the letters.
@@ -441,15 +535,19 @@ def _slab(square: np.ndarray, normal: np.ndarray, depth: float) -> list[np.ndarr
 def _lines(pv, segments: np.ndarray) -> "pyvista.PolyData":
     segments = np.asarray(segments, float).reshape(-1, 2, 3)
     points = segments.reshape(-1, 3)
-    cells = np.column_stack([np.full(len(segments), 2), np.arange(0, 2 * len(segments), 2),
-                             np.arange(1, 2 * len(segments), 2)]).ravel()
+    cells = np.column_stack(
+        [np.full(len(segments), 2), np.arange(0, 2 * len(segments), 2), np.arange(1, 2 * len(segments), 2)]
+    ).ravel()
     return pv.PolyData(points, lines=cells.astype(np.int64))
 
 
 def _tubes(pv, segments: np.ndarray, radii: np.ndarray, values=None, name: str = "value"):
     """Tubes along ``segments`` (s, 2, 3) with per-segment ``radii`` (s,); optional cell values."""
-    keep = (radii > 0) & (np.linalg.norm(segments[:, 1] - segments[:, 0], axis=1) > 0) if len(segments) else \
-        np.zeros(0, bool)
+    keep = (
+        (radii > 0) & (np.linalg.norm(segments[:, 1] - segments[:, 0], axis=1) > 0)
+        if len(segments)
+        else np.zeros(0, bool)
+    )
     if not np.any(keep):
         return pv.PolyData()
     lines = _lines(pv, segments[keep])

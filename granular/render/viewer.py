@@ -31,6 +31,7 @@ exceeds ``max_bytes`` the frames are thinned in proportion to the excess over th
 one-frame page, so the file written is within the budget. A ValueError when even one
 frame exceeds it. `benchmarks/viewer_size.py` measures 10,000 spheres x 100 frames.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -109,7 +110,7 @@ def _force_on_spheres(trajectory, k: int, n: int) -> np.ndarray:
     """The summed magnitude (N,) (N) of the contact forces on each sphere (`granular.analysis.forces`)."""
     forces = frame_forces(trajectory, k)
     sphere, force, _ = forces.sphere_rows()
-    if forces.ids is not None:   # a run with inlets or outlets: rows of the spheres present, by id
+    if forces.ids is not None:  # a run with inlets or outlets: rows of the spheres present, by id
         sphere = forces.ids[sphere]
     return np.bincount(sphere, weights=np.linalg.norm(force, axis=1), minlength=n)[:n]
 
@@ -121,7 +122,7 @@ def network_segments(trajectory, k: int) -> tuple[np.ndarray, np.ndarray]:
     vector to the contact point."""
     forces = frame_forces(trajectory, k)
     sphere, force, branch = forces.sphere_rows()
-    if forces.ids is not None:   # a run with inlets or outlets: rows of the spheres present, by id
+    if forces.ids is not None:  # a run with inlets or outlets: rows of the spheres present, by id
         sphere = forces.ids[sphere]
     start = np.asarray(trajectory.positions[k], float)[sphere]
     return np.stack([start, start + branch], axis=1), np.linalg.norm(force, axis=1)
@@ -153,14 +154,21 @@ def _network_lines(k3d, trajectory, frames, times, step):
     vertices, colours = {}, {}
     for t, (points, force) in zip(times, networks):
         padded = np.zeros((2 * segments, 3), np.float32)
-        padded[:len(points)] = points
+        padded[: len(points)] = points
         vertices[t] = padded
         colours[t] = np.concatenate([force, np.zeros(2 * segments - len(force), np.float32)])
     largest = max(float(c.max(initial=0.0)) for c in colours.values())
     indices = np.arange(2 * segments, dtype=np.uint32).reshape(-1, 2)
-    return k3d.lines(vertices, indices, indices_type="segment", attribute=colours,
-                     color_map=k3d.colormaps.matplotlib_color_maps.Inferno,
-                     color_range=[0.0, largest if largest > 0 else 1.0], shader="simple", name="force network (N)")
+    return k3d.lines(
+        vertices,
+        indices,
+        indices_type="segment",
+        attribute=colours,
+        color_map=k3d.colormaps.matplotlib_color_maps.Inferno,
+        color_range=[0.0, largest if largest > 0 else 1.0],
+        shader="simple",
+        name="force network (N)",
+    )
 
 
 def _walls(k3d, trajectory, bounds: np.ndarray):
@@ -171,8 +179,14 @@ def _walls(k3d, trajectory, bounds: np.ndarray):
         triangles += [(start, start + a, start + a + 1) for a in range(1, len(corners) - 1)]
     if not vertices:
         return None
-    return k3d.mesh(np.concatenate(vertices), np.asarray(triangles, np.uint32), color=0x8899AA, opacity=0.2,
-                    side="double", name="walls")
+    return k3d.mesh(
+        np.concatenate(vertices),
+        np.asarray(triangles, np.uint32),
+        color=0x8899AA,
+        opacity=0.2,
+        side="double",
+        name="walls",
+    )
 
 
 def _check(trajectory) -> None:
@@ -202,15 +216,18 @@ def shown_positions(trajectory, k: int, step: float, parking: np.ndarray) -> np.
     return quantise(positions, step)
 
 
-def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES,
-               frames=None):
+def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES, frames=None):
     """The K3D plot of a sphere run (module docstring) showing ``frames`` (indices), by
     default those of `kept_frames` for ``max_bytes``; a ValueError for other systems."""
     _check(trajectory)
     k3d = _k3d()
     if frames is None:
-        frames = kept_frames(len(trajectory), trajectory.positions.shape[1], max_bytes,
-                             segments_per_sphere(trajectory) if forces else 0.0)
+        frames = kept_frames(
+            len(trajectory),
+            trajectory.positions.shape[1],
+            max_bytes,
+            segments_per_sphere(trajectory) if forces else 0.0,
+        )
     step = QUANTUM * float(np.nanmin(trajectory.radii))
     times = [f"{float(trajectory.t[k]):.6g}" for k in frames]
     values = {t: np.nan_to_num(sphere_values(trajectory, k, color)).astype(np.float32) for t, k in zip(times, frames)}
@@ -219,11 +236,15 @@ def build_plot(trajectory, color="speed", forces: bool = True, max_bytes: float 
     low = min(float(v.min(initial=0.0)) for v in values.values())
     high = max(float(v.max(initial=0.0)) for v in values.values())
     plot = k3d.plot(grid_visible=False, axes_helper=0, camera_auto_fit=True, name="granular")
-    plot += k3d.points({t: shown_positions(trajectory, k, step, parking) for t, k in zip(times, frames)},
-                       point_sizes=sphere_diameters(trajectory, frames, times),
-                       attribute=values, color_map=k3d.colormaps.matplotlib_color_maps.Viridis,
-                       color_range=[low, high if high > low else low + 1.0], shader="3d",
-                       name=f"spheres ({color if isinstance(color, str) else 'values'})")
+    plot += k3d.points(
+        {t: shown_positions(trajectory, k, step, parking) for t, k in zip(times, frames)},
+        point_sizes=sphere_diameters(trajectory, frames, times),
+        attribute=values,
+        color_map=k3d.colormaps.matplotlib_color_maps.Viridis,
+        color_range=[low, high if high > low else low + 1.0],
+        shader="3d",
+        name=f"spheres ({color if isinstance(color, str) else 'values'})",
+    )
     if forces:
         plot += _network_lines(k3d, trajectory, frames, times, step)
     walls = _walls(k3d, trajectory, bounds)
@@ -259,22 +280,26 @@ def _page(trajectory, frames, color, forces: bool) -> str:
     return page.replace("var K3DInstance;", f"var K3DInstance;\n    window.GRANULAR_LAST = {last!r};", 1)
 
 
-def fitted_page(trajectory, color="speed", forces: bool = True,
-                max_bytes: float = DEFAULT_MAX_BYTES) -> tuple[str, np.ndarray]:
+def fitted_page(
+    trajectory, color="speed", forces: bool = True, max_bytes: float = DEFAULT_MAX_BYTES
+) -> tuple[str, np.ndarray]:
     """The page (its UTF-8 encoding at most ``max_bytes``) and the frames it shows
     (module docstring: first `kept_frames`, then thinned until the page fits)."""
     _check(trajectory)
     total = len(trajectory)
-    frames = kept_frames(total, trajectory.positions.shape[1], max_bytes,
-                         segments_per_sphere(trajectory) if forces else 0.0)
+    frames = kept_frames(
+        total, trajectory.positions.shape[1], max_bytes, segments_per_sphere(trajectory) if forces else 0.0
+    )
     page = _page(trajectory, frames, color, forces)
     smallest = None
     while len(page.encode("utf-8")) > max_bytes:
         if smallest is None:
             smallest = len(_page(trajectory, evenly(total, 1), color, forces).encode("utf-8"))
         if len(frames) == 1 or smallest > max_bytes:
-            raise ValueError(f"max_bytes: one frame's page takes {smallest / 1e6:.3g} MB, more than the "
-                             f"{max_bytes / 1e6:.3g} MB allowed")
+            raise ValueError(
+                f"max_bytes: one frame's page takes {smallest / 1e6:.3g} MB, more than the "
+                f"{max_bytes / 1e6:.3g} MB allowed"
+            )
         per_frame = (len(page.encode("utf-8")) - smallest) / (len(frames) - 1)
         count = min(len(frames) - 1, int((max_bytes - smallest) // max(per_frame, 1.0)) + 1)
         frames = evenly(total, count)

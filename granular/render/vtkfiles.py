@@ -42,6 +42,7 @@ files of the earlier series that it does not list (``STEM_spheres_*.vtp``,
 ``STEM_contacts_*.vtp``, ``STEM_shapes_*.vtp``, ``STEM_walls_*.vtp``, e.g. frames of a longer run or of
 another ``every``) are removed. Other files in ``DIR`` are never touched.
 """
+
 from __future__ import annotations
 
 import base64
@@ -51,8 +52,16 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from .geometry import (contact_segments, frame_shapes, is_spheres, present_frame, scene_bounds, select_frames, square,
-                       wall_polygons)
+from .geometry import (
+    contact_segments,
+    frame_shapes,
+    is_spheres,
+    present_frame,
+    scene_bounds,
+    select_frames,
+    square,
+    wall_polygons,
+)
 from ..records.files import atomic_path
 from ..app.runs import noise_impulse
 
@@ -84,8 +93,9 @@ def _components(values) -> int:
     return int(values.shape[1]) if values.ndim == 2 else 1
 
 
-def polydata_xml(points: np.ndarray, verts=None, lines=None, point_data=None, cell_data=None,
-                 field_data=None, polys=None) -> str:
+def polydata_xml(
+    points: np.ndarray, verts=None, lines=None, point_data=None, cell_data=None, field_data=None, polys=None
+) -> str:
     """VTK XML PolyData text.
 
     points : (n, 3). verts : (v,) point indices, one vertex cell each. lines : (l, 2)
@@ -102,20 +112,23 @@ def polydata_xml(points: np.ndarray, verts=None, lines=None, point_data=None, ce
     def block(tag, arrays):
         if not arrays:
             return f"<{tag}/>"
-        body = "".join(_data_array(name, values, _components(values), tuples=(tag == "FieldData"))
-                       for name, values in arrays.items())
+        body = "".join(
+            _data_array(name, values, _components(values), tuples=(tag == "FieldData"))
+            for name, values in arrays.items()
+        )
         return f"<{tag}>{body}</{tag}>"
 
     def cells(tag, connectivity, size):
         count = len(connectivity) // size if size else 0
-        return (f"<{tag}>{_data_array('connectivity', connectivity)}"
-                f"{_data_array('offsets', np.arange(size, size * count + 1, size)[:count])}</{tag}>")
+        return (
+            f"<{tag}>{_data_array('connectivity', connectivity)}"
+            f"{_data_array('offsets', np.arange(size, size * count + 1, size)[:count])}</{tag}>"
+        )
 
     def polygons(tag):
         connectivity = np.concatenate(polys) if polys else np.zeros(0, np.int64)
         offsets = np.cumsum([len(p) for p in polys]).astype(np.int64)
-        return (f"<{tag}>{_data_array('connectivity', connectivity)}"
-                f"{_data_array('offsets', offsets)}</{tag}>")
+        return f"<{tag}>{_data_array('connectivity', connectivity)}{_data_array('offsets', offsets)}</{tag}>"
 
     parts = [
         '<?xml version="1.0"?>',
@@ -143,14 +156,19 @@ def _write_text(path: Path, text: str) -> None:
 
 
 def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> tuple[str, str]:
-    trajectory, k = present_frame(trajectory, k)      # the spheres present, with their ids
+    trajectory, k = present_frame(trajectory, k)  # the spheres present, with their ids
     positions = np.asarray(trajectory.positions[k], float).reshape(-1, 3)
     velocities = np.asarray(trajectory.velocities[k], float).reshape(-1, 3)
     radii = np.asarray(trajectory.radii[k], float)
     n = len(positions)
-    point_data = {"radius": radii, "velocity": velocities, "speed": np.linalg.norm(velocities, axis=1),
-                  "id": np.arange(n, dtype=np.int64) if getattr(trajectory, "ids", None) is None
-                  else np.asarray(trajectory.ids[k], np.int64)}
+    point_data = {
+        "radius": radii,
+        "velocity": velocities,
+        "speed": np.linalg.norm(velocities, axis=1),
+        "id": np.arange(n, dtype=np.int64)
+        if getattr(trajectory, "ids", None) is None
+        else np.asarray(trajectory.ids[k], np.int64),
+    }
     omega = getattr(trajectory, "angular_velocities", None)
     if omega is not None:
         omega = np.asarray(omega[k], float).reshape(-1, 3)
@@ -168,10 +186,19 @@ def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> t
     segments = contact_segments(trajectory.system, contacts, positions, radii)
     impulse = np.asarray(contacts.impulse, float)
     m = len(impulse)
-    contact_text = polydata_xml(segments.reshape(-1, 3), lines=np.arange(2 * m).reshape(m, 2), cell_data={
-        "impulse": impulse, "force": impulse / dt, "gap": np.asarray(contacts.gap, float),
-        "i": np.asarray(contacts.i, np.int64), "j": np.asarray(contacts.j, np.int64),
-        "wall": np.asarray(contacts.wall, np.int64), "active": active.astype(np.int64)})
+    contact_text = polydata_xml(
+        segments.reshape(-1, 3),
+        lines=np.arange(2 * m).reshape(m, 2),
+        cell_data={
+            "impulse": impulse,
+            "force": impulse / dt,
+            "gap": np.asarray(contacts.gap, float),
+            "i": np.asarray(contacts.i, np.int64),
+            "j": np.asarray(contacts.j, np.int64),
+            "wall": np.asarray(contacts.wall, np.int64),
+            "active": active.astype(np.int64),
+        },
+    )
     return spheres, contact_text
 
 
@@ -187,8 +214,12 @@ def _wall_part(trajectory, k: int, bounds: np.ndarray) -> str | None:
     """The walls of a sphere system at frame ``k`` (module docstring), or None without walls."""
     displacements = getattr(trajectory, "wall_displacements", None)
     rotations = getattr(trajectory, "wall_rotations", None)
-    polygons = wall_polygons(trajectory.system, bounds, None if displacements is None else displacements[k],
-                             None if rotations is None else rotations[k])
+    polygons = wall_polygons(
+        trajectory.system,
+        bounds,
+        None if displacements is None else displacements[k],
+        None if rotations is None else rotations[k],
+    )
     if not polygons:
         return None
     surfaces = np.array([surface for _, _, surface in polygons], np.int64)
@@ -197,8 +228,10 @@ def _wall_part(trajectory, k: int, bounds: np.ndarray) -> str | None:
     if forces is not None:
         known = surfaces < forces.shape[1]
         force[known] = forces[k][surfaces[known]]
-    return _polygons_xml([p for p, _, _ in polygons], {
-        "wall": np.array([w for _, w, _ in polygons], np.int64), "surface": surfaces, "force": force})
+    return _polygons_xml(
+        [p for p, _, _ in polygons],
+        {"wall": np.array([w for _, w, _ in polygons], np.int64), "surface": surfaces, "force": force},
+    )
 
 
 def _obstacle_part(trajectory, k: int) -> str | None:
@@ -207,8 +240,10 @@ def _obstacle_part(trajectory, k: int) -> str | None:
     planes = frame_shapes(trajectory, k).planes
     if not planes:
         return None
-    return _polygons_xml([square(point, normal, size) for point, normal, size in planes],
-                         {"obstacle": np.arange(len(planes), dtype=np.int64)})
+    return _polygons_xml(
+        [square(point, normal, size) for point, normal, size in planes],
+        {"obstacle": np.arange(len(planes), dtype=np.int64)},
+    )
 
 
 def _shape_part(trajectory, k: int) -> str:
@@ -216,20 +251,32 @@ def _shape_part(trajectory, k: int) -> str:
     centres = np.asarray(shapes.sphere_centres, float).reshape(-1, 3)
     segments = np.asarray(shapes.segments, float).reshape(-1, 2, 3)
     points = np.concatenate([centres, segments.reshape(-1, 3)])
-    radius = np.concatenate([np.asarray(shapes.sphere_radii, float).reshape(-1),
-                             np.repeat(np.asarray(shapes.segment_radii, float).reshape(-1), 2)])
+    radius = np.concatenate(
+        [
+            np.asarray(shapes.sphere_radii, float).reshape(-1),
+            np.repeat(np.asarray(shapes.segment_radii, float).reshape(-1), 2),
+        ]
+    )
     s = len(segments)
     lines = len(centres) + np.arange(2 * s).reshape(s, 2)
     contacts = trajectory.contacts[k]
-    return polydata_xml(points, verts=np.arange(len(centres)), lines=lines, point_data={"radius": radius},
-                        field_data={"q": np.asarray(trajectory.positions[k], float).reshape(-1),
-                                    "u": np.asarray(trajectory.velocities[k], float).reshape(-1),
-                                    "impulse": np.asarray(contacts.impulse, float),
-                                    "gap": np.asarray(contacts.gap, float)})
+    return polydata_xml(
+        points,
+        verts=np.arange(len(centres)),
+        lines=lines,
+        point_data={"radius": radius},
+        field_data={
+            "q": np.asarray(trajectory.positions[k], float).reshape(-1),
+            "u": np.asarray(trajectory.velocities[k], float).reshape(-1),
+            "impulse": np.asarray(contacts.impulse, float),
+            "gap": np.asarray(contacts.gap, float),
+        },
+    )
 
 
-def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progress=None,
-               active_only: bool = False) -> Path:
+def export_vtk(
+    trajectory, directory, stem: str = "run", every: int = 1, progress=None, active_only: bool = False
+) -> Path:
     """Write ``trajectory`` to ``directory`` as a ``.vtp`` series with a ``.pvd`` index.
 
     Returns the path of the ``.pvd`` file. ``every`` keeps every ``every``-th frame.
@@ -251,8 +298,10 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
         t = float(trajectory.t[k])
         if spheres_run:
             spheres, contacts = _sphere_parts(trajectory, int(k), dt, active_only)
-            names = [(f"{stem}_spheres_{k:05d}.vtp", spheres, "spheres"),
-                     (f"{stem}_contacts_{k:05d}.vtp", contacts, "contacts")]
+            names = [
+                (f"{stem}_spheres_{k:05d}.vtp", spheres, "spheres"),
+                (f"{stem}_contacts_{k:05d}.vtp", contacts, "contacts"),
+            ]
             walls = _wall_part(trajectory, int(k), bounds)
         else:
             names = [(f"{stem}_shapes_{k:05d}.vtp", _shape_part(trajectory, int(k)), "shapes")]
@@ -265,9 +314,19 @@ def export_vtk(trajectory, directory, stem: str = "run", every: int = 1, progres
         written.append([name for name, _, _ in names])
         if progress is not None:
             progress(count + 1, len(indices))
-    pvd = "\n".join(['<?xml version="1.0"?>',
-                     '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
-                     "<Collection>", *entries, "</Collection>", "</VTKFile>"]) + "\n"
+    pvd = (
+        "\n".join(
+            [
+                '<?xml version="1.0"?>',
+                '<VTKFile type="Collection" version="0.1" byte_order="LittleEndian">',
+                "<Collection>",
+                *entries,
+                "</Collection>",
+                "</VTKFile>",
+            ]
+        )
+        + "\n"
+    )
     path = directory / f"{stem}.pvd"
     _write_text(path, pvd)
     remove_stale_frames(directory, stem, keep={name for part in written for name in part})

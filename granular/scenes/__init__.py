@@ -28,6 +28,7 @@ makes the same simulation from them, so a run file is enough to repeat its run.
 Errors: `UnknownSceneError` and `ParameterError` are the user's (`InvalidInputError`,
 exit status 2); `SceneError` is the scene file's (a `GranularError`, exit 1).
 """
+
 from __future__ import annotations
 
 import ast
@@ -51,14 +52,8 @@ PACKAGED_SCENES = Path(__file__).resolve().parent
 
 #: Run settings when a scene's DEFAULTS do not give them.
 FALLBACK_DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
-PARAMETER_TYPES = (bool, int, float, str)      # bool first: a bool is also an int
+PARAMETER_TYPES = (bool, int, float, str)  # bool first: a bool is also an int
 _TYPE_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
-
-
-
-
-
-
 
 
 # -- finding and loading scenes ---------------------------------------------------------
@@ -100,7 +95,7 @@ def scene_description(path: Path) -> str:
         return "(unreadable)"
     if not docstring:
         return "(no description)"
-    paragraph = docstring.strip().split("\n\n")[0]       # the first line may break mid-sentence
+    paragraph = docstring.strip().split("\n\n")[0]  # the first line may break mid-sentence
     return " ".join(paragraph.split())
 
 
@@ -115,8 +110,9 @@ def resolve_scene(name: str) -> Path:
     if name not in scenes:
         known = ", ".join(sorted(scenes)) or "none"
         where = ", ".join(str(d) for d in scene_directories()) or "no scenes directory found"
-        raise UnknownSceneError(f"unknown scene {name!r} (known: {known}; searched {where}; "
-                           "'granular scenes' lists them)")
+        raise UnknownSceneError(
+            f"unknown scene {name!r} (known: {known}; searched {where}; 'granular scenes' lists them)"
+        )
     return scenes[name]
 
 
@@ -141,7 +137,7 @@ def load_scene_source(source: str, path) -> ModuleType:
     name = "granular_scene_" + "".join(c if c.isalnum() else "_" for c in path.stem)
     module = ModuleType(name)
     module.__file__ = str(path)
-    sys.modules[name] = module          # dataclasses and pickling look their module up here
+    sys.modules[name] = module  # dataclasses and pickling look their module up here
     directory = str(path.parent.resolve())
     sys.path.insert(0, directory)
     try:
@@ -153,7 +149,7 @@ def load_scene_source(source: str, path) -> ModuleType:
         sys.path.remove(directory)
     if not callable(getattr(module, "build", None)):
         raise SceneError(f"scene {path.stem!r} ({path}) has no build() function")
-    declared_parameters(module, path.stem)         # a malformed PARAMETERS is the scene's error, said now
+    declared_parameters(module, path.stem)  # a malformed PARAMETERS is the scene's error, said now
     return module
 
 
@@ -170,22 +166,24 @@ def declared_parameters(module: ModuleType, scene: str) -> dict:
     if declared is None:
         return {}
     if not isinstance(declared, dict):
-        raise SceneError(f"scene {scene!r}: PARAMETERS must be a dict of name=default, "
-                         f"not a {type(declared).__name__}")
+        raise SceneError(f"scene {scene!r}: PARAMETERS must be a dict of name=default, not a {type(declared).__name__}")
     signature = inspect.signature(module.build)
     takes_any = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
     for name, default in declared.items():
         if not (isinstance(name, str) and name.isidentifier()):
             raise SceneError(f"scene {scene!r}: parameter name {name!r} is not an identifier")
         if type(default) not in PARAMETER_TYPES:
-            raise SceneError(f"scene {scene!r}: parameter {name!r} has default {default!r} of type "
-                             f"{type(default).__name__}; defaults must be bool, int, float or str")
+            raise SceneError(
+                f"scene {scene!r}: parameter {name!r} has default {default!r} of type "
+                f"{type(default).__name__}; defaults must be bool, int, float or str"
+            )
         if not takes_any and name not in signature.parameters:
             raise SceneError(f"scene {scene!r}: build() has no argument {name!r} for its parameter {name!r}")
     unknown = set(getattr(module, "PARAMETER_HELP", {}) or {}) - set(declared)
     if unknown:
-        raise SceneError(f"scene {scene!r}: PARAMETER_HELP names {', '.join(sorted(unknown))}, "
-                         "which PARAMETERS does not declare")
+        raise SceneError(
+            f"scene {scene!r}: PARAMETER_HELP names {', '.join(sorted(unknown))}, which PARAMETERS does not declare"
+        )
     return dict(declared)
 
 
@@ -207,14 +205,17 @@ def convert(scene: str, declared: dict, name: str, text: str):
     if name not in declared:
         close = difflib.get_close_matches(name, list(declared), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise ParameterError(f"unknown parameter {name!r} for scene {scene!r}{hint}; "
-                             f"its parameters: {_listing(declared)}")
+        raise ParameterError(
+            f"unknown parameter {name!r} for scene {scene!r}{hint}; its parameters: {_listing(declared)}"
+        )
     default = declared[name]
     kind = type(default)
     value = _parse(kind, text.strip())
     if value is None:
-        raise ParameterError(f"parameter {name!r} of scene {scene!r} takes {_TYPE_NAMES[kind]} "
-                             f"(default {default!r}), got {text!r}; its parameters: {_listing(declared)}")
+        raise ParameterError(
+            f"parameter {name!r} of scene {scene!r} takes {_TYPE_NAMES[kind]} "
+            f"(default {default!r}), got {text!r}; its parameters: {_listing(declared)}"
+        )
     return value
 
 
@@ -223,8 +224,16 @@ def _parse(kind: type, text: str):
     if kind is str:
         return text
     if kind is bool:
-        return {"true": True, "yes": True, "on": True, "1": True,
-                "false": False, "no": False, "off": False, "0": False}.get(text.lower())
+        return {
+            "true": True,
+            "yes": True,
+            "on": True,
+            "1": True,
+            "false": False,
+            "no": False,
+            "off": False,
+            "0": False,
+        }.get(text.lower())
     try:
         number = float(text)
     except ValueError:
@@ -233,7 +242,7 @@ def _parse(kind: type, text: str):
         return None
     if kind is float:
         return number
-    try:                         # int: exactly, or an integral float such as 1e3
+    try:  # int: exactly, or an integral float such as 1e3
         return int(text)
     except ValueError:
         return int(number) if number.is_integer() else None
@@ -261,8 +270,10 @@ def parse_settings(scene: str, declared: dict, assignments, several: bool = Fals
     for assignment in assignments or []:
         name, text = split_assignment(assignment)
         if name in chosen:
-            raise ParameterError(f"parameter {name!r} is set twice; give one --set {name}=... "
-                                 f"({'with its values separated by commas' if several else 'with one value'})")
+            raise ParameterError(
+                f"parameter {name!r} is set twice; give one --set {name}=... "
+                f"({'with its values separated by commas' if several else 'with one value'})"
+            )
         if not several:
             chosen[name] = convert(scene, declared, name, text)
             continue
@@ -322,11 +333,15 @@ def run_settings(module: ModuleType, duration=None, dt=None, record_every=None) 
     defaults = dict(FALLBACK_DEFAULTS)
     defaults.update(getattr(module, "DEFAULTS", {}) or {})
     chosen = dict(duration=duration, dt=dt, record_every=record_every)
-    values = {key: defaults.pop(key) for key in chosen}          # what is left goes to Simulation
+    values = {key: defaults.pop(key) for key in chosen}  # what is left goes to Simulation
     values.update({key: value for key, value in chosen.items() if value is not None})
     _check_defaults_keys(module, list(chosen), defaults)
-    return RunSettings(duration=float(values["duration"]), dt=float(values["dt"]),
-                       record_every=int(values["record_every"]), options=defaults)
+    return RunSettings(
+        duration=float(values["duration"]),
+        dt=float(values["dt"]),
+        record_every=int(values["record_every"]),
+        options=defaults,
+    )
 
 
 def _check_defaults_keys(module: ModuleType, settings: list, options: dict) -> None:
@@ -349,9 +364,14 @@ def make_simulation(system, settings: RunSettings):
 
 def provenance(scene: str, path, parameters: dict, settings: RunSettings) -> dict:
     """What a run file stores to be repeated from the file alone (merged into its meta)."""
-    return {"scene": scene, "scene_file": str(Path(path).resolve()), "scene_sha256": scene_sha256(path),
-            "parameters": dict(parameters), "duration": settings.duration,
-            "simulation_options": dict(settings.options)}
+    return {
+        "scene": scene,
+        "scene_file": str(Path(path).resolve()),
+        "scene_sha256": scene_sha256(path),
+        "parameters": dict(parameters),
+        "duration": settings.duration,
+        "simulation_options": dict(settings.options),
+    }
 
 
 def rebuild_simulation(meta: dict, scene_file=None):
@@ -368,31 +388,40 @@ def rebuild_simulation(meta: dict, scene_file=None):
     a file received from someone else would otherwise choose the code that runs.
     """
     if scene_file is None and ("scene" not in meta or "parameters" not in meta):
-        raise InvalidInputError("this run does not say which scene and parameters made it (no 'scene' or "
-                                "'parameters' in its meta: a run made in Python); give the system it ran, "
-                                "Simulation.from_trajectory(trajectory, world=...), or scene_file=PATH")
+        raise InvalidInputError(
+            "this run does not say which scene and parameters made it (no 'scene' or "
+            "'parameters' in its meta: a run made in Python); give the system it ran, "
+            "Simulation.from_trajectory(trajectory, world=...), or scene_file=PATH"
+        )
     if scene_file is not None:
         path = Path(scene_file)
         if not path.is_file():
             raise UnknownSceneError(f"no scene file at {path}")
     elif not (isinstance(meta["scene"], str) and meta["scene"].isidentifier()):
-        raise InvalidInputError(f"this run names its scene {meta['scene']!r}, which is not a scene name; "
-                                "pass scene_file=PATH to rebuild it from a scene file you trust")
+        raise InvalidInputError(
+            f"this run names its scene {meta['scene']!r}, which is not a scene name; "
+            "pass scene_file=PATH to rebuild it from a scene file you trust"
+        )
     else:
         try:
             path = resolve_scene(meta["scene"])
         except UnknownSceneError as error:
-            raise UnknownSceneError(f"{error}; the run was made from {meta.get('scene_file', 'an unknown file')}: "
-                                    "pass scene_file=PATH to rebuild it from a scene file you trust") from None
+            raise UnknownSceneError(
+                f"{error}; the run was made from {meta.get('scene_file', 'an unknown file')}: "
+                "pass scene_file=PATH to rebuild it from a scene file you trust"
+            ) from None
     name = meta.get("scene", path.stem)
     module = load_scene(path)
     parameters = meta.get("parameters")
-    if parameters is None:          # a run made in Python, rebuilt from a scene file: its defaults
+    if parameters is None:  # a run made in Python, rebuilt from a scene file: its defaults
         parameters = declared_parameters(module, str(name))
     system = build_system(module, str(name), parameters)
-    settings = RunSettings(duration=float(meta.get("duration", 0.0)), dt=float(meta["dt"]),
-                           record_every=int(meta.get("record_every", 1)),
-                           options=dict(meta.get("simulation_options", {})))
+    settings = RunSettings(
+        duration=float(meta.get("duration", 0.0)),
+        dt=float(meta["dt"]),
+        record_every=int(meta.get("record_every", 1)),
+        options=dict(meta.get("simulation_options", {})),
+    )
     return make_simulation(system, settings), scene_sha256(path) == meta.get("scene_sha256")
 
 
@@ -401,10 +430,13 @@ def expected_errors(module) -> tuple:
     of exception classes: the growing spheres end in a `JammingError`); ``()`` when
     it declares none. ``granular run`` saves such a run as complete and exits 0."""
     declared = getattr(module, "EXPECTED_ERRORS", ()) if module is not None else ()
-    if not (isinstance(declared, tuple) and all(isinstance(c, type) and issubclass(c, BaseException)
-                                                for c in declared)):
-        raise SceneError(f"scene {Path(getattr(module, '__file__', 'scene')).stem!r}: EXPECTED_ERRORS must be "
-                         f"a tuple of exception classes, got {declared!r}")
+    if not (
+        isinstance(declared, tuple) and all(isinstance(c, type) and issubclass(c, BaseException) for c in declared)
+    ):
+        raise SceneError(
+            f"scene {Path(getattr(module, '__file__', 'scene')).stem!r}: EXPECTED_ERRORS must be "
+            f"a tuple of exception classes, got {declared!r}"
+        )
     return declared
 
 
@@ -429,13 +461,13 @@ def summarize(module: ModuleType, scene: str, trajectory) -> dict:
     for name, value in figures.items():
         value = value.item() if hasattr(value, "item") and getattr(value, "ndim", 1) == 0 else value
         if not isinstance(name, str) or type(value) not in PARAMETER_TYPES:
-            raise SceneError(f"scene {scene!r}: summary() value {name!r} = {value!r} is not a number, "
-                             "bool or string")
+            raise SceneError(f"scene {scene!r}: summary() value {name!r} = {value!r} is not a number, bool or string")
         plain[name] = value
     return plain
 
 
 def format_figures(figures: dict) -> str:
     """``name = value`` pairs of a summary on one line (4 significant digits)."""
-    return ", ".join(f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}"
-                     for name, value in figures.items())
+    return ", ".join(
+        f"{name} = {value:.4g}" if isinstance(value, float) else f"{name} = {value}" for name, value in figures.items()
+    )

@@ -32,6 +32,7 @@ number. The paper's CPU times are Scilab 3.1.1 on a 1.1 GHz Mac G4 (2005).
 ``--quick`` runs only the cases of at most 2 million steps (no penalty runs);
 ``--render-only`` skips the cases and writes only the animation and its still.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,8 @@ from granular.schemes.newmark import TipRun, simulate_tip
 from granular.systems.beam import Beam
 from granular.render import animate, snapshot
 
-DURATION = 2.0     # s
-GAP = 0.1          # m
+DURATION = 2.0  # s
+GAP = 0.1  # m
 #: What ``granular run beam_between_obstacles`` integrates: the paper's Fig. 3a case
 #: (projection scheme, beta = 1/2, dt = 5e-5 s) through `granular.Simulation` with the
 #: Newmark scheme, a frame every 5 ms. (The default velocity scheme is explicit in the
@@ -61,9 +62,9 @@ class Case:
     name: str
     beta: float
     dt: float
-    penalty: float | None = None       # 1/eps, None for the projection scheme
+    penalty: float | None = None  # 1/eps, None for the projection scheme
     paper_violation: float | None = None  # m
-    paper_seconds: float | None = None    # s, Scilab on a 2005 Mac G4
+    paper_seconds: float | None = None  # s, Scilab on a 2005 Mac G4
     figure: str = ""
 
     @property
@@ -88,8 +89,9 @@ CASES = (
 
 def build(penalty: float | None = None) -> Beam:
     """The pipe of Dumont and Paoli, 2006 (defaults of `Beam`), with normal compliance if ``penalty``."""
-    beam = Beam(length=1.501, k2=282.84, elements=19, support_amplitude=0.2, support_frequency=10.0,
-                lower=-GAP, upper=GAP)
+    beam = Beam(
+        length=1.501, k2=282.84, elements=19, support_amplitude=0.2, support_frequency=10.0, lower=-GAP, upper=GAP
+    )
     return beam if penalty is None else beam.penalised(penalty)
 
 
@@ -98,14 +100,18 @@ def run(case: Case) -> TipRun:
 
 
 def table(rows) -> str:
-    header = (f"{'scheme':<22} {'beta':>5} {'dt (s)':>8} {'steps':>9} {'violation (m)':>14} "
-              f"{'CPU (s)':>8}   {'paper violation':>15} {'CPU (s)':>8}  fig.")
+    header = (
+        f"{'scheme':<22} {'beta':>5} {'dt (s)':>8} {'steps':>9} {'violation (m)':>14} "
+        f"{'CPU (s)':>8}   {'paper violation':>15} {'CPU (s)':>8}  fig."
+    )
     lines = [header, "-" * len(header)]
     for case, result in rows:
         paper_v = "-" if case.paper_violation is None else f"{case.paper_violation:.4g}"
         paper_s = "-" if case.paper_seconds is None else f"{case.paper_seconds:.2f}"
-        lines.append(f"{case.scheme:<22} {case.beta:>5.2f} {case.dt:>8.0e} {case.steps:>9d} "
-                     f"{result.violation:>14.4g} {result.seconds:>8.2f}   {paper_v:>15} {paper_s:>8}  {case.figure}")
+        lines.append(
+            f"{case.scheme:<22} {case.beta:>5.2f} {case.dt:>8.0e} {case.steps:>9d} "
+            f"{result.violation:>14.4g} {result.seconds:>8.2f}   {paper_v:>15} {paper_s:>8}  {case.figure}"
+        )
     return "\n".join(lines)
 
 
@@ -122,6 +128,7 @@ def envelope(t: np.ndarray, x: np.ndarray, bins: int = 20000):
 
 def plot(case: Case, result: TipRun, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -130,9 +137,13 @@ def plot(case: Case, result: TipRun, path: Path) -> None:
     ax.fill_between(t, low, high, color="C0", linewidth=0.6, edgecolor="C0")
     for bound in (-GAP, GAP):
         ax.axhline(bound, color="k", linewidth=0.8, linestyle="--")
-    ax.set(xlabel="t (s)", ylabel="u(L, t) (m)", xlim=(0.0, DURATION),
-           title=f"{case.scheme}, beta = {case.beta:g}, dt = {case.dt:g} s "
-                 f"(Fig. {case.figure} of Dumont and Paoli, 2006); violation {result.violation:.3g} m")
+    ax.set(
+        xlabel="t (s)",
+        ylabel="u(L, t) (m)",
+        xlim=(0.0, DURATION),
+        title=f"{case.scheme}, beta = {case.beta:g}, dt = {case.dt:g} s "
+        f"(Fig. {case.figure} of Dumont and Paoli, 2006); violation {result.violation:.3g} m",
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -140,6 +151,7 @@ def plot(case: Case, result: TipRun, path: Path) -> None:
 
 def plot_first_contact(rows, path: Path, end: float = 0.3) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -149,8 +161,12 @@ def plot_first_contact(rows, path: Path, end: float = 0.3) -> None:
             keep = result.t <= end
             ax.plot(result.t[keep], result.tip[keep], linewidth=0.8, label=f"dt = {case.dt:g} s")
     ax.axhline(GAP, color="k", linewidth=0.8, linestyle="--")
-    ax.set(xlabel="t (s)", ylabel="u(L, t) (m)", xlim=(0.0, end),
-           title="beta = 1/2: the histories agree through the first contact period (t <= 0.2 s)")
+    ax.set(
+        xlabel="t (s)",
+        ylabel="u(L, t) (m)",
+        xlim=(0.0, end),
+        title="beta = 1/2: the histories agree through the first contact period (t <= 0.2 s)",
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -169,17 +185,26 @@ def main(quick: bool = False, out: str = "outputs") -> list:
         rows.append((case, result))
         plot(case, result, directory / f"beam_{case.name}.png")
     plot_first_contact(rows, directory / "beam_first_contact.png")
-    print(f"beam between obstacles (Dumont and Paoli, 2006, section 4; 'paper' columns are theirs): "
-          f"L = 1.501 m, J = 19, g = {GAP} m, T = {DURATION} s")
+    print(
+        f"beam between obstacles (Dumont and Paoli, 2006, section 4; 'paper' columns are theirs): "
+        f"L = 1.501 m, J = 19, g = {GAP} m, T = {DURATION} s"
+    )
     print(table(rows))
-    print(f"violation = max over every step of max(|u(L, t)| - g, 0); CPU = wall time of simulate_tip, "
-          f"set-up included; whole scene {time.perf_counter() - start:.1f} s")
+    print(
+        f"violation = max over every step of max(|u(L, t)| - g, 0); CPU = wall time of simulate_tip, "
+        f"set-up included; whole scene {time.perf_counter() - start:.1f} s"
+    )
     print(f"PNGs in {directory}/beam_*.png")
     return rows
 
 
-def render(out: str = "outputs", duration: float = 2.0 * np.pi / 10.0, dt: float = 5e-5,
-           frame_interval: float = 2e-3, slow_motion: float = 10.0):
+def render(
+    out: str = "outputs",
+    duration: float = 2.0 * np.pi / 10.0,
+    dt: float = 5e-5,
+    frame_interval: float = 2e-3,
+    slow_motion: float = 10.0,
+):
     """Animate ``duration`` s (one support period) of a dedicated Newmark run, a frame
     every ``frame_interval`` s shown ``slow_motion`` times slower than real time, and
     write a still of the first contact. Returns the trajectory."""
@@ -187,16 +212,17 @@ def render(out: str = "outputs", duration: float = 2.0 * np.pi / 10.0, dt: float
 
     directory = Path(out)
     record_every = int(round(frame_interval / dt))
-    trajectory = gr.Simulation(build(), dt, scheme="newmark", beta=0.5).run(duration=duration,
-                                                                           record_every=record_every)
+    trajectory = gr.Simulation(build(), dt, scheme="newmark", beta=0.5).run(
+        duration=duration, record_every=record_every
+    )
     fps = 1.0 / (frame_interval * slow_motion)
     title = f"beta = 1/2, dt = {dt:g} s, {slow_motion:g}x slower"
     view = (0.0, -1.0, 0.0)
-    animate(trajectory, directory / "beam_between_obstacles.mp4", fps=fps, size=(640, 240), view=view,
-            title=title)
+    animate(trajectory, directory / "beam_between_obstacles.mp4", fps=fps, size=(640, 240), view=view, title=title)
     first = int(np.argmax([c.impulse.sum() > 0.0 for c in trajectory.contacts]))
-    snapshot(trajectory, first, directory / "beam_between_obstacles.png", size=(640, 240), view=view,
-             title="first contact")
+    snapshot(
+        trajectory, first, directory / "beam_between_obstacles.png", size=(640, 240), view=view, title="first contact"
+    )
     print(f"wrote {directory / 'beam_between_obstacles.mp4'} and {directory / 'beam_between_obstacles.png'}")
     return trajectory
 

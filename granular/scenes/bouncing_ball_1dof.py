@@ -11,6 +11,7 @@ writes ``outputs/bouncing_ball_1dof.png`` (heights against time, apex ratios),
 
     python -m granular.scenes.bouncing_ball_1dof
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,8 +31,9 @@ DEFAULTS = dict(duration=DURATION, dt=DT, record_every=10, scheme="velocity")
 
 #: ``granular run bouncing_ball_1dof --set restitution=0.7``.
 PARAMETERS = dict(height=HEIGHT, restitution=RESTITUTION)
-PARAMETER_HELP = dict(height="initial gap between the ball and the floor (m)",
-                      restitution="coefficient of restitution e of the floor (1)")
+PARAMETER_HELP = dict(
+    height="initial gap between the ball and the floor (m)", restitution="coefficient of restitution e of the floor (1)"
+)
 
 
 def build(height: float = HEIGHT, restitution: float = RESTITUTION) -> gr.ConstrainedSystem:
@@ -49,7 +51,7 @@ def summary(trajectory) -> dict:
     if found.size < 2:
         return dict(apex_ratio=float("nan"), apex_ratio_over_e2=float("nan"), bounces=0)
     ratio = float(np.mean(found[1:] / found[:-1]))
-    return dict(apex_ratio=ratio, apex_ratio_over_e2=ratio / restitution ** 2, bounces=int(found.size - 1))
+    return dict(apex_ratio=ratio, apex_ratio_over_e2=ratio / restitution**2, bounces=int(found.size - 1))
 
 
 def sampled_apexes(trajectory, smallest: float = 1e-3) -> np.ndarray:
@@ -62,8 +64,13 @@ def sampled_apexes(trajectory, smallest: float = 1e-3) -> np.ndarray:
 
 def sphere_world() -> gr.SphereWorld:
     """The same ball as a sphere above the plane z = 0."""
-    return gr.SphereWorld([[0.0, 0.0, HEIGHT + RADIUS]], RADIUS, masses=1.0,
-                          walls=[gr.Plane([0, 0, 0], [0, 0, 1])], restitution=RESTITUTION)
+    return gr.SphereWorld(
+        [[0.0, 0.0, HEIGHT + RADIUS]],
+        RADIUS,
+        masses=1.0,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        restitution=RESTITUTION,
+    )
 
 
 def heights(trajectory) -> np.ndarray:
@@ -82,7 +89,7 @@ def apexes(trajectory) -> np.ndarray:
         following = starts[starts > end]
         if not following.size:
             break
-        found.append(gap[end:following[0]].max())
+        found.append(gap[end : following[0]].max())
     return np.array(found)
 
 
@@ -95,21 +102,28 @@ def main(out_dir: str = "outputs") -> dict:
     reference = heights(runs["SphereWorld"])
     for name, trajectory in runs.items():
         found = apexes(trajectory)[:6]
-        ratios = found[1:] / found[:-1] / RESTITUTION ** 2
-        print(f"  {name:>23}  apexes " + " ".join(f"{a:.4f}" for a in found)
-              + "   ratio/e^2 " + " ".join(f"{r:.4f}" for r in ratios))
+        ratios = found[1:] / found[:-1] / RESTITUTION**2
+        print(
+            f"  {name:>23}  apexes "
+            + " ".join(f"{a:.4f}" for a in found)
+            + "   ratio/e^2 "
+            + " ".join(f"{r:.4f}" for r in ratios)
+        )
     difference = np.abs(heights(runs["velocity"]) - reference).max()
     print(f"  velocity scheme vs SphereWorld: largest height difference {difference:.3g} m (same scheme)")
     for name in SCHEMES[1:]:
         gap = np.abs(apexes(runs[name])[:6] - apexes(runs["SphereWorld"])[:6]).max()
-        print(f"  {name} vs SphereWorld: largest apex difference {gap * 1e3:.2f} mm "
-              f"(one step's travel h v1 = {DT * np.sqrt(2 * 9.81 * HEIGHT) * 1e3:.2f} mm)")
+        print(
+            f"  {name} vs SphereWorld: largest apex difference {gap * 1e3:.2f} mm "
+            f"(one step's travel h v1 = {DT * np.sqrt(2 * 9.81 * HEIGHT) * 1e3:.2f} mm)"
+        )
     plot(runs, Path(out_dir) / "bouncing_ball_1dof.png")
     return runs
 
 
 def plot(runs: dict, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -118,8 +132,14 @@ def plot(runs: dict, path: Path) -> None:
         world = name == "SphereWorld"  # drawn dashed and hollow: it lies on the velocity scheme's curve
         heights_axis.plot(trajectory.t, heights(trajectory) - RADIUS, label=name, lw=1, ls="--" if world else "-")
         found = apexes(trajectory)[:6]
-        ratio_axis.plot(np.arange(1, found.size), found[1:] / found[:-1] / RESTITUTION ** 2, "o--" if world else "o-",
-                        mfc="none" if world else None, ms=9 if world else 6, label=name)
+        ratio_axis.plot(
+            np.arange(1, found.size),
+            found[1:] / found[:-1] / RESTITUTION**2,
+            "o--" if world else "o-",
+            mfc="none" if world else None,
+            ms=9 if world else 6,
+            label=name,
+        )
     heights_axis.set(xlabel="t (s)", ylabel="gap (m)", title="ball above the floor")
     ratio_axis.axhspan(0.98, 1.02, color="0.9", label="2% band")
     ratio_axis.set(xlabel="bounce", ylabel="apex ratio / e$^2$", title="restitution")
@@ -141,10 +161,23 @@ def render(trajectory, out_dir: str = "outputs", fps: float = 25.0) -> None:
     step) and a still of the first impact, seen from the side."""
     out_dir, view = Path(out_dir), (0.0, -1.0, 0.3)
     every = max(1, int(round(1.0 / (fps * DT))))
-    animate(trajectory, out_dir / "bouncing_ball_1dof.mp4", fps=fps, every=every, size=(384, 384), view=view,
-            title=f"e = {RESTITUTION}")
-    snapshot(trajectory, first_impact(trajectory), out_dir / "bouncing_ball_1dof_still.png", size=(384, 384),
-             view=view, title="first impact")
+    animate(
+        trajectory,
+        out_dir / "bouncing_ball_1dof.mp4",
+        fps=fps,
+        every=every,
+        size=(384, 384),
+        view=view,
+        title=f"e = {RESTITUTION}",
+    )
+    snapshot(
+        trajectory,
+        first_impact(trajectory),
+        out_dir / "bouncing_ball_1dof_still.png",
+        size=(384, 384),
+        view=view,
+        title="first impact",
+    )
     print(f"  wrote {out_dir / 'bouncing_ball_1dof.mp4'} and {out_dir / 'bouncing_ball_1dof_still.png'}")
 
 

@@ -7,6 +7,7 @@ settled pile with its force network, ``outputs/box_pour.png``, and the small
 ``outputs/box_pour.gif`` shown at the top of the README, and ``outputs/box_pour.html``,
 the run in a browser (`granular.render.viewer`; opens offline).
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,23 +21,26 @@ from granular.app.runs import progress
 from granular.render import animate, snapshot
 from granular.render.viewer import write_html
 
-RADIUS = 0.01          # m
-BOX = 0.16             # m, side of the square box
+RADIUS = 0.01  # m
+BOX = 0.16  # m, side of the square box
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=20)
-RENDERS = Path("outputs")                   # under the working directory
+RENDERS = Path("outputs")  # under the working directory
 
 
 #: ``granular run box_pour --set n=1000 --set restitution=0.9``; the defaults are
 #: ``make demo``'s pour (300 spheres, 5 x 5 x 12).
 PARAMETERS = dict(n=300, restitution=0.3, friction=0.0, seed=1)
-PARAMETER_HELP = dict(n="number of spheres, in layers of 5 x 5 (the last one partly filled)",
-                      restitution="coefficient of restitution e of every impact (1)",
-                      friction="Coulomb friction coefficient between spheres and with the box (1)",
-                      seed="random seed of the lattice jitter and the initial velocities")
+PARAMETER_HELP = dict(
+    n="number of spheres, in layers of 5 x 5 (the last one partly filled)",
+    restitution="coefficient of restitution e of every impact (1)",
+    friction="Coulomb friction coefficient between spheres and with the box (1)",
+    seed="random seed of the lattice jitter and the initial velocities",
+)
 
 
-def build(n: int = 300, restitution: float = 0.3, friction: float = 0.0, seed: int = 1,
-          n_side: int = 5) -> gr.SphereWorld:
+def build(
+    n: int = 300, restitution: float = 0.3, friction: float = 0.0, seed: int = 1, n_side: int = 5
+) -> gr.SphereWorld:
     """``n`` spheres on a jittered lattice of ``n_side * n_side`` per layer above an open box."""
     if n < 1:
         raise gr.InvalidInputError(f"box_pour needs at least one sphere, got n = {n}")
@@ -50,9 +54,15 @@ def build(n: int = 300, restitution: float = 0.3, friction: float = 0.0, seed: i
     velocities = rng.normal(0.0, 0.05, positions.shape)
     # the n lowest sites, in the lattice's order (all 300 of make demo's pour, in its order)
     keep = np.sort(np.argsort(grid.reshape(-1, 3)[:, 2], kind="stable")[:n])
-    return gr.SphereWorld(positions[keep], RADIUS, velocities=velocities[keep], density=2500.0,
-                          walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.4], open_top=True)],
-                          restitution=restitution, friction=friction)
+    return gr.SphereWorld(
+        positions[keep],
+        RADIUS,
+        velocities=velocities[keep],
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [BOX, BOX, 0.4], open_top=True)],
+        restitution=restitution,
+        friction=friction,
+    )
 
 
 def smallest_gap(result: gr.StepResult) -> float:
@@ -92,8 +102,9 @@ def render(trajectory: gr.Trajectory) -> None:
     animate(trajectory, RENDERS / "box_pour.mp4", fps=20, size=(640, 480), title="box pour")
     snapshot(trajectory, -1, RENDERS / "box_pour.png", forces=True, size=(640, 480), fit="bodies")
     animate(trajectory, RENDERS / "box_pour.gif", fps=12, every=2, size=(320, 240))
-    print(f"  pictures                    {RENDERS / 'box_pour.mp4'}, .png, .gif "
-          f"in {time.perf_counter() - start:.1f} s")
+    print(
+        f"  pictures                    {RENDERS / 'box_pour.mp4'}, .png, .gif in {time.perf_counter() - start:.1f} s"
+    )
 
     page = write_html(trajectory, RENDERS / "box_pour.html")
     print(f"  in a browser                {page} ({page.stat().st_size / 1e6:.1f} MB, opens offline)")

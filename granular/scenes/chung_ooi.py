@@ -33,6 +33,7 @@ README shows copies of them).
 
     python -m granular.scenes.chung_ooi
 """
+
 from __future__ import annotations
 
 import sys
@@ -42,38 +43,62 @@ import numpy as np
 
 import granular as gr
 
-OUTPUTS = Path("outputs")                   # under the working directory
+OUTPUTS = Path("outputs")  # under the working directory
 #: The alumina sphere of test 4 (Chung and Ooi, 2011).
 RADIUS, DENSITY, SPEED, FRICTION, RESTITUTION = 2.5e-3, 4000.0, 3.9, 0.092, 0.98
 #: One step holds the impact; the sphere travels 4 um (0.002 R) in it.
 DEFAULTS = dict(duration=1e-5, dt=1e-6, record_every=1)
 PARAMETERS = dict(angle=30.0, friction=FRICTION, restitution=RESTITUTION, tangential_restitution=0.0)
-PARAMETER_HELP = dict(angle="incidence angle from the wall's normal (degrees)",
-                      friction="Coulomb coefficient mu of the wall (1)",
-                      restitution="coefficient of restitution e (1)",
-                      tangential_restitution="tangential coefficient of restitution e_t (1)")
+PARAMETER_HELP = dict(
+    angle="incidence angle from the wall's normal (degrees)",
+    friction="Coulomb coefficient mu of the wall (1)",
+    restitution="coefficient of restitution e (1)",
+    tangential_restitution="tangential coefficient of restitution e_t (1)",
+)
 Z = np.array([0.0, 0.0, 1.0])
 
 
-def build(angle: float = 30.0, friction: float = FRICTION, restitution: float = RESTITUTION,
-          tangential_restitution: float = 0.0) -> gr.SphereWorld:
+def build(
+    angle: float = 30.0,
+    friction: float = FRICTION,
+    restitution: float = RESTITUTION,
+    tangential_restitution: float = 0.0,
+) -> gr.SphereWorld:
     """Test 4: the alumina sphere touching the wall z = 0, arriving at 3.9 m/s at
     ``angle`` degrees from the normal, no gravity."""
     theta = np.radians(angle)
-    return _on_plane([SPEED * np.sin(theta), 0.0, -SPEED * np.cos(theta)], [0.0, 0.0, 0.0], RADIUS, DENSITY,
-                     friction, restitution, tangential_restitution)
+    return _on_plane(
+        [SPEED * np.sin(theta), 0.0, -SPEED * np.cos(theta)],
+        [0.0, 0.0, 0.0],
+        RADIUS,
+        DENSITY,
+        friction,
+        restitution,
+        tangential_restitution,
+    )
 
 
 def summary(trajectory: gr.Trajectory) -> dict:
     """Rebound ``velocity`` (m/s) and ``angular_velocity`` (rad/s) at the last frame."""
-    return dict(velocity=np.asarray(trajectory.velocities[-1][0]).tolist(),
-                angular_velocity=np.asarray(trajectory.angular_velocities[-1][0]).tolist())
+    return dict(
+        velocity=np.asarray(trajectory.velocities[-1][0]).tolist(),
+        angular_velocity=np.asarray(trajectory.angular_velocities[-1][0]).tolist(),
+    )
 
 
 def _on_plane(v, omega, radius, density, friction, restitution, tangential_restitution=0.0) -> gr.SphereWorld:
-    return gr.SphereWorld([[0.0, 0.0, radius]], radius, density=density, velocities=[v], angular_velocities=[omega],
-                          gravity=(0, 0, 0), walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=friction,
-                          restitution=restitution, tangential_restitution=tangential_restitution)
+    return gr.SphereWorld(
+        [[0.0, 0.0, radius]],
+        radius,
+        density=density,
+        velocities=[v],
+        angular_velocities=[omega],
+        gravity=(0, 0, 0),
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        friction=friction,
+        restitution=restitution,
+        tangential_restitution=tangential_restitution,
+    )
 
 
 def _impact(world: gr.SphereWorld):
@@ -85,8 +110,9 @@ def _impact(world: gr.SphereWorld):
 def test3() -> tuple:
     """Rebound speed against e (both m/s): simulated and ``e v``."""
     e = np.linspace(0.2, 1.0, 9)
-    simulated = np.array([_impact(_on_plane([0, 0, -SPEED], [0, 0, 0], RADIUS, DENSITY, FRICTION, k))[0][0, 2]
-                          for k in e])
+    simulated = np.array(
+        [_impact(_on_plane([0, 0, -SPEED], [0, 0, 0], RADIUS, DENSITY, FRICTION, k))[0][0, 2] for k in e]
+    )
     return e, simulated, e * SPEED
 
 
@@ -126,10 +152,16 @@ def test7() -> tuple:
     spins = np.linspace(0.0, 20.0, 41)
     after = []
     for spin in spins:
-        world = gr.SphereWorld([[-radius, 0, 0], [radius, 0, 0]], radius, density=2700.0,
-                               velocities=[[speed, 0, 0], [-speed, 0, 0]],
-                               angular_velocities=[[0, 0, spin], [0, 0, spin]], gravity=(0, 0, 0),
-                               friction=mu, restitution=e)
+        world = gr.SphereWorld(
+            [[-radius, 0, 0], [radius, 0, 0]],
+            radius,
+            density=2700.0,
+            velocities=[[speed, 0, 0], [-speed, 0, 0]],
+            angular_velocities=[[0, 0, spin], [0, 0, spin]],
+            gravity=(0, 0, 0),
+            friction=mu,
+            restitution=e,
+        )
         after.append(_impact(world)[1][:, 2])
     limit = 3.5 * mu * (1 + e) * speed / radius
     exact = np.where(spins <= limit, 2.0 / 7.0 * spins, spins - 2.5 * mu * (1 + e) * speed / radius)
@@ -146,10 +178,17 @@ def test8() -> tuple:
     tangential = np.linspace(0.0, 3.0, 31)
     after = []
     for v_t in tangential:
-        world = gr.SphereWorld([[0, 0, 0], [r1 + r2, 0, 0]], [r1, r2], density=2700.0,
-                               velocities=[[0, 0, 0], [-v_n, v_t, 0]], gravity=(0, 0, 0), friction=mu, restitution=e)
+        world = gr.SphereWorld(
+            [[0, 0, 0], [r1 + r2, 0, 0]],
+            [r1, r2],
+            density=2700.0,
+            velocities=[[0, 0, 0], [-v_n, v_t, 0]],
+            gravity=(0, 0, 0),
+            friction=mu,
+            restitution=e,
+        )
         after.append(_impact(world)[0][1, 1])
-    share = 1.0 / (1.0 + (r2 / r1) ** 3)                 # m* / m_2
+    share = 1.0 / (1.0 + (r2 / r1) ** 3)  # m* / m_2
     stick = 2.0 / 7.0 * share * tangential
     slide = mu * (1 + e) * share * v_n
     return tangential, np.array(after), tangential - np.minimum(stick, slide)
@@ -161,7 +200,7 @@ def _plot(path: Path, x, curves, xlabel: str, ylabel: str, title: str) -> Path:
 
     figure, axes = plt.subplots(figsize=(5.0, 3.4), dpi=100)
     for label, simulated, exact in curves:
-        line, = axes.plot(x, exact, "-", lw=1.2, label=f"{label} (analytic)")
+        (line,) = axes.plot(x, exact, "-", lw=1.2, label=f"{label} (analytic)")
         axes.plot(x, simulated, "o", ms=3.5, mfc="none", color=line.get_color(), label=f"{label} (simulated)")
     axes.set_xlabel(xlabel)
     axes.set_ylabel(ylabel)
@@ -182,28 +221,55 @@ def main(out_dir: Path = OUTPUTS) -> dict:
     deviations = {}
     e, rebound, exact = test3()
     deviations["test 3 rebound speed (m/s)"] = np.abs(rebound - exact).max()
-    _plot(out_dir / "chung_ooi_test3.png", e, [("rebound speed", rebound, exact)], "coefficient of restitution e",
-          "rebound speed (m/s)", "Test 3: normal impact at 3.9 m/s")
+    _plot(
+        out_dir / "chung_ooi_test3.png",
+        e,
+        [("rebound speed", rebound, exact)],
+        "coefficient of restitution e",
+        "rebound speed (m/s)",
+        "Test 3: normal impact at 3.9 m/s",
+    )
     angles, ratio, ratio_exact, spin, spin_exact = test4()
     deviations["test 4 v_t+/v_t (1)"] = np.abs(ratio - ratio_exact).max()
     deviations["test 4 omega+ R / v (1)"] = np.abs(spin - spin_exact).max()
-    _plot(out_dir / "chung_ooi_test4.png", angles,
-          [("v_t+ / v_t", ratio, ratio_exact), ("omega+ R / v", spin, spin_exact)], "incidence angle (deg)",
-          "ratio", "Test 4: alumina on a wall, mu = 0.092, e = 0.98")
+    _plot(
+        out_dir / "chung_ooi_test4.png",
+        angles,
+        [("v_t+ / v_t", ratio, ratio_exact), ("omega+ R / v", spin, spin_exact)],
+        "incidence angle (deg)",
+        "ratio",
+        "Test 4: alumina on a wall, mu = 0.092, e = 0.98",
+    )
     spins, slip, slip_exact = test6()
     deviations["test 6 contact-point slip (m/s)"] = np.abs(slip - slip_exact).max()
-    _plot(out_dir / "chung_ooi_test6.png", spins, [("slip after", slip, slip_exact)], "initial spin (rad/s)",
-          "contact-point slip after (m/s)", "Test 6: R = 0.1 m, v_n = 0.2 m/s, mu = 0.4, e = 0.5")
+    _plot(
+        out_dir / "chung_ooi_test6.png",
+        spins,
+        [("slip after", slip, slip_exact)],
+        "initial spin (rad/s)",
+        "contact-point slip after (m/s)",
+        "Test 6: R = 0.1 m, v_n = 0.2 m/s, mu = 0.4, e = 0.5",
+    )
     spins7, after7, exact7 = test7()
     deviations["test 7 spin after (rad/s)"] = np.abs(after7 - exact7[:, None]).max()
-    _plot(out_dir / "chung_ooi_test7.png", spins7,
-          [("sphere 1", after7[:, 0], exact7), ("sphere 2", after7[:, 1], exact7)], "initial spin of both (rad/s)",
-          "spin after (rad/s)", "Test 7: identical spheres head on, same spins")
+    _plot(
+        out_dir / "chung_ooi_test7.png",
+        spins7,
+        [("sphere 1", after7[:, 0], exact7), ("sphere 2", after7[:, 1], exact7)],
+        "initial spin of both (rad/s)",
+        "spin after (rad/s)",
+        "Test 7: identical spheres head on, same spins",
+    )
     tangential, after8, exact8 = test8()
     deviations["test 8 tangential speed after (m/s)"] = np.abs(after8 - exact8).max()
-    _plot(out_dir / "chung_ooi_test8.png", tangential, [("small sphere", after8, exact8)],
-          "tangential speed before (m/s)", "tangential speed after (m/s)",
-          "Test 8: radii 0.1 and 0.05 m, v_n = 0.5 m/s, mu = 0.4, e = 0.5")
+    _plot(
+        out_dir / "chung_ooi_test8.png",
+        tangential,
+        [("small sphere", after8, exact8)],
+        "tangential speed before (m/s)",
+        "tangential speed after (m/s)",
+        "Test 8: radii 0.1 and 0.05 m, v_n = 0.5 m/s, mu = 0.4, e = 0.5",
+    )
     print("Chung and Ooi (2011), rigid-body limit: largest deviation from the analytic curve")
     for name, value in deviations.items():
         print(f"  {name:40s} {value:.3g}")

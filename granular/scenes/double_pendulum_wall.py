@@ -17,6 +17,7 @@ real time) and ``outputs/double_pendulum_wall_still.png`` (the first impact).
 
     python -m granular.scenes.double_pendulum_wall
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -52,24 +53,29 @@ def moreau_loss(system, q, u) -> float:
     """Kinetic energy Moreau's law removes from ``u`` at ``q`` (J)."""
     n = system.gradients(0.0, q)[0]
     M = pendulum_mass_matrix(q, (1.0, 1.0), (1.0, 1.0))
-    return 0.5 * (1.0 - RESTITUTION ** 2) * (n @ u) ** 2 / (n @ np.linalg.solve(M, n))
+    return 0.5 * (1.0 - RESTITUTION**2) * (n @ u) ** 2 / (n @ np.linalg.solve(M, n))
 
 
 def report(name: str, system, trajectory) -> None:
     energy = trajectory.total_energy
     gaps = np.array([system.gaps(t, q)[0] for t, q in zip(trajectory.t, trajectory.positions)])
-    normal_speed = max(abs(system.gradients(t, q)[0] @ u)
-                       for t, q, u in zip(trajectory.t, trajectory.positions, trajectory.velocities))
+    normal_speed = max(
+        abs(system.gradients(t, q)[0] @ u) for t, q, u in zip(trajectory.t, trajectory.positions, trajectory.velocities)
+    )
     clusters = impacts(trajectory)
-    print(f"  {name}: E {energy[0]:.4f} -> {energy[-1]:.4f} J, {len(clusters)} impacts, deepest crossing "
-          f"{max(0.0, -gaps.min()) * 1e3:.3f} mm (one step's travel {DT * normal_speed * 1e3:.3f} mm)")
+    print(
+        f"  {name}: E {energy[0]:.4f} -> {energy[-1]:.4f} J, {len(clusters)} impacts, deepest crossing "
+        f"{max(0.0, -gaps.min()) * 1e3:.3f} mm (one step's travel {DT * normal_speed * 1e3:.3f} mm)"
+    )
     previous_end = 0
     for start, end in clusters:
         lost = energy[start - 1] - energy[end]
         expected = moreau_loss(system, trajectory.positions[start - 1], trajectory.velocities[start - 1])
         rise = energy[previous_end:start].max() - energy[previous_end]
-        print(f"      t = {trajectory.t[start]:.3f} s: lost {lost:.4f} J, Moreau {expected:.4f} J "
-              f"(ratio {lost / expected:.4f}); energy rise before it {rise * 1e3:.3f} mJ")
+        print(
+            f"      t = {trajectory.t[start]:.3f} s: lost {lost:.4f} J, Moreau {expected:.4f} J "
+            f"(ratio {lost / expected:.4f}); energy rise before it {rise * 1e3:.3f} mJ"
+        )
         previous_end = end
 
 
@@ -86,6 +92,7 @@ def main(out_dir: str = "outputs") -> dict:
 
 def plot(runs: dict, out_dir: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -96,8 +103,9 @@ def plot(runs: dict, out_dir: Path) -> None:
         tip = np.array([pendulum_tip(q, (1.0, 1.0)) for q in trajectory.positions])
         tip_axis.plot(trajectory.t, tip[:, 0], lw=1, label=name)
     description = runs["velocity"].system
-    tip_axis.axhline(description["wall_x"] - description["bob_radius"], color="k", ls="--", lw=1,
-                     label="wall (tip bob centre)")
+    tip_axis.axhline(
+        description["wall_x"] - description["bob_radius"], color="k", ls="--", lw=1, label="wall (tip bob centre)"
+    )
     energy_axis.set(ylabel="kinetic + potential (J)", title="double pendulum against a wall")
     tip_axis.set(xlabel="t (s)", ylabel="tip x (m)")
     energy_axis.legend()
@@ -132,8 +140,14 @@ def render(trajectory, out_dir: str = "outputs", fps: float = 25.0) -> None:
     step) and a still of the first impact on the wall."""
     out_dir = Path(out_dir)
     every = max(1, int(round(1.0 / (fps * DT))))
-    animate(trajectory, out_dir / "double_pendulum_wall.mp4", fps=fps, every=every, size=(384, 384),
-            title=f"e = {RESTITUTION}")
+    animate(
+        trajectory,
+        out_dir / "double_pendulum_wall.mp4",
+        fps=fps,
+        every=every,
+        size=(384, 384),
+        title=f"e = {RESTITUTION}",
+    )
     start, _ = impacts(trajectory)[0]
     snapshot(trajectory, start, out_dir / "double_pendulum_wall_still.png", size=(384, 384), title="first impact")
     print(f"  wrote {out_dir / 'double_pendulum_wall.mp4'} and {out_dir / 'double_pendulum_wall_still.png'}")

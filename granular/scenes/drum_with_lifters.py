@@ -14,6 +14,7 @@ time, divided by ``omega`` (a turning wall's work per step is ``torque omega dt`
 `granular.records.results.StepResult.wall_work`), and the highest centre (m) any grain
 reached above the drum's axis, which the lifters raise.
 """
+
 from __future__ import annotations
 
 import sys
@@ -25,14 +26,18 @@ import numpy as np
 import granular as gr
 from granular.app.runs import progress
 
-RADIUS = 0.08          # m, the drum's inner radius
-LENGTH = 0.04          # m
+RADIUS = 0.08  # m, the drum's inner radius
+LENGTH = 0.04  # m
 LIFTER_HEIGHT = 0.012  # m
-GRAIN = 0.004          # m, the spheres' radius
+GRAIN = 0.004  # m, the spheres' radius
 DEFAULTS = dict(duration=1.0, dt=5e-4, record_every=40)
 PARAMETERS = dict(omega=3.0, n=150, friction=0.5, seed=0)
-PARAMETER_HELP = dict(omega="the drum's angular velocity (rad/s)", n="number of spheres",
-                      friction="Coulomb coefficient of every contact", seed="seed of the initial positions")
+PARAMETER_HELP = dict(
+    omega="the drum's angular velocity (rad/s)",
+    n="number of spheres",
+    friction="Coulomb coefficient of every contact",
+    seed="seed of the initial positions",
+)
 
 
 def write_stl(path: Path) -> Path:
@@ -41,7 +46,7 @@ def write_stl(path: Path) -> Path:
     import trimesh
 
     shell = trimesh.creation.cylinder(radius=RADIUS, height=LENGTH, sections=48)
-    shell.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, [1, 0, 0]))   # axis z -> y
+    shell.apply_transform(trimesh.transformations.rotation_matrix(np.pi / 2, [1, 0, 0]))  # axis z -> y
     parts = [shell]
     for k in range(4):
         bar = trimesh.creation.box(extents=(LIFTER_HEIGHT, 0.98 * LENGTH, 0.006))
@@ -65,13 +70,22 @@ def grains(n: int, seed: int) -> np.ndarray:
     return np.array(centres)
 
 
-def build(omega: float = PARAMETERS["omega"], n: int = PARAMETERS["n"], friction: float = PARAMETERS["friction"],
-          seed: int = PARAMETERS["seed"]) -> gr.SphereWorld:
+def build(
+    omega: float = PARAMETERS["omega"],
+    n: int = PARAMETERS["n"],
+    friction: float = PARAMETERS["friction"],
+    seed: int = PARAMETERS["seed"],
+) -> gr.SphereWorld:
     """The drum read from its STL file, turning at ``omega`` about y, and ``n`` grains."""
     with tempfile.TemporaryDirectory() as folder:
-        drum = gr.TriangleMesh.from_file(write_stl(Path(folder) / "drum.stl"), angular_velocity=omega,
-                                         axis=(0.0, 1.0, 0.0), centre=(0.0, 0.0, 0.0), friction=friction,
-                                         name="drum")
+        drum = gr.TriangleMesh.from_file(
+            write_stl(Path(folder) / "drum.stl"),
+            angular_velocity=omega,
+            axis=(0.0, 1.0, 0.0),
+            centre=(0.0, 0.0, 0.0),
+            friction=friction,
+            name="drum",
+        )
     return gr.SphereWorld(grains(int(n), int(seed)), GRAIN, density=2500.0, walls=[drum], friction=friction)
 
 
@@ -88,8 +102,10 @@ def main(duration: float = DEFAULTS["duration"]) -> gr.Trajectory:
     simulation = gr.Simulation(build(), dt=DEFAULTS["dt"])
     trajectory = simulation.run(duration=duration, record_every=DEFAULTS["record_every"], progress=progress())
     figures = summary(trajectory)
-    print(f"drum_with_lifters: torque {figures['torque']:.4g} N m, grains raised to {figures['highest']:.3g} m "
-          "above the axis")
+    print(
+        f"drum_with_lifters: torque {figures['torque']:.4g} N m, grains raised to {figures['highest']:.3g} m "
+        "above the axis"
+    )
     return trajectory
 
 

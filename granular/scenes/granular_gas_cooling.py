@@ -34,6 +34,7 @@ as the colours darkening.
     python -m granular.scenes.granular_gas_cooling [DURATION]     # the full run, then the renders
     python -m granular.scenes.granular_gas_cooling --render-only  # the renders only
 """
+
 from __future__ import annotations
 
 import sys
@@ -46,27 +47,32 @@ import granular as gr
 from granular.app.runs import progress
 from granular.render import animate, snapshot
 
-RADIUS = 0.01            # m
-DENSITY = 2500.0         # kg/m^3
+RADIUS = 0.01  # m
+DENSITY = 2500.0  # kg/m^3
 RESTITUTION = 0.9
 PACKING = 0.05
-SPEED = 1.0              # m/s, rms speed (3D) at t = 0
+SPEED = 1.0  # m/s, rms speed (3D) at t = 0
 DEFAULTS = dict(duration=10.0, dt=5e-4, record_every=40)
 #: ``granular run granular_gas_cooling --set restitution=0.8``; a sweep over
 #: restitution compares tau(e) with `haff_time` (README, "Parameter sweeps").
 PARAMETERS = dict(n=1000, restitution=RESTITUTION, packing=PACKING, speed=SPEED, seed=0)
-PARAMETER_HELP = dict(n="number of spheres", restitution="coefficient of restitution e of every impact (1)",
-                      packing="packing fraction of the periodic cube (1)", speed="initial rms speed (m/s)",
-                      seed="random seed of the positions and velocities")
-RENDERS = Path("outputs")                   # under the working directory
+PARAMETER_HELP = dict(
+    n="number of spheres",
+    restitution="coefficient of restitution e of every impact (1)",
+    packing="packing fraction of the periodic cube (1)",
+    speed="initial rms speed (m/s)",
+    seed="random seed of the positions and velocities",
+)
+RENDERS = Path("outputs")  # under the working directory
 
 
-def build(n: int = 1000, packing: float = PACKING, speed: float = SPEED, restitution: float = RESTITUTION,
-          seed: int = 0) -> gr.SphereWorld:
+def build(
+    n: int = 1000, packing: float = PACKING, speed: float = SPEED, restitution: float = RESTITUTION, seed: int = 0
+) -> gr.SphereWorld:
     """``n`` spheres at random places in a periodic cube filled to ``packing``,
     Gaussian velocities with zero total momentum and rms speed ``speed`` (m/s)."""
     rng = np.random.default_rng(seed)
-    side = (n * 4.0 / 3.0 * np.pi * RADIUS ** 3 / packing) ** (1.0 / 3.0)
+    side = (n * 4.0 / 3.0 * np.pi * RADIUS**3 / packing) ** (1.0 / 3.0)
     cell = gr.PeriodicBox([0.0, 0.0, 0.0], [side] * 3)
     positions = np.empty((n, 3))
     placed = 0
@@ -78,19 +84,26 @@ def build(n: int = 1000, packing: float = PACKING, speed: float = SPEED, restitu
             placed += 1
     velocities = rng.normal(size=(n, 3))
     velocities -= velocities.mean(axis=0)
-    velocities *= speed / np.sqrt(np.mean(np.sum(velocities ** 2, axis=1)))
-    return gr.SphereWorld(positions, RADIUS, velocities=velocities, density=DENSITY, gravity=(0.0, 0.0, 0.0),
-                          periodic=cell, restitution=restitution)
+    velocities *= speed / np.sqrt(np.mean(np.sum(velocities**2, axis=1)))
+    return gr.SphereWorld(
+        positions,
+        RADIUS,
+        velocities=velocities,
+        density=DENSITY,
+        gravity=(0.0, 0.0, 0.0),
+        periodic=cell,
+        restitution=restitution,
+    )
 
 
 def haff_time(packing: float = PACKING, speed: float = SPEED, restitution: float = RESTITUTION) -> float:
     """Kinetic-theory tau (s): 6 / ((1 - e^2) omega0), omega0 the Enskog collision frequency."""
-    number_density = packing / (4.0 / 3.0 * np.pi * RADIUS ** 3)
+    number_density = packing / (4.0 / 3.0 * np.pi * RADIUS**3)
     sigma = 2.0 * RADIUS
     contact = (1.0 - packing / 2.0) / (1.0 - packing) ** 3
-    thermal = speed / np.sqrt(3.0)                       # sqrt(T0 / m)
-    omega = 4.0 * number_density * sigma ** 2 * contact * np.sqrt(np.pi) * thermal
-    return 6.0 / ((1.0 - restitution ** 2) * omega)
+    thermal = speed / np.sqrt(3.0)  # sqrt(T0 / m)
+    omega = 4.0 * number_density * sigma**2 * contact * np.sqrt(np.pi) * thermal
+    return 6.0 / ((1.0 - restitution**2) * omega)
 
 
 def fit_haff(t: np.ndarray, energy: np.ndarray) -> dict:
@@ -116,9 +129,14 @@ def fit_haff(t: np.ndarray, energy: np.ndarray) -> dict:
     late_slope = np.polyfit(np.log(t[late]), log_energy[late], 1)[0]
     middle = t[-1] / np.sqrt(2.0)
     residual = log_energy - model(t, log_amplitude, log_tau, alpha)
-    return dict(exponent=float(-alpha), tau=float(np.exp(log_tau)), amplitude=float(np.exp(log_amplitude)),
-                late_slope=float(late_slope), haff_late_slope=float(-2.0 * middle / (middle + np.exp(log_tau))),
-                rms_log_residual=float(np.sqrt(np.mean(residual ** 2))))
+    return dict(
+        exponent=float(-alpha),
+        tau=float(np.exp(log_tau)),
+        amplitude=float(np.exp(log_amplitude)),
+        late_slope=float(late_slope),
+        haff_late_slope=float(-2.0 * middle / (middle + np.exp(log_tau))),
+        rms_log_residual=float(np.sqrt(np.mean(residual**2))),
+    )
 
 
 def summary(trajectory: gr.Trajectory) -> dict:
@@ -129,10 +147,14 @@ def summary(trajectory: gr.Trajectory) -> dict:
     tau / tau_theory. Needs at least four frames after t = 0."""
     parameters = {**PARAMETERS, **trajectory.meta.get("parameters", {})}
     fit = fit_haff(trajectory.t, trajectory.kinetic_energy)
-    theory = haff_time(packing=parameters["packing"], speed=parameters["speed"],
-                       restitution=parameters["restitution"])
-    return dict(tau=fit["tau"], exponent=fit["exponent"], late_slope=fit["late_slope"], tau_theory=theory,
-                tau_ratio=fit["tau"] / theory)
+    theory = haff_time(packing=parameters["packing"], speed=parameters["speed"], restitution=parameters["restitution"])
+    return dict(
+        tau=fit["tau"],
+        exponent=fit["exponent"],
+        late_slope=fit["late_slope"],
+        tau_theory=theory,
+        tau_ratio=fit["tau"] / theory,
+    )
 
 
 def plot(t: np.ndarray, energy: np.ndarray, fit: dict, path: Path, title: str = "") -> Path:
@@ -146,8 +168,7 @@ def plot(t: np.ndarray, energy: np.ndarray, fit: dict, path: Path, title: str = 
     fitted = fit["amplitude"] * (1.0 + t[keep] / fit["tau"]) ** fit["exponent"]
     figure, axes = plt.subplots(figsize=(6.0, 4.5))
     axes.loglog(t[keep], energy[keep], ".", markersize=3, label="simulated $E(t)$")
-    axes.loglog(t[keep], fitted, "-",
-                label=rf"$A(1+t/\tau)^{{{fit['exponent']:.2f}}}$, $\tau$ = {fit['tau']:.3g} s")
+    axes.loglog(t[keep], fitted, "-", label=rf"$A(1+t/\tau)^{{{fit['exponent']:.2f}}}$, $\tau$ = {fit['tau']:.3g} s")
     asymptote = fit["amplitude"] * (t[keep] / fit["tau"]) ** -2.0
     late = t[keep] > fit["tau"]
     axes.loglog(t[keep][late], asymptote[late], "--", color="grey", label=r"$\propto t^{-2}$")
@@ -171,35 +192,48 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], n: 
     t, energy = trajectory.t, trajectory.kinetic_energy
     fit = fit_haff(t, energy)
     side = world.periodic.lengths[0]
-    print(f"granular_gas_cooling: {world.n} spheres, packing {PACKING}, e = {RESTITUTION}, "
-          f"periodic cube {side:.4g} m, {sim.steps_taken} steps of {dt:g} s in {seconds:.0f} s")
+    print(
+        f"granular_gas_cooling: {world.n} spheres, packing {PACKING}, e = {RESTITUTION}, "
+        f"periodic cube {side:.4g} m, {sim.steps_taken} steps of {dt:g} s in {seconds:.0f} s"
+    )
     print(f"  kinetic-theory tau          {haff_time():.4g} s")
     print(f"  fitted tau                  {fit['tau']:.4g} s")
     print(f"  fitted exponent             {fit['exponent']:.3f}   (Haff: -2)")
-    print(f"  log-log slope, last 2x in t {fit['late_slope']:.3f}   (Haff with the fitted tau: "
-          f"{fit['haff_late_slope']:.3f})")
+    print(
+        f"  log-log slope, last 2x in t {fit['late_slope']:.3f}   (Haff with the fitted tau: "
+        f"{fit['haff_late_slope']:.3f})"
+    )
     print(f"  rms residual of log E       {fit['rms_log_residual']:.3g}")
-    print(f"  E(end) / E0                 {energy[-1] / energy[0]:.4g} at t = {t[-1]:.3g} s "
-          f"= {t[-1] / fit['tau']:.3g} tau")
+    print(
+        f"  E(end) / E0                 {energy[-1] / energy[0]:.4g} at t = {t[-1]:.3g} s "
+        f"= {t[-1] / fit['tau']:.3g} tau"
+    )
     print(f"  E strictly decreasing       {bool(np.all(np.diff(energy) < 0.0))}")
-    path = plot(t, energy, fit, RENDERS / "granular_gas_cooling.png",
-                title=f"{world.n} spheres, e = {RESTITUTION}, packing {PACKING}")
+    path = plot(
+        t,
+        energy,
+        fit,
+        RENDERS / "granular_gas_cooling.png",
+        title=f"{world.n} spheres, e = {RESTITUTION}, packing {PACKING}",
+    )
     print(f"  plot                        {path}")
     return fit
 
 
-def render(duration: float = 3.0, frame_interval: float = 0.05, dt: float = DEFAULTS["dt"],
-           out_dir: Path = RENDERS) -> gr.Trajectory:
+def render(
+    duration: float = 3.0, frame_interval: float = 0.05, dt: float = DEFAULTS["dt"], out_dir: Path = RENDERS
+) -> gr.Trajectory:
     """Animate a dedicated ``duration`` s run (a frame every ``frame_interval`` s,
     10 frames per second) and write a still of its first frame. Returns the trajectory."""
-    trajectory = gr.Simulation(build(), dt=dt).run(duration=duration,
-                                                  record_every=int(round(frame_interval / dt)))
+    trajectory = gr.Simulation(build(), dt=dt).run(duration=duration, record_every=int(round(frame_interval / dt)))
     cooled = trajectory.kinetic_energy[-1] / trajectory.kinetic_energy[0]
     title = f"e = {RESTITUTION}"
     animate(trajectory, out_dir / "granular_gas_cooling.mp4", fps=10, size=(400, 400), quality=4.5, title=title)
     snapshot(trajectory, 0, out_dir / "granular_gas_cooling_still.png", size=(480, 480), title=title)
-    print(f"  wrote {out_dir / 'granular_gas_cooling.mp4'} and {out_dir / 'granular_gas_cooling_still.png'} "
-          f"(E / E0 = {cooled:.3f} at t = {trajectory.t[-1]:.2g} s)")
+    print(
+        f"  wrote {out_dir / 'granular_gas_cooling.mp4'} and {out_dir / 'granular_gas_cooling_still.png'} "
+        f"(E / E0 = {cooled:.3f} at t = {trajectory.t[-1]:.2g} s)"
+    )
     return trajectory
 
 

@@ -14,6 +14,7 @@ OSQP does not always certify an infeasible problem; when it gives up with a plai
 `SolverError`, the step is handed to the reference solver (cvxpy, if installed)
 to tell jamming from a solver failure.
 """
+
 from __future__ import annotations
 
 import sys
@@ -25,12 +26,12 @@ import granular as gr
 from granular.render import animate, snapshot
 
 N = 80
-BOX = 0.1                # m, side of the cube
-PACKING = 0.10           # initial packing fraction
-GROWTH = 0.8             # 1/s, relative growth rate of the radii
+BOX = 0.1  # m, side of the cube
+PACKING = 0.10  # initial packing fraction
+GROWTH = 0.8  # 1/s, relative growth rate of the radii
 DEFAULTS = dict(duration=1.5, dt=1e-3, record_every=10)
-RENDERS = Path("outputs")                   # under the working directory
-R0 = (PACKING * BOX ** 3 / (N * 4.0 / 3.0 * np.pi)) ** (1.0 / 3.0)
+RENDERS = Path("outputs")  # under the working directory
+R0 = (PACKING * BOX**3 / (N * 4.0 / 3.0 * np.pi)) ** (1.0 / 3.0)
 
 
 def radii(t: float) -> np.ndarray:
@@ -63,8 +64,15 @@ def build(seed: int = 3, positions=None, velocities=None, t0: float = 0.0) -> gr
     rng = np.random.default_rng(seed + 1)
     positions = random_centres(seed) if positions is None else positions
     velocities = rng.normal(0.0, 0.02, (N, 3)) if velocities is None else velocities
-    return gr.SphereWorld(positions, radii, masses=0.01, velocities=velocities, gravity=(0.0, 0.0, 0.0),
-                          walls=[gr.Box([0.0, 0.0, 0.0], [BOX, BOX, BOX])], t0=t0)
+    return gr.SphereWorld(
+        positions,
+        radii,
+        masses=0.01,
+        velocities=velocities,
+        gravity=(0.0, 0.0, 0.0),
+        walls=[gr.Box([0.0, 0.0, 0.0], [BOX, BOX, BOX])],
+        t0=t0,
+    )
 
 
 def summary(trajectory: gr.Trajectory) -> dict:
@@ -72,20 +80,29 @@ def summary(trajectory: gr.Trajectory) -> dict:
     volumes over the box's; the jamming fraction when the run ended in a jam) and
     ``t_end`` (s), the time of that frame."""
     radii_end = np.asarray(trajectory.radii[-1], dtype=float)
-    volume = float(np.sum(4.0 / 3.0 * np.pi * radii_end ** 3))
-    return dict(packing_fraction=volume / BOX ** 3, t_end=float(trajectory.t[-1]))
+    volume = float(np.sum(4.0 / 3.0 * np.pi * radii_end**3))
+    return dict(packing_fraction=volume / BOX**3, t_end=float(trajectory.t[-1]))
 
 
 def join(parts: list) -> gr.Trajectory:
     """One trajectory from consecutive runs of one simulation (each starts where the last ended)."""
+
     def cat(name):
         return np.concatenate([getattr(parts[0], name)] + [getattr(p, name)[1:] for p in parts[1:]])
 
     contacts = list(parts[0].contacts) + [c for p in parts[1:] for c in p.contacts[1:]]
-    return gr.Trajectory(t=cat("t"), positions=cat("positions"), velocities=cat("velocities"), radii=cat("radii"),
-                         kinetic_energy=cat("kinetic_energy"), potential_energy=cat("potential_energy"),
-                         dissipated_energy=cat("dissipated_energy"), contacts=contacts,
-                         system=parts[-1].system, meta=parts[-1].meta)
+    return gr.Trajectory(
+        t=cat("t"),
+        positions=cat("positions"),
+        velocities=cat("velocities"),
+        radii=cat("radii"),
+        kinetic_energy=cat("kinetic_energy"),
+        potential_energy=cat("potential_energy"),
+        dissipated_energy=cat("dissipated_energy"),
+        contacts=contacts,
+        system=parts[-1].system,
+        meta=parts[-1].meta,
+    )
 
 
 def confirm_jamming(sim: gr.Simulation) -> str:
@@ -121,15 +138,25 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
     print(f"  {outcome}")
     print(f"  packing fraction reached    {fraction:.4f} (radius {radii(sim.t)[0] * 1e3:.3f} mm)")
     print(f"  active contacts at the end  {int(np.count_nonzero(trajectory.contacts[-1].impulse > 0))}")
-    print(f"  smallest gap of the last step {trajectory.contacts[-1].gap.min(initial=np.inf):.3g} m "
-          f"(D(t_n+1, q_n): one step of growth, {2 * R0 * GROWTH * dt:.3g} m, closed by the projection)")
+    print(
+        f"  smallest gap of the last step {trajectory.contacts[-1].gap.min(initial=np.inf):.3g} m "
+        f"(D(t_n+1, q_n): one step of growth, {2 * R0 * GROWTH * dt:.3g} m, closed by the projection)"
+    )
     return trajectory
 
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
 
-    animate(trajectory, RENDERS / "growing_spheres.mp4", fps=20, size=(512, 384), camera="orbit", color_by="id",
-            orbit_turns=0.5, title="growing")
+    animate(
+        trajectory,
+        RENDERS / "growing_spheres.mp4",
+        fps=20,
+        size=(512, 384),
+        camera="orbit",
+        color_by="id",
+        orbit_turns=0.5,
+        title="growing",
+    )
     snapshot(trajectory, -1, RENDERS / "growing_spheres.png", forces=True, size=(512, 384))
     print(f"  wrote {RENDERS / 'growing_spheres.mp4'} and {RENDERS / 'growing_spheres.png'}")

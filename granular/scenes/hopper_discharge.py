@@ -30,6 +30,7 @@ both inside the published ranges (``BEVERLOO_FIT``). The runs are short (153 to
 1,115 grains out), so the fit carries the noise of a few hundred grains; the widest
 orifice is 0.47 silo diameters, near where the silo's wall starts to slow the flow.
 """
+
 from __future__ import annotations
 
 import sys
@@ -43,19 +44,21 @@ from granular.spheres.flows import CylinderRegion, Inlet, Outlet, BoxRegion
 from granular.app.runs import progress
 from granular.render import snapshot
 
-DENSITY = 2500.0          # kg/m^3, glass
-FLOOR_ANGLE = np.radians(84.0)   # the floor cone's half-angle from the vertical axis (90: flat)
+DENSITY = 2500.0  # kg/m^3, glass
+FLOOR_ANGLE = np.radians(84.0)  # the floor cone's half-angle from the vertical axis (90: flat)
 DEFAULTS = dict(duration=0.5, dt=2.5e-4, record_every=40)
 PARAMETERS = dict(orifice=5.0, radius=0.002, silo_radius=0.03, fill_height=0.05, friction=0.5, seed=0)
-PARAMETER_HELP = dict(orifice="orifice diameter D in sphere diameters",
-                      radius="sphere radius r (m); the diameter d = 2 r",
-                      silo_radius="inner radius of the silo (m)",
-                      fill_height="height of the bed the lattice starts with and the inlet keeps (m)",
-                      friction="Coulomb coefficient of every contact (the spheres turn)",
-                      seed="seed of the lattice's jitter and of the inlet's draws")
+PARAMETER_HELP = dict(
+    orifice="orifice diameter D in sphere diameters",
+    radius="sphere radius r (m); the diameter d = 2 r",
+    silo_radius="inner radius of the silo (m)",
+    fill_height="height of the bed the lattice starts with and the inlet keeps (m)",
+    friction="Coulomb coefficient of every contact (the spheres turn)",
+    seed="seed of the lattice's jitter and of the inlet's draws",
+)
 #: The fit of ``benchmarks/beverloo.py`` (module docstring): C, k and the command.
 BEVERLOO_FIT = dict(C=0.554, k=1.57, command="python benchmarks/beverloo.py 0.6")
-RENDERS = Path("outputs")                   # under the working directory
+RENDERS = Path("outputs")  # under the working directory
 
 
 def walls(orifice_radius: float, silo_radius: float, top: float, friction: float) -> list:
@@ -63,13 +66,13 @@ def walls(orifice_radius: float, silo_radius: float, top: float, friction: float
     a nearly flat cone from the orifice's rim to the side (m)."""
     rise = (silo_radius - orifice_radius) / np.tan(FLOOR_ANGLE)
     floor = gr.Cone([0.0, 0.0, 0.0], [0.0, 0.0, 1.0], orifice_radius, silo_radius, rise, friction=friction)
-    side = gr.Cylinder([0.0, 0.0, 0.5 * (rise + top)], [0.0, 0.0, 1.0], silo_radius, height=top - rise,
-                       caps=False, friction=friction)
+    side = gr.Cylinder(
+        [0.0, 0.0, 0.5 * (rise + top)], [0.0, 0.0, 1.0], silo_radius, height=top - rise, caps=False, friction=friction
+    )
     return [side, floor]
 
 
-def lattice(radius: float, silo_radius: float, fill_height: float, orifice_radius: float,
-            seed: int) -> np.ndarray:
+def lattice(radius: float, silo_radius: float, fill_height: float, orifice_radius: float, seed: int) -> np.ndarray:
     """Centres (N, 3) on a jittered square lattice inside the silo, above the floor."""
     rng = np.random.default_rng(seed)
     spacing = 2.2 * radius
@@ -80,13 +83,18 @@ def lattice(radius: float, silo_radius: float, fill_height: float, orifice_radiu
     return grid + rng.uniform(-0.05, 0.05, grid.shape) * radius
 
 
-def build(orifice: float = PARAMETERS["orifice"], radius: float = PARAMETERS["radius"],
-          silo_radius: float = PARAMETERS["silo_radius"], fill_height: float = PARAMETERS["fill_height"],
-          friction: float = PARAMETERS["friction"], seed: int = PARAMETERS["seed"]) -> gr.SphereWorld:
+def build(
+    orifice: float = PARAMETERS["orifice"],
+    radius: float = PARAMETERS["radius"],
+    silo_radius: float = PARAMETERS["silo_radius"],
+    fill_height: float = PARAMETERS["fill_height"],
+    friction: float = PARAMETERS["friction"],
+    seed: int = PARAMETERS["seed"],
+) -> gr.SphereWorld:
     """The silo, its grains, the inlet that keeps it full and the outlet below the orifice."""
     if not orifice > 1.0:
         raise gr.InvalidInputError(f"orifice must exceed 1 sphere diameter, got {orifice}")
-    orifice_radius = orifice * radius       # D / 2 = orifice d / 2
+    orifice_radius = orifice * radius  # D / 2 = orifice d / 2
     top = fill_height + 8.0 * radius
     positions = lattice(radius, silo_radius, fill_height, orifice_radius, seed)
     # A feed band above the bed, as wide as the silo: its rate (a bed's worth in 0.2 s)
@@ -95,8 +103,15 @@ def build(orifice: float = PARAMETERS["orifice"], radius: float = PARAMETERS["ra
     rate = 5.0 * positions.shape[0]
     inlet = Inlet(feed, radius=radius, rate=rate, velocity=(0.0, 0.0, -0.2), density=DENSITY, seed=seed)
     below = BoxRegion([-np.inf, -np.inf, -np.inf], [np.inf, np.inf, -6.0 * radius])
-    return gr.SphereWorld(positions, radius, density=DENSITY, walls=walls(orifice_radius, silo_radius, top, friction),
-                          friction=friction, inlets=[inlet], outlets=[Outlet(below)])
+    return gr.SphereWorld(
+        positions,
+        radius,
+        density=DENSITY,
+        walls=walls(orifice_radius, silo_radius, top, friction),
+        friction=friction,
+        inlets=[inlet],
+        outlets=[Outlet(below)],
+    )
 
 
 def mass_flow_rate(trajectory: gr.Trajectory, since: float = 0.5) -> float:
@@ -124,15 +139,19 @@ def bulk_density(trajectory: gr.Trajectory, k: int = -1) -> float:
     masses = np.asarray(trajectory.meta["masses"])[ids]
     if not high > low:
         return float("nan")
-    return float(masses[inside].sum() / (np.pi * silo_radius ** 2 * (high - low)))
+    return float(masses[inside].sum() / (np.pi * silo_radius**2 * (high - low)))
 
 
 def summary(trajectory: gr.Trajectory) -> dict:
     """``mass_flow_rate`` (kg/s, `mass_flow_rate`), ``bulk_density`` (kg/m^3, the last
     frame's), ``inserted`` and ``removed`` (spheres, by the end)."""
     flow = trajectory.flow[-1]
-    return dict(mass_flow_rate=mass_flow_rate(trajectory), bulk_density=bulk_density(trajectory),
-                inserted=int(flow[1]), removed=int(flow[3]))
+    return dict(
+        mass_flow_rate=mass_flow_rate(trajectory),
+        bulk_density=bulk_density(trajectory),
+        inserted=int(flow[1]),
+        removed=int(flow[3]),
+    )
 
 
 def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> gr.Trajectory:
@@ -142,16 +161,21 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
     trajectory = simulation.run(duration=duration, record_every=DEFAULTS["record_every"], progress=progress())
     seconds = time.perf_counter() - start
     figures = summary(trajectory)
-    print(f"hopper_discharge: orifice {PARAMETERS['orifice']:g} d, {world.n} grains at the end, "
-          f"{simulation.steps_taken} steps of {dt:g} s in {seconds:.1f} s")
-    print(f"  inserted {figures['inserted']}, removed {figures['removed']}; steady mass flow rate "
-          f"{figures['mass_flow_rate']:.4g} kg/s, bulk density {figures['bulk_density']:.4g} kg/m^3")
+    print(
+        f"hopper_discharge: orifice {PARAMETERS['orifice']:g} d, {world.n} grains at the end, "
+        f"{simulation.steps_taken} steps of {dt:g} s in {seconds:.1f} s"
+    )
+    print(
+        f"  inserted {figures['inserted']}, removed {figures['removed']}; steady mass flow rate "
+        f"{figures['mass_flow_rate']:.4g} kg/s, bulk density {figures['bulk_density']:.4g} kg/m^3"
+    )
     return trajectory
 
 
 if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
 
-    snapshot(trajectory, len(trajectory) - 1, RENDERS / "hopper_discharge.png", size=(512, 384),
-             view=(0.25, -1.0, 0.35))
+    snapshot(
+        trajectory, len(trajectory) - 1, RENDERS / "hopper_discharge.png", size=(512, 384), view=(0.25, -1.0, 0.35)
+    )
     print(f"  wrote {RENDERS / 'hopper_discharge.png'}")

@@ -18,6 +18,7 @@ sweep's 100 steps per period, so the diagram is qualitative) and writes
     python -m granular.scenes.impact_oscillator            # 80 frequencies, about 80 s on 2 cores
     python -m granular.scenes.impact_oscillator --quick    # 16 frequencies, a few seconds
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,24 +33,30 @@ from granular.systems.examples import impact_oscillator
 from granular.render import animate, snapshot
 
 DAMPING, RESTITUTION, STOP, AMPLITUDE = 0.2, 0.8, 0.0, 1.0
-STEPS_PER_PERIOD = 100      # dt = (2 pi / w) / 100: strobe times fall on steps
-SCHEME = "dzonou-monteiro-marques"   # the cheapest step; every scheme gives the same picture
+STEPS_PER_PERIOD = 100  # dt = (2 pi / w) / 100: strobe times fall on steps
+SCHEME = "dzonou-monteiro-marques"  # the cheapest step; every scheme gives the same picture
 
 
 #: What `granular run impact_oscillator` integrates: one forcing frequency, 40 periods.
 DEFAULT_FREQUENCY = 1.8
-DEFAULTS = dict(duration=40 * 2.0 * np.pi / DEFAULT_FREQUENCY, dt=2.0 * np.pi / DEFAULT_FREQUENCY / STEPS_PER_PERIOD,
-                record_every=5, scheme=SCHEME)
+DEFAULTS = dict(
+    duration=40 * 2.0 * np.pi / DEFAULT_FREQUENCY,
+    dt=2.0 * np.pi / DEFAULT_FREQUENCY / STEPS_PER_PERIOD,
+    record_every=5,
+    scheme=SCHEME,
+)
 
 
 def build(frequency: float = DEFAULT_FREQUENCY) -> gr.ConstrainedSystem:
     """The oscillator forced at ``frequency`` (units of the natural frequency)."""
-    return impact_oscillator(frequency=frequency, amplitude=AMPLITUDE, stop=STOP, restitution=RESTITUTION,
-                             damping=DAMPING, x0=-0.5)
+    return impact_oscillator(
+        frequency=frequency, amplitude=AMPLITUDE, stop=STOP, restitution=RESTITUTION, damping=DAMPING, x0=-0.5
+    )
 
 
-def section(frequency: float, transient: int, periods: int, steps_per_period: int = STEPS_PER_PERIOD,
-            scheme: str = SCHEME) -> np.ndarray:
+def section(
+    frequency: float, transient: int, periods: int, steps_per_period: int = STEPS_PER_PERIOD, scheme: str = SCHEME
+) -> np.ndarray:
     """``(periods, 2)`` stroboscopic samples ``(x, v)`` at ``t = k 2 pi / w`` after
     ``transient`` forcing periods."""
     dt = 2.0 * np.pi / frequency / steps_per_period
@@ -85,8 +92,9 @@ def period_one_orbit(frequency: float) -> float:
         return forced(tau + s) + expm(np.array([[0.0, 1.0], [-1.0, -c]]) * s) @ (np.array([0.0, -e * v]) - forced(tau))
 
     for guess in np.linspace(0.0, period, 24, endpoint=False):
-        (tau, v), _, found, _ = fsolve(lambda z: state(z[0], z[1], period) - [0.0, z[1]], [guess, 1.0],
-                                       full_output=True)
+        (tau, v), _, found, _ = fsolve(
+            lambda z: state(z[0], z[1], period) - [0.0, z[1]], [guess, 1.0], full_output=True
+        )
         if found == 1 and v > 0.0 and max(state(tau, v, s)[0] for s in np.linspace(0, period, 200)) <= 1e-9:
             return float(state(tau, v, (-tau) % period)[0])
     raise ValueError(f"no period-1 impacting orbit found at w = {frequency}")
@@ -115,33 +123,39 @@ def main(quick: bool = False, out_dir: str = "outputs") -> dict:
     count, transient, periods = (16, 40, 16) if quick else (80, 50, 30)
     frequencies = np.linspace(1.2, 4.2, count)
     sections = sweep(frequencies, transient, periods)
-    print(f"impact oscillator: c = {DAMPING}, e = {RESTITUTION}, stop at x = {STOP}, "
-          f"{STEPS_PER_PERIOD} steps per period, scheme {SCHEME}")
+    print(
+        f"impact oscillator: c = {DAMPING}, e = {RESTITUTION}, stop at x = {STOP}, "
+        f"{STEPS_PER_PERIOD} steps per period, scheme {SCHEME}"
+    )
     print(f"  {'w':>6} {'period':>7} {'x on the section':>20}")
     periods_found = [period_of(s) for s in sections]
     for w, n, s in zip(frequencies, periods_found, sections):
         shown = np.unique(np.round(s[:, 0], 3))
         label = str(n) if n else "chaos"
-        print(f"  {w:6.3f} {label:>7}  " + " ".join(f"{x:.3f}" for x in shown[:4])
-              + (" ..." if shown.size > 4 else ""))
+        print(f"  {w:6.3f} {label:>7}  " + " ".join(f"{x:.3f}" for x in shown[:4]) + (" ..." if shown.size > 4 else ""))
     w_check = 1.8
     exact = period_one_orbit(w_check)
     for steps in (STEPS_PER_PERIOD, 4 * STEPS_PER_PERIOD, 16 * STEPS_PER_PERIOD):
         x = section(w_check, 30, 1, steps)[0, 0]
-        print(f"  period-1 orbit at w = {w_check}: x = {x:.4f} with {steps} steps per period, exact {exact:.4f} "
-              f"(error {abs(x - exact):.4f})")
+        print(
+            f"  period-1 orbit at w = {w_check}: x = {x:.4f} with {steps} steps per period, exact {exact:.4f} "
+            f"(error {abs(x - exact):.4f})"
+        )
     # The richest section (most distinct points) gets a long (x, v) portrait.
     distinct = [np.unique(np.round(s[:, 0], 3)).size for s in sections]
     w_chaos = frequencies[int(np.argmax(distinct))]
     cloud = section(w_chaos, transient, 120 if quick else 600)
-    print(f"  Poincare section at w = {w_chaos:.3f}: {len(cloud)} points, x in "
-          f"[{cloud[:, 0].min():.3f}, {cloud[:, 0].max():.3f}]")
+    print(
+        f"  Poincare section at w = {w_chaos:.3f}: {len(cloud)} points, x in "
+        f"[{cloud[:, 0].min():.3f}, {cloud[:, 0].max():.3f}]"
+    )
     plot(frequencies, sections, w_chaos, cloud, Path(out_dir))
     return {"frequencies": frequencies, "sections": sections, "periods": periods_found}
 
 
 def plot(frequencies, sections, w_chaos, cloud, out_dir: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -149,8 +163,11 @@ def plot(frequencies, sections, w_chaos, cloud, out_dir: Path) -> None:
     figure, axis = plt.subplots(figsize=(8, 4.5))
     for w, samples in zip(frequencies, sections):
         axis.plot(np.full(len(samples), w), samples[:, 0], ".k", ms=1.5)
-    axis.set(xlabel="forcing frequency w", ylabel="x at t = 2 pi k / w",
-             title="impact oscillator: stroboscopic section against w")
+    axis.set(
+        xlabel="forcing frequency w",
+        ylabel="x at t = 2 pi k / w",
+        title="impact oscillator: stroboscopic section against w",
+    )
     figure.tight_layout()
     figure.savefig(out_dir / "impact_oscillator_bifurcation.png", dpi=130)
     figure, axis = plt.subplots(figsize=(5.5, 4.5))
@@ -163,8 +180,9 @@ def plot(frequencies, sections, w_chaos, cloud, out_dir: Path) -> None:
     print(f"  wrote {out_dir / 'impact_oscillator_bifurcation.png'} and {out_dir / 'impact_oscillator_poincare.png'}")
 
 
-def render(out_dir: str = "outputs", frequency: float = DEFAULT_FREQUENCY, periods: int = 8,
-           frames_per_period: int = 20) -> gr.Trajectory:
+def render(
+    out_dir: str = "outputs", frequency: float = DEFAULT_FREQUENCY, periods: int = 8, frames_per_period: int = 20
+) -> gr.Trajectory:
     """Animate ``periods`` forcing periods at ``frequency`` from rest at x0 (a run of
     its own, ``frames_per_period`` frames per period, 25 frames per second) and a
     still of the frame nearest the stop (an impact lasts one step, rarely a recorded
@@ -172,7 +190,8 @@ def render(out_dir: str = "outputs", frequency: float = DEFAULT_FREQUENCY, perio
     out_dir = Path(out_dir)
     dt = 2.0 * np.pi / frequency / STEPS_PER_PERIOD
     trajectory = gr.Simulation(build(frequency), dt, scheme=SCHEME).run(
-        steps=periods * STEPS_PER_PERIOD, record_every=STEPS_PER_PERIOD // frames_per_period)
+        steps=periods * STEPS_PER_PERIOD, record_every=STEPS_PER_PERIOD // frames_per_period
+    )
     title, view = f"w = {frequency:g}, dimensionless time", (0.0, -1.0, 0.15)
     animate(trajectory, out_dir / "impact_oscillator.mp4", fps=25, size=(512, 256), view=view, title=title)
     nearest = int(np.argmax(trajectory.positions[:, 0]))

@@ -15,6 +15,7 @@ In each row the first ball strikes the other four at 1 m/s.
 
 Prints both outcomes next to the two laws and says which one each row follows.
 """
+
 from __future__ import annotations
 
 import sys
@@ -25,16 +26,16 @@ import numpy as np
 import granular as gr
 from granular.render import animate, snapshot
 
-RADIUS = 0.02           # m
+RADIUS = 0.02  # m
 BALLS = 5
-SPEED = 1.0             # m/s, the striker
-GAP_B = 0.004           # m, between the balls of row B (more than one step of travel)
+SPEED = 1.0  # m/s, the striker
+GAP_B = 0.004  # m, between the balls of row B (more than one step of travel)
 #: Row A "touches" with a 1 nm gap: an exact zero gap currently trips a round-off
 #: tolerance of the projection (see the issue tracker); 1 nm is touching at any scale drawn.
 GAP_A = 1e-9
-ROW_SPACING = 0.1       # m, between the rows along y
+ROW_SPACING = 0.1  # m, between the rows along y
 DEFAULTS = dict(duration=0.25, dt=1e-3, record_every=2)
-RENDERS = Path("outputs")                   # under the working directory
+RENDERS = Path("outputs")  # under the working directory
 
 
 def row(gap: float, y: float) -> np.ndarray:
@@ -48,8 +49,9 @@ def build(restitution: float = 1.0) -> gr.SphereWorld:
     positions = np.vstack([row(GAP_A, 0.0), row(GAP_B, ROW_SPACING)])
     velocities = np.zeros_like(positions)
     velocities[[0, BALLS], 0] = SPEED
-    return gr.SphereWorld(positions, RADIUS, velocities=velocities, gravity=(0.0, 0.0, 0.0),
-                          restitution=restitution, density=7800.0)
+    return gr.SphereWorld(
+        positions, RADIUS, velocities=velocities, gravity=(0.0, 0.0, 0.0), restitution=restitution, density=7800.0
+    )
 
 
 def moreau_law(masses: np.ndarray, u: np.ndarray, e: float = 1.0) -> np.ndarray:
@@ -58,7 +60,7 @@ def moreau_law(masses: np.ndarray, u: np.ndarray, e: float = 1.0) -> np.ndarray:
     C = {u_1 <= u_2 <= ... <= u_n} (no pair approaches); the projection in the mass
     metric is a weighted isotonic regression (pool adjacent violators).
     """
-    blocks = []                                   # [mass, momentum, count]
+    blocks = []  # [mass, momentum, count]
     for m, v in zip(masses, u):
         blocks.append([m, m * v, 1])
         while len(blocks) > 1 and blocks[-2][1] / blocks[-2][0] > blocks[-1][1] / blocks[-1][0]:
@@ -96,10 +98,12 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
     for name, law in laws.items():
         print(f"  {name:28} {np.array2string(law, precision=3, suppress_small=True)}")
     for label, start in (("A, touching", 0), ("B, 4 mm apart", BALLS)):
-        after = trajectory.velocities[-1][start:start + BALLS, 0]
-        energy = 0.5 * masses @ after ** 2 / (0.5 * masses[0] * SPEED ** 2)
-        print(f"  row {label:14} {np.array2string(after, precision=3, suppress_small=True)}"
-              f"  kinetic energy kept {energy:.4f}; {verdict(after, laws)}")
+        after = trajectory.velocities[-1][start : start + BALLS, 0]
+        energy = 0.5 * masses @ after**2 / (0.5 * masses[0] * SPEED**2)
+        print(
+            f"  row {label:14} {np.array2string(after, precision=3, suppress_small=True)}"
+            f"  kinetic energy kept {energy:.4f}; {verdict(after, laws)}"
+        )
     return trajectory
 
 
@@ -107,7 +111,8 @@ if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
 
     view = (0.3, -1.0, 1.0)
-    animate(trajectory, RENDERS / "newton_cradle.mp4", fps=25, size=(512, 384), view=view,
-            title="A: touching, B: 4 mm gaps")
+    animate(
+        trajectory, RENDERS / "newton_cradle.mp4", fps=25, size=(512, 384), view=view, title="A: touching, B: 4 mm gaps"
+    )
     snapshot(trajectory, len(trajectory) // 3, RENDERS / "newton_cradle.png", size=(512, 384), view=view)
     print(f"  wrote {RENDERS / 'newton_cradle.mp4'} and {RENDERS / 'newton_cradle.png'}")

@@ -46,6 +46,7 @@ jam: the last step of the first contact phase).
 
     python -m granular.scenes.painleve_rod
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -72,7 +73,7 @@ STICK_TOLERANCE = 1e-8
 JUMP_RATIO = 3.0
 GRAVITY = 10.0
 ENDS = ("A", "B")
-RENDERS = Path("outputs")                   # under the working directory
+RENDERS = Path("outputs")  # under the working directory
 
 
 def build() -> gr.ConstrainedSystem:
@@ -95,8 +96,12 @@ def end_jacobian(q: np.ndarray, half_length: float = HALF_LENGTH) -> np.ndarray:
     """(2, 2, 3): row ``[e, a]`` maps ``u`` to the velocity of end ``e`` (A, B) along
     ``a`` (tangential x, normal y) at ``q``."""
     c, s = np.cos(q[2]), np.sin(q[2])
-    return np.array([[[1.0, 0.0, -half_length * s], [0.0, 1.0, -half_length * c]],
-                     [[1.0, 0.0, half_length * s], [0.0, 1.0, half_length * c]]])
+    return np.array(
+        [
+            [[1.0, 0.0, -half_length * s], [0.0, 1.0, -half_length * c]],
+            [[1.0, 0.0, half_length * s], [0.0, 1.0, half_length * c]],
+        ]
+    )
 
 
 def end_velocities(q: np.ndarray, u: np.ndarray, half_length: float = HALF_LENGTH) -> np.ndarray:
@@ -111,8 +116,11 @@ def step_labels(trajectory) -> list[str]:
         impulse = trajectory.contacts[k].impulse
         ends = end_velocities(trajectory.positions[k - 1], trajectory.velocities[k])
         scale = max(1.0, float(np.abs(trajectory.velocities[k]).max()))
-        parts = [("sliding " if abs(ends[e, 0]) > STICK_TOLERANCE * scale else "sticking ") + ENDS[e]
-                 for e in range(2) if impulse.size and impulse[e] > 0.0]
+        parts = [
+            ("sliding " if abs(ends[e, 0]) > STICK_TOLERANCE * scale else "sticking ") + ENDS[e]
+            for e in range(2)
+            if impulse.size and impulse[e] > 0.0
+        ]
         labels.append(", ".join(parts) if parts else "free")
     return labels
 
@@ -137,9 +145,12 @@ def phase_sequence(trajectory) -> list[str]:
 def end_changes(trajectory) -> np.ndarray:
     """(F - 1, 2, 2): the change of each end's velocity ``(tangential, normal)`` over
     each step, ``J(q_{k-1}) (u_k - u_{k-1})`` (m/s)."""
-    return np.array([end_jacobian(trajectory.positions[k - 1])
-                     @ (trajectory.velocities[k] - trajectory.velocities[k - 1])
-                     for k in range(1, len(trajectory))])
+    return np.array(
+        [
+            end_jacobian(trajectory.positions[k - 1]) @ (trajectory.velocities[k] - trajectory.velocities[k - 1])
+            for k in range(1, len(trajectory))
+        ]
+    )
 
 
 def regular_changes(trajectory) -> np.ndarray:
@@ -198,8 +209,11 @@ def jam(trajectory) -> tuple[float, float, str]:
     window = 10.0 * float(trajectory.t[1] - trajectory.t[0])
     for t, kind, end, v_before, v_after in events(trajectory):
         if end == "A" and t_end - window < t <= t_end + window:
-            return t_end, float(np.degrees(trajectory.positions[k, 2])), (
-                f"{kind} of A at t = {t:.4f} s: sliding speed {v_before:.3f} -> {v_after:.3f} m/s")
+            return (
+                t_end,
+                float(np.degrees(trajectory.positions[k, 2])),
+                (f"{kind} of A at t = {t:.4f} s: sliding speed {v_before:.3f} -> {v_after:.3f} m/s"),
+            )
     return t_end, float(np.degrees(trajectory.positions[k, 2])), "A leaves the floor with the velocity it had (no jump)"
 
 
@@ -212,14 +226,18 @@ def report(trajectory, dt: float) -> None:
     t_jam, phi_jam, outcome = jam(trajectory)
     print(f"    jam: A stops sliding at t = {t_jam:.4f} s, phi = {phi_jam:.2f} deg; {outcome}")
     energy = trajectory.kinetic_energy + trajectory.potential_energy
-    print(f"    energy {energy[0]:.3f} J -> {energy[-1]:.3f} J, largest rise per step "
-          f"{max(float(np.diff(energy).max()), 0.0):.2e} J")
+    print(
+        f"    energy {energy[0]:.3f} J -> {energy[-1]:.3f} J, largest rise per step "
+        f"{max(float(np.diff(energy).max()), 0.0):.2e} J"
+    )
 
 
 def main(out_dir: Path = RENDERS) -> dict:
     critical = np.degrees(np.arctan(1.0))
-    print(f"Painleve's rod: mu = 5/3, phi0 = 31 deg, dx/dt = 30 m/s; sliding forward is inconsistent "
-          f"above {critical:.0f} deg (p(31 deg) = {painleve_margin(np.radians(31.0)):.3f})")
+    print(
+        f"Painleve's rod: mu = 5/3, phi0 = 31 deg, dx/dt = 30 m/s; sliding forward is inconsistent "
+        f"above {critical:.0f} deg (p(31 deg) = {painleve_margin(np.radians(31.0)):.3f})"
+    )
     runs = {dt: run(dt) for dt in STEP_SIZES}
     for dt, trajectory in runs.items():
         report(trajectory, dt)
@@ -229,6 +247,7 @@ def main(out_dir: Path = RENDERS) -> dict:
 
 def plot(runs: dict, path: Path) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -253,8 +272,11 @@ def plot(runs: dict, path: Path) -> None:
     for axis in axes[1]:
         axis.set(xlabel="t (s)")
     axes[0, 0].legend(fontsize=8)
-    figure.suptitle("Painleve's rod (mu = 5/3): shaded phases of dt = 5e-3 (orange sliding, green sticking), "
-                    "dotted red: tangential impacts of any run", fontsize=10)
+    figure.suptitle(
+        "Painleve's rod (mu = 5/3): shaded phases of dt = 5e-3 (orange sliding, green sticking), "
+        "dotted red: tangential impacts of any run",
+        fontsize=10,
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
@@ -282,10 +304,16 @@ def render(trajectory, out_dir: Path = RENDERS, slow_motion: float = 4.0) -> Non
     title = f"mu = 5/3, camera moving with the rod, {slow_motion:g}x slower"
     animate(moving, out_dir / "painleve_rod.mp4", fps=fps, every=every, size=(512, 320), view=view, title=title)
     touching = np.array([c.impulse.max(initial=0.0) > 0.0 for c in trajectory.contacts])
-    touching[0] = True                              # frame 0 has no contacts recorded
-    jam = int(np.argmin(touching)) - 1              # the frame before the first free one
-    snapshot(moving, jam, out_dir / "painleve_rod_still.png", size=(512, 320), view=view,
-             title="the jam: end of the first contact phase")
+    touching[0] = True  # frame 0 has no contacts recorded
+    jam = int(np.argmin(touching)) - 1  # the frame before the first free one
+    snapshot(
+        moving,
+        jam,
+        out_dir / "painleve_rod_still.png",
+        size=(512, 320),
+        view=view,
+        title="the jam: end of the first contact phase",
+    )
     print(f"  wrote {out_dir / 'painleve_rod.mp4'} and {out_dir / 'painleve_rod_still.png'}")
 
 

@@ -18,6 +18,7 @@ faster or longer run ends with a `JammingError` giving the packing fraction.
     granular plot runs/piston_compression.h5 wall-forces forces.png
     python -m granular.scenes.piston_compression              # also outputs/piston_compression.png
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,28 +31,30 @@ from granular.render.plots import plot_stress_strain, stress_strain
 from granular.spheres.packing import fill_box
 from granular.app.runs import progress
 
-RADIUS = 0.005              # m
-SIDE = 0.06                 # m, the box's square cross-section
-HEIGHT = 0.05               # m, the piston's initial height above the floor
+RADIUS = 0.005  # m
+SIDE = 0.06  # m, the box's square cross-section
+HEIGHT = 0.05  # m, the piston's initial height above the floor
 #: Every step recorded: the figure's strain bins then average the force over time
 #: (the piston's load is a train of inelastic collisions, not a smooth force).
 DEFAULTS = dict(duration=0.3, dt=1e-3, record_every=1)
-RENDERS = Path("outputs")                   # under the working directory
-PISTON = 1                  # index of the piston in the world's walls (after the box)
-CLEARANCE = 0.004           # m, free space under the piston at the start
-AGITATION = 0.02            # m/s, spread of each initial velocity component
+RENDERS = Path("outputs")  # under the working directory
+PISTON = 1  # index of the piston in the world's walls (after the box)
+CLEARANCE = 0.004  # m, free space under the piston at the start
+AGITATION = 0.02  # m/s, spread of each initial velocity component
 
 PARAMETERS = dict(n=64, speed=0.1, restitution=0.0, friction=0.0, seed=0)
-PARAMETER_HELP = dict(n="number of spheres, placed at random under the piston (granular.spheres.packing.fill_box)",
-                      speed="piston speed, downwards (m/s)",
-                      restitution="coefficient of restitution e of sphere impacts (1); the moving piston's "
-                                  "own rows are inelastic",
-                      friction="Coulomb friction coefficient between spheres and with the walls (1)",
-                      seed="random seed of the initial placement")
+PARAMETER_HELP = dict(
+    n="number of spheres, placed at random under the piston (granular.spheres.packing.fill_box)",
+    speed="piston speed, downwards (m/s)",
+    restitution="coefficient of restitution e of sphere impacts (1); the moving piston's own rows are inelastic",
+    friction="Coulomb friction coefficient between spheres and with the walls (1)",
+    seed="random seed of the initial placement",
+)
 
 
-def build(n: int = 64, speed: float = 0.1, restitution: float = 0.0, friction: float = 0.0,
-          seed: int = 0) -> gr.SphereWorld:
+def build(
+    n: int = 64, speed: float = 0.1, restitution: float = 0.0, friction: float = 0.0, seed: int = 0
+) -> gr.SphereWorld:
     """``n`` spheres of radius `RADIUS` placed at random in a box under a piston at
     `HEIGHT` moving down at ``speed`` (m/s)."""
     if n < 1:
@@ -66,9 +69,16 @@ def build(n: int = 64, speed: float = 0.1, restitution: float = 0.0, friction: f
     velocities = np.random.default_rng(seed).normal(0.0, AGITATION, (n, 3))
     box = gr.Box([0.0, 0.0, 0.0], [SIDE, SIDE, 2.0 * HEIGHT], open_top=True)
     piston = gr.Plane([0.0, 0.0, HEIGHT], [0.0, 0.0, -1.0], velocity=[0.0, 0.0, -float(speed)])
-    return gr.SphereWorld(positions, RADIUS, velocities=velocities, density=2500.0, walls=[box, piston],
-                          gravity=(0.0, 0.0, 0.0),
-                          restitution=restitution, friction=friction)
+    return gr.SphereWorld(
+        positions,
+        RADIUS,
+        velocities=velocities,
+        density=2500.0,
+        walls=[box, piston],
+        gravity=(0.0, 0.0, 0.0),
+        restitution=restitution,
+        friction=friction,
+    )
 
 
 def _geometry(trajectory: gr.Trajectory) -> tuple[float, float]:
@@ -87,8 +97,12 @@ def summary(trajectory: gr.Trajectory) -> dict:
     strain, stress = stress_strain(trajectory, PISTON, area, height)
     volume = area * height * (1.0 - strain[-1])
     spheres = float(np.sum(4.0 / 3.0 * np.pi * np.asarray(trajectory.radii[-1]) ** 3))
-    return dict(strain=float(strain[-1]), stress=float(stress[-1]), peak_stress=float(stress.max()),
-                packing_fraction=spheres / volume)
+    return dict(
+        strain=float(strain[-1]),
+        stress=float(stress[-1]),
+        peak_stress=float(stress.max()),
+        packing_fraction=spheres / volume,
+    )
 
 
 def plot(trajectory: gr.Trajectory, path) -> Path:

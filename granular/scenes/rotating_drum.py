@@ -14,6 +14,7 @@ inclined at the dynamic angle of repose, which `summary` measures.
     granular run rotating_drum [--set omega=3.0] [--duration 1.0]
     .venv/bin/python -m granular.scenes.rotating_drum          # prints the angle over time
 """
+
 from __future__ import annotations
 
 import sys
@@ -23,27 +24,42 @@ import numpy as np
 import granular as gr
 from granular.spheres.packing import fill_cylinder
 
-DRUM_RADIUS = 0.10      # m
-DRUM_DEPTH = 0.06       # m, along the axis y
+DRUM_RADIUS = 0.10  # m
+DRUM_DEPTH = 0.06  # m, along the axis y
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=20)
 PARAMETERS = dict(n=500, omega=3.0, friction=0.5, rolling_friction=0.1, restitution=0.3, seed=0)
-PARAMETER_HELP = dict(n="number of beads (radii 4.5-5.5 mm)",
-                      omega="angular velocity of the drum about +y (rad/s)",
-                      friction="Coulomb friction of beads and drum (1)",
-                      rolling_friction="rolling resistance coefficient of beads and drum (1)",
-                      restitution="coefficient of restitution of beads and drum (1)",
-                      seed="random seed of the initial packing")
+PARAMETER_HELP = dict(
+    n="number of beads (radii 4.5-5.5 mm)",
+    omega="angular velocity of the drum about +y (rad/s)",
+    friction="Coulomb friction of beads and drum (1)",
+    rolling_friction="rolling resistance coefficient of beads and drum (1)",
+    restitution="coefficient of restitution of beads and drum (1)",
+    seed="random seed of the initial packing",
+)
 
 
-def build(n: int = 500, omega: float = 3.0, friction: float = 0.5, rolling_friction: float = 0.1,
-          restitution: float = 0.3, seed: int = 0) -> gr.SphereWorld:
+def build(
+    n: int = 500,
+    omega: float = 3.0,
+    friction: float = 0.5,
+    rolling_friction: float = 0.1,
+    restitution: float = 0.3,
+    seed: int = 0,
+) -> gr.SphereWorld:
     """``n`` beads at rest inside the drum turning at ``omega`` (rad/s) about +y."""
-    positions, radii = fill_cylinder(n, [0.0, 0.0, 0.0], "y", DRUM_RADIUS, DRUM_DEPTH, (0.0045, 0.0055),
-                                     seed=seed)
-    drum = gr.Cylinder([0.0, 0.0, 0.0], [0.0, 1.0, 0.0], DRUM_RADIUS, height=DRUM_DEPTH, caps=True,
-                       angular_velocity=omega)
-    return gr.SphereWorld(positions, radii, density=2500.0, walls=[drum], restitution=restitution,
-                          friction=friction, rolling_friction=rolling_friction)
+    positions, radii = fill_cylinder(n, [0.0, 0.0, 0.0], "y", DRUM_RADIUS, DRUM_DEPTH, (0.0045, 0.0055), seed=seed)
+    drum = gr.Cylinder(
+        [0.0, 0.0, 0.0], [0.0, 1.0, 0.0], DRUM_RADIUS, height=DRUM_DEPTH, caps=True, angular_velocity=omega
+    )
+    return gr.SphereWorld(
+        positions,
+        radii,
+        density=2500.0,
+        walls=[drum],
+        restitution=restitution,
+        friction=friction,
+        rolling_friction=rolling_friction,
+    )
 
 
 def dynamic_angle(positions: np.ndarray, radii: np.ndarray) -> float:
@@ -97,8 +113,10 @@ def main(duration: float = DEFAULTS["duration"]) -> dict:
         angle = dynamic_angle(np.asarray(trajectory.positions[k]), np.asarray(trajectory.radii[k]))
         print(f"t = {trajectory.t[k]:.2f} s: surface at {angle:5.1f} degrees")
     outcome = summary(trajectory)
-    print(f"dynamic angle of repose {outcome['dynamic_angle']:.1f} +- {outcome['dynamic_angle_spread']:.1f} "
-          f"degrees; {1e3 * seconds / steps:.1f} ms a step over {steps} steps")
+    print(
+        f"dynamic angle of repose {outcome['dynamic_angle']:.1f} +- {outcome['dynamic_angle_spread']:.1f} "
+        f"degrees; {1e3 * seconds / steps:.1f} ms a step over {steps} steps"
+    )
     return outcome
 
 

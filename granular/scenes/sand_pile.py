@@ -116,6 +116,7 @@ rather than from a steady stream. What this scene shows is the qualitative resul
 they report: without rolling resistance spheres free to turn do not make a heap, and
 the angle rises with mu_r.
 """
+
 from __future__ import annotations
 
 import time
@@ -125,7 +126,7 @@ import numpy as np
 
 import granular as gr
 
-RADIUS_RANGE = (0.004, 0.006)       # m
+RADIUS_RANGE = (0.004, 0.006)  # m
 SLOT = 2.0 * RADIUS_RANGE[1] * 1.05  # m, slot thickness: one sphere
 #: m, end walls at x = -1 and 1: the widest heap with rolling resistance (mu_r = 0.1)
 #: stands within x = +-0.3 m and its few runaway spheres stop by 0.65 m, so the heaps
@@ -142,34 +143,53 @@ DEFAULTS = dict(duration=2.0, dt=1e-3, record_every=50)
 #: (s): about 1 mm/s per sphere (a sphere weighs 1-3 g).
 REST_ENERGY = 1e-7
 REST_TIME = 0.05
-RENDERS = Path("outputs")                   # under the working directory
+RENDERS = Path("outputs")  # under the working directory
 #: ``granular run sand_pile --set rolling_friction=0.3`` (the command runs the full
 #: duration; it does not stop when the heap rests as `pour` does).
-PARAMETERS = dict(friction=0.6, n=300, width=COLUMN_WIDTH, seed=3, rotation=True, rolling_friction=0.0,
-                  floor_half_width=FLOOR_HALF_WIDTH)
-PARAMETER_HELP = dict(friction="Coulomb friction coefficient between spheres and with the floor (1)",
-                      n="number of spheres", width="width of the falling column (m)",
-                      seed="random seed of the radii and starting places",
-                      rotation="whether friction turns the spheres (default; False: frictional points)",
-                      rolling_friction="rolling resistance coefficient mu_r between spheres and with the floor "
-                                       "(1; needs rotation=True)",
-                      floor_half_width="half the length of the floor: the end walls stand at x = -this and "
-                                       "+this (m)")
+PARAMETERS = dict(
+    friction=0.6,
+    n=300,
+    width=COLUMN_WIDTH,
+    seed=3,
+    rotation=True,
+    rolling_friction=0.0,
+    floor_half_width=FLOOR_HALF_WIDTH,
+)
+PARAMETER_HELP = dict(
+    friction="Coulomb friction coefficient between spheres and with the floor (1)",
+    n="number of spheres",
+    width="width of the falling column (m)",
+    seed="random seed of the radii and starting places",
+    rotation="whether friction turns the spheres (default; False: frictional points)",
+    rolling_friction="rolling resistance coefficient mu_r between spheres and with the floor (1; needs rotation=True)",
+    floor_half_width="half the length of the floor: the end walls stand at x = -this and +this (m)",
+)
 #: The pours `main` compares, ``(friction, rotation, rolling_friction, column width
 #: (m))``: frictional points, then spheres that turn without and with rolling
 #: resistance. The points pour from the former column 0.1 m wide: they stop where they
 #: land, so from the 0.3 m column they leave a flat-topped block as wide as the
 #: column, with no flank to measure.
-POURS = ((0.6, False, 0.0, 0.1), (0.6, True, 0.0, COLUMN_WIDTH), (0.6, True, 0.1, COLUMN_WIDTH),
-         (0.6, True, 0.2, COLUMN_WIDTH), (0.6, True, 0.3, COLUMN_WIDTH))
+POURS = (
+    (0.6, False, 0.0, 0.1),
+    (0.6, True, 0.0, COLUMN_WIDTH),
+    (0.6, True, 0.1, COLUMN_WIDTH),
+    (0.6, True, 0.2, COLUMN_WIDTH),
+    (0.6, True, 0.3, COLUMN_WIDTH),
+)
 #: Each pour is repeated from these seeds (radii and starting places): a pour is
 #: chaotic, so one seed's angle is one sample (module docstring).
 SEEDS = (3, 4, 5)
 
 
-def build(friction: float = 0.6, n: int = 300, width: float = COLUMN_WIDTH, seed: int = 3,
-          rotation: bool = True, rolling_friction: float = 0.0,
-          floor_half_width: float = FLOOR_HALF_WIDTH) -> gr.SphereWorld:
+def build(
+    friction: float = 0.6,
+    n: int = 300,
+    width: float = COLUMN_WIDTH,
+    seed: int = 3,
+    rotation: bool = True,
+    rolling_friction: float = 0.0,
+    floor_half_width: float = FLOOR_HALF_WIDTH,
+) -> gr.SphereWorld:
     """``n`` spheres at random in a column ``width`` (m) wide above the centre of a
     rough floor ``2 floor_half_width`` (m) long, at a loose 2D packing fraction of
     about 0.35 (random sequential insertion: no lattice, so no sphere lands exactly
@@ -179,26 +199,40 @@ def build(friction: float = 0.6, n: int = 300, width: float = COLUMN_WIDTH, seed
     on the floor); ``False``: they do not turn (frictional points)."""
     rng = np.random.default_rng(seed)
     radii = rng.uniform(*RADIUS_RANGE, n)
-    area = np.pi * np.sum(radii ** 2) / 0.35
-    height = max(area / width, 4.0 * RADIUS_RANGE[1])     # a few spheres: still room for the largest
+    area = np.pi * np.sum(radii**2) / 0.35
+    height = max(area / width, 4.0 * RADIUS_RANGE[1])  # a few spheres: still room for the largest
     centres = np.zeros((0, 2))
     for r in radii:
         for _ in range(10000):
-            candidate = np.array([rng.uniform(-0.5 * width + r, 0.5 * width - r),
-                                  rng.uniform(RADIUS_RANGE[1] + r, RADIUS_RANGE[1] + height - r)])
-            placed = radii[:len(centres)]
+            candidate = np.array(
+                [
+                    rng.uniform(-0.5 * width + r, 0.5 * width - r),
+                    rng.uniform(RADIUS_RANGE[1] + r, RADIUS_RANGE[1] + height - r),
+                ]
+            )
+            placed = radii[: len(centres)]
             if np.all(np.linalg.norm(centres - candidate, axis=1) > placed + r + 1e-4):
                 centres = np.vstack([centres, candidate])
                 break
         else:
             raise RuntimeError("could not place the spheres; lower n or widen the column")
     positions = np.stack([centres[:, 0], np.full(n, 0.5 * SLOT), centres[:, 1]], axis=1)
-    walls = [gr.Plane([0, 0, 0], [0, 0, 1], friction=friction, rolling_friction=rolling_friction),
-             gr.Plane([0, 0, 0], [0, 1, 0], friction=0.0), gr.Plane([0, SLOT, 0], [0, -1, 0], friction=0.0),
-             gr.Plane([-floor_half_width, 0, 0], [1, 0, 0], friction=0.0),
-             gr.Plane([floor_half_width, 0, 0], [-1, 0, 0], friction=0.0)]
-    return gr.SphereWorld(positions, radii, density=2500.0, walls=walls, friction=friction, rotation=rotation,
-                          rolling_friction=rolling_friction)
+    walls = [
+        gr.Plane([0, 0, 0], [0, 0, 1], friction=friction, rolling_friction=rolling_friction),
+        gr.Plane([0, 0, 0], [0, 1, 0], friction=0.0),
+        gr.Plane([0, SLOT, 0], [0, -1, 0], friction=0.0),
+        gr.Plane([-floor_half_width, 0, 0], [1, 0, 0], friction=0.0),
+        gr.Plane([floor_half_width, 0, 0], [-1, 0, 0], friction=0.0),
+    ]
+    return gr.SphereWorld(
+        positions,
+        radii,
+        density=2500.0,
+        walls=walls,
+        friction=friction,
+        rotation=rotation,
+        rolling_friction=rolling_friction,
+    )
 
 
 def surface(positions: np.ndarray, radii: np.ndarray, bin_width: float) -> tuple[np.ndarray, np.ndarray]:
@@ -247,22 +281,37 @@ def summary(trajectory: gr.Trajectory) -> dict:
     return dict(angle_of_repose=angle, kinetic_energy=float(trajectory.kinetic_energy[-1]))
 
 
-def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"],
-         n: int = 300, rotation: bool = True, rolling_friction: float = 0.0,
-         floor_half_width: float = FLOOR_HALF_WIDTH, width: float = COLUMN_WIDTH, seed: int = 3) -> dict:
+def pour(
+    friction: float,
+    duration: float = DEFAULTS["duration"],
+    dt: float = DEFAULTS["dt"],
+    n: int = 300,
+    rotation: bool = True,
+    rolling_friction: float = 0.0,
+    floor_half_width: float = FLOOR_HALF_WIDTH,
+    width: float = COLUMN_WIDTH,
+    seed: int = 3,
+) -> dict:
     """Run one pour until the heap rests (`REST_ENERGY` for `REST_TIME`) or ``duration``
     (s); returns the final state, the angle and flanks, the time reached, whether the
     heap rests, timings (wall and processor seconds), the spheres that touch an end
     wall and those still moving (faster than 1 cm/s)."""
-    world = build(friction, n=n, width=width, seed=seed, rotation=rotation, rolling_friction=rolling_friction,
-                  floor_half_width=floor_half_width)
+    world = build(
+        friction,
+        n=n,
+        width=width,
+        seed=seed,
+        rotation=rotation,
+        rolling_friction=rolling_friction,
+        floor_half_width=floor_half_width,
+    )
     simulation = gr.Simulation(world, dt)
     solve_seconds, steps, calm, failure, result, at_rest = 0.0, int(round(duration / dt)), 0, None, None, False
     start, processor = time.perf_counter(), time.process_time()
     for step in range(1, steps + 1):
         try:
             result = simulation.step()
-        except gr.ConvergenceError as error:   # stalled contact solve: report it with the state reached
+        except gr.ConvergenceError as error:  # stalled contact solve: report it with the state reached
             failure = str(error)
             if result is None:
                 raise
@@ -276,12 +325,31 @@ def pour(friction: float, duration: float = DEFAULTS["duration"], dt: float = DE
     angle, fits = angle_of_repose(result.positions, result.radii)
     at_wall = int(np.count_nonzero(floor_half_width - np.abs(result.positions[:, 0]) < result.radii + 1e-3))
     moving = int(np.count_nonzero(np.linalg.norm(result.velocities, axis=1) > 0.01))
-    return dict(failure=failure, friction=friction, rotation=rotation, rolling_friction=rolling_friction, seed=seed,
-                n=n, width=width, floor_half_width=floor_half_width, positions=result.positions,
-                radii=result.radii, angle=angle, fits=fits, flanks=flank_angles(fits), at_wall=at_wall, moving=moving,
-                at_rest=at_rest,
-                kinetic_energy=result.kinetic_energy, t=result.t, steps=step, seconds=wall,
-                processor_seconds=processor, seconds_per_step=wall / step, solve_per_step=solve_seconds / step)
+    return dict(
+        failure=failure,
+        friction=friction,
+        rotation=rotation,
+        rolling_friction=rolling_friction,
+        seed=seed,
+        n=n,
+        width=width,
+        floor_half_width=floor_half_width,
+        positions=result.positions,
+        radii=result.radii,
+        angle=angle,
+        fits=fits,
+        flanks=flank_angles(fits),
+        at_wall=at_wall,
+        moving=moving,
+        at_rest=at_rest,
+        kinetic_energy=result.kinetic_energy,
+        t=result.t,
+        steps=step,
+        seconds=wall,
+        processor_seconds=processor,
+        seconds_per_step=wall / step,
+        solve_per_step=solve_seconds / step,
+    )
 
 
 def main(out_dir: Path = RENDERS, workers: int = 2, seeds: tuple = SEEDS) -> list:
@@ -290,9 +358,11 @@ def main(out_dir: Path = RENDERS, workers: int = 2, seeds: tuple = SEEDS) -> lis
     first seed's deposits."""
     from concurrent.futures import ProcessPoolExecutor
 
-    print(f"sand pile: {PARAMETERS['n']} spheres, r in {RADIUS_RANGE} m, quasi-2D slot, floor "
-          f"+-{FLOOR_HALF_WIDTH} m, dt = {DEFAULTS['dt']} s, until at rest or "
-          f"{DEFAULTS['duration']} s; seeds {', '.join(map(str, seeds))}")
+    print(
+        f"sand pile: {PARAMETERS['n']} spheres, r in {RADIUS_RANGE} m, quasi-2D slot, floor "
+        f"+-{FLOOR_HALF_WIDTH} m, dt = {DEFAULTS['dt']} s, until at rest or "
+        f"{DEFAULTS['duration']} s; seeds {', '.join(map(str, seeds))}"
+    )
     start = time.perf_counter()
     settings = [(*setting, seed) for setting in POURS for seed in seeds]
     if workers == 1:
@@ -302,21 +372,32 @@ def main(out_dir: Path = RENDERS, workers: int = 2, seeds: tuple = SEEDS) -> lis
             runs = list(pool.map(_pour, settings))
     for run in runs:
         flanks = " / ".join(f"{a:.1f}" for a in run["flanks"]) or "-"
-        state = (f"at rest at t = {run['t']:.2f} s" if run["at_rest"] else
-                 f"{run['moving']} spheres still moving at t = {run['t']:.2f} s")
-        print(f"  {_label(run)}, seed {run['seed']}: angle {run['angle']:5.1f} deg (flanks {flanks}), "
-              f"{state}, {run['at_wall']} spheres at the end walls, "
-              f"{run['seconds']:.0f} s ({run['processor_seconds']:.0f} s of processor, "
-              f"{run['seconds_per_step'] * 1e3:.1f} ms/step, {run['solve_per_step'] * 1e3:.1f} in the contact solve)")
+        state = (
+            f"at rest at t = {run['t']:.2f} s"
+            if run["at_rest"]
+            else f"{run['moving']} spheres still moving at t = {run['t']:.2f} s"
+        )
+        print(
+            f"  {_label(run)}, seed {run['seed']}: angle {run['angle']:5.1f} deg (flanks {flanks}), "
+            f"{state}, {run['at_wall']} spheres at the end walls, "
+            f"{run['seconds']:.0f} s ({run['processor_seconds']:.0f} s of processor, "
+            f"{run['seconds_per_step'] * 1e3:.1f} ms/step, {run['solve_per_step'] * 1e3:.1f} in the contact solve)"
+        )
         if run["failure"]:
             print(f"    stopped: {run['failure']}")
     for setting in POURS:
-        done = [run for run in runs if (run["friction"], run["rotation"], run["rolling_friction"], run["width"])
-                == setting and not run["failure"]]  # a stopped pour is a state mid-pour, not a heap
+        done = [
+            run
+            for run in runs
+            if (run["friction"], run["rotation"], run["rolling_friction"], run["width"]) == setting
+            and not run["failure"]
+        ]  # a stopped pour is a state mid-pour, not a heap
         if done:
             angles = [run["angle"] for run in done]
-            print(f"  {_label(done[0])}: mean angle {np.mean(angles):.1f} deg over {len(done)} completed pours "
-                  f"({min(angles):.1f}-{max(angles):.1f})")
+            print(
+                f"  {_label(done[0])}: mean angle {np.mean(angles):.1f} deg over {len(done)} completed pours "
+                f"({min(angles):.1f}-{max(angles):.1f})"
+            )
     print(f"  {time.perf_counter() - start:.0f} s in all ({workers} processes)")
     plot([run for run in runs if run["seed"] == seeds[0]], Path(out_dir) / "sand_pile.png")
     return runs
@@ -328,14 +409,18 @@ def _pour(settings: tuple) -> dict:
 
 
 def _label(run: dict) -> str:
-    turning = ("turning" + (f", mu_r = {run['rolling_friction']:.1f}" if run["rolling_friction"] else "")
-               if run["rotation"] else "points")
+    turning = (
+        "turning" + (f", mu_r = {run['rolling_friction']:.1f}" if run["rolling_friction"] else "")
+        if run["rotation"]
+        else "points"
+    )
     return f"mu = {run['friction']:.1f} ({turning}, column {run['width']:.1f} m)"
 
 
 def plot(runs: list, path: Path) -> None:
     """The deposits, one row per run on the same scale, with the fitted flanks (red)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.collections import PatchCollection
@@ -344,8 +429,9 @@ def plot(runs: list, path: Path) -> None:
     top = max(float(np.max(run["positions"][:, 2] + run["radii"])) for run in runs) + 0.01
     reach = max(float(np.max(np.abs(run["positions"][:, 0]) + run["radii"])) for run in runs) + 0.01
     width = 12.0
-    figure, axes = plt.subplots(len(runs), 1, figsize=(width, len(runs) * (0.75 + width * top / (2.0 * reach))),
-                                sharex=True)
+    figure, axes = plt.subplots(
+        len(runs), 1, figsize=(width, len(runs) * (0.75 + width * top / (2.0 * reach))), sharex=True
+    )
     for axis, run in zip(np.atleast_1d(axes), runs):
         circles = [Circle((p[0], p[2]), r) for p, r in zip(run["positions"], run["radii"])]
         axis.add_collection(PatchCollection(circles, facecolor="tan", edgecolor="0.3", linewidth=0.3))
@@ -354,12 +440,19 @@ def plot(runs: list, path: Path) -> None:
             axis.plot(xs, slope * xs + intercept, "r-", lw=1.5)
         flanks = " / ".join(f"{a:.1f}" for a in run["flanks"])
         notes = ([f"{run['at_wall']} at the end walls"] if run["at_wall"] else []) + (
-            [] if run["at_rest"] else [f"stopped at t = {run['t']:.2f} s (stalled solve)"] if run["failure"]
-            else [f"{run['moving']} still moving at t = {run['t']:.2f} s"])
+            []
+            if run["at_rest"]
+            else [f"stopped at t = {run['t']:.2f} s (stalled solve)"]
+            if run["failure"]
+            else [f"{run['moving']} still moving at t = {run['t']:.2f} s"]
+        )
         axis.set(aspect="equal", ylim=(0, top), ylabel="z (m)")
-        axis.set_title(f"{_label(run)}, seed {run['seed']}: angle {run['angle']:.1f} deg"
-                       + (f" (flanks {flanks})" if flanks else "") + ("; " + ", ".join(notes) if notes else ""),
-                       fontsize=10)
+        axis.set_title(
+            f"{_label(run)}, seed {run['seed']}: angle {run['angle']:.1f} deg"
+            + (f" (flanks {flanks})" if flanks else "")
+            + ("; " + ", ".join(notes) if notes else ""),
+            fontsize=10,
+        )
     np.atleast_1d(axes)[-1].set(xlabel="x (m)", xlim=(-reach, reach))
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.tight_layout()

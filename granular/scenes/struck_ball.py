@@ -24,6 +24,7 @@ band turned by their orientation).
 
     python -m granular.scenes.struck_ball
 """
+
 from __future__ import annotations
 
 import time
@@ -35,17 +36,19 @@ import numpy as np
 import granular as gr
 from granular.render import animate, snapshot
 
-RADIUS = 0.028575        # m, a pool ball
-MASS = 0.17              # kg
-HEIGHTS = (-0.6, -0.3, 0.0, 0.4, 0.8)   # strike height b / r above the centre
-LANE = 0.15              # m between lanes (along y)
-G = 9.81                 # m/s^2
+RADIUS = 0.028575  # m, a pool ball
+MASS = 0.17  # kg
+HEIGHTS = (-0.6, -0.3, 0.0, 0.4, 0.8)  # strike height b / r above the centre
+LANE = 0.15  # m between lanes (along y)
+G = 9.81  # m/s^2
 DEFAULTS = dict(duration=1.0, dt=1e-3, record_every=10)
-RENDERS = Path("outputs")                   # under the working directory
+RENDERS = Path("outputs")  # under the working directory
 PARAMETERS = dict(speed=2.0, friction=0.2, rolling_friction=0.0)
-PARAMETER_HELP = dict(speed="speed v0 of every ball after the strike (m/s)",
-                      friction="Coulomb friction coefficient of the cloth (1)",
-                      rolling_friction="rolling resistance coefficient mu_r of the cloth (1)")
+PARAMETER_HELP = dict(
+    speed="speed v0 of every ball after the strike (m/s)",
+    friction="Coulomb friction coefficient of the cloth (1)",
+    rolling_friction="rolling resistance coefficient mu_r of the cloth (1)",
+)
 
 
 def build(speed: float = 2.0, friction: float = 0.2, rolling_friction: float = 0.0) -> gr.SphereWorld:
@@ -55,14 +58,15 @@ def build(speed: float = 2.0, friction: float = 0.2, rolling_friction: float = 0
     velocities = np.column_stack([np.full(n, speed), np.zeros(n), np.zeros(n)])
     spins = np.column_stack([np.zeros(n), 5.0 * speed * np.array(HEIGHTS) / (2.0 * RADIUS), np.zeros(n)])
     cloth = gr.Plane([0, 0, 0], [0, 0, 1], friction=friction, rolling_friction=rolling_friction)
-    return gr.SphereWorld(positions, RADIUS, masses=MASS, velocities=velocities, angular_velocities=spins,
-                          walls=[cloth])
+    return gr.SphereWorld(
+        positions, RADIUS, masses=MASS, velocities=velocities, angular_velocities=spins, walls=[cloth]
+    )
 
 
 def analytic(speed: float = 2.0, friction: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
     """Rolling speeds (m/s) and times (s) at which each ball starts to roll (mu_r = 0)."""
     b = np.array(HEIGHTS)
-    slip = speed * (1.0 - 2.5 * b)          # v0 - r omega0
+    slip = speed * (1.0 - 2.5 * b)  # v0 - r omega0
     return 5.0 / 7.0 * speed * (1.0 + b), 2.0 * np.abs(slip) / (7.0 * friction * G)
 
 
@@ -75,28 +79,51 @@ def summary(trajectory: gr.Trajectory) -> dict:
     return dict(speed_ratio_min=float(ratios.min()), speed_ratio_max=float(ratios.max()))
 
 
-def run(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], record_every: int = 5,
-        **parameters) -> gr.Trajectory:
+def run(
+    duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], record_every: int = 5, **parameters
+) -> gr.Trajectory:
     """Step the scene and keep the angular velocities and orientations in the
     trajectory (each frame is a `StepResult`)."""
     world = build(**parameters)
     simulation = gr.Simulation(world, dt)
     frames, dissipated = [], 0.0
-    first = SimpleNamespace(t=world.t0, positions=world.q0.reshape(-1, 3), velocities=world.u0.reshape(-1, 3),
-                            radii=world.radii_at(world.t0),
-                            kinetic_energy=world.kinetic_energy(0.0, world.q0, world.u0),
-                            potential_energy=world.potential_energy(0.0, world.q0), contacts=gr.Contacts.empty(),
-                            angular_velocities=world.omega0, orientations=world.orientations0,
-                            cumulative_dissipation=0.0)
+    first = SimpleNamespace(
+        t=world.t0,
+        positions=world.q0.reshape(-1, 3),
+        velocities=world.u0.reshape(-1, 3),
+        radii=world.radii_at(world.t0),
+        kinetic_energy=world.kinetic_energy(0.0, world.q0, world.u0),
+        potential_energy=world.potential_energy(0.0, world.q0),
+        contacts=gr.Contacts.empty(),
+        angular_velocities=world.omega0,
+        orientations=world.orientations0,
+        cumulative_dissipation=0.0,
+    )
     frames.append(first)
     steps = int(round(duration / dt))
     for k in range(1, steps + 1):
         result = simulation.step()
         dissipated += result.dissipated_energy
         if k % record_every == 0 or k == steps:
-            frames.append(SimpleNamespace(**{name: getattr(result, name) for name in (
-                "t", "positions", "velocities", "radii", "kinetic_energy", "potential_energy", "contacts",
-                "angular_velocities", "orientations")}, cumulative_dissipation=dissipated))
+            frames.append(
+                SimpleNamespace(
+                    **{
+                        name: getattr(result, name)
+                        for name in (
+                            "t",
+                            "positions",
+                            "velocities",
+                            "radii",
+                            "kinetic_energy",
+                            "potential_energy",
+                            "contacts",
+                            "angular_velocities",
+                            "orientations",
+                        )
+                    },
+                    cumulative_dissipation=dissipated,
+                )
+            )
     return gr.Trajectory.from_frames(frames, world.describe(), {"dt": dt, "record_every": record_every})
 
 
@@ -106,14 +133,18 @@ def main(speed: float = 2.0, friction: float = 0.2, dt: float = DEFAULTS["dt"]) 
     rolling_speed, rolling_time = analytic(speed, friction)
     omega = trajectory.angular_velocities[:, :, 1]
     slip = trajectory.velocities[:, :, 0] - RADIUS * omega
-    print(f"struck_ball: {len(HEIGHTS)} pool balls (r = {RADIUS} m, m = {MASS} kg), v0 = {speed} m/s, "
-          f"mu = {friction}, dt = {dt:g} s ({time.perf_counter() - start:.1f} s)")
+    print(
+        f"struck_ball: {len(HEIGHTS)} pool balls (r = {RADIUS} m, m = {MASS} kg), v0 = {speed} m/s, "
+        f"mu = {friction}, dt = {dt:g} s ({time.perf_counter() - start:.1f} s)"
+    )
     print(f"  {'b / r':>6}{'v_roll (m/s)':>15}{'simulated':>12}{'t* (s)':>10}{'simulated':>12}")
     for k, b in enumerate(HEIGHTS):
         rolled = np.flatnonzero(np.abs(slip[:, k]) <= 1e-9)
         when = trajectory.t[rolled[0]] if rolled.size else float("nan")
-        print(f"  {b:6.2f}{rolling_speed[k]:15.6f}{trajectory.velocities[-1, k, 0]:12.6f}"
-              f"{rolling_time[k]:10.4f}{when:12.4f}")
+        print(
+            f"  {b:6.2f}{rolling_speed[k]:15.6f}{trajectory.velocities[-1, k, 0]:12.6f}"
+            f"{rolling_time[k]:10.4f}{when:12.4f}"
+        )
     return trajectory
 
 
@@ -121,7 +152,15 @@ if __name__ == "__main__":
     trajectory = main()
 
     view = (0.3, -1.0, 0.6)
-    animate(trajectory, RENDERS / "struck_ball.mp4", fps=25, every=8, size=(640, 400), view=view,
-            color_by="speed", title="struck balls: b/r = -0.6 ... 0.8")
+    animate(
+        trajectory,
+        RENDERS / "struck_ball.mp4",
+        fps=25,
+        every=8,
+        size=(640, 400),
+        view=view,
+        color_by="speed",
+        title="struck balls: b/r = -0.6 ... 0.8",
+    )
     snapshot(trajectory, len(trajectory) // 4, RENDERS / "struck_ball.png", size=(640, 400), view=view)
     print(f"  wrote {RENDERS / 'struck_ball.mp4'} and {RENDERS / 'struck_ball.png'}")

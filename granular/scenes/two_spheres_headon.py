@@ -11,6 +11,7 @@ the impulse ``m1 m2 (1 + e) (v1 - v2) / (m1 + m2)`` and the kinetic energy lost
 ``(1 - e^2) m1 m2 (v1 - v2)^2 / (2 (m1 + m2))``. Prints the simulated and exact
 values side by side.
 """
+
 from __future__ import annotations
 
 import sys
@@ -21,30 +22,33 @@ import numpy as np
 import granular as gr
 from granular.render import animate, snapshot
 
-RADIUS = 0.05               # m
-MASSES = (1.0, 3.0)         # kg
-SPEEDS = (1.0, -0.5)        # m/s along x
+RADIUS = 0.05  # m
+MASSES = (1.0, 3.0)  # kg
+SPEEDS = (1.0, -0.5)  # m/s along x
 RESTITUTION = 0.8
-DEFAULTS = dict(duration=0.5, dt=1e-3, record_every=1)   # every step: the impact step is kept
-RENDERS = Path("outputs")                   # under the working directory
+DEFAULTS = dict(duration=0.5, dt=1e-3, record_every=1)  # every step: the impact step is kept
+RENDERS = Path("outputs")  # under the working directory
 
 
 def build(restitution: float = RESTITUTION) -> gr.SphereWorld:
     """The two spheres, 0.4 m apart centre to centre, approaching."""
     positions = [[-0.2, 0.0, 0.0], [0.2, 0.0, 0.0]]
     velocities = [[SPEEDS[0], 0.0, 0.0], [SPEEDS[1], 0.0, 0.0]]
-    return gr.SphereWorld(positions, RADIUS, masses=MASSES, velocities=velocities,
-                          gravity=(0.0, 0.0, 0.0), restitution=restitution)
+    return gr.SphereWorld(
+        positions, RADIUS, masses=MASSES, velocities=velocities, gravity=(0.0, 0.0, 0.0), restitution=restitution
+    )
 
 
 def exact(e: float = RESTITUTION) -> dict:
     """Newton's law for the head-on impact."""
     (m1, m2), (v1, v2) = MASSES, SPEEDS
     total = m1 + m2
-    return {"v1": (m1 * v1 + m2 * v2 - m2 * e * (v1 - v2)) / total,
-            "v2": (m1 * v1 + m2 * v2 + m1 * e * (v1 - v2)) / total,
-            "impulse": m1 * m2 * (1 + e) * (v1 - v2) / total,
-            "loss": (1 - e ** 2) * m1 * m2 * (v1 - v2) ** 2 / (2 * total)}
+    return {
+        "v1": (m1 * v1 + m2 * v2 - m2 * e * (v1 - v2)) / total,
+        "v2": (m1 * v1 + m2 * v2 + m1 * e * (v1 - v2)) / total,
+        "impulse": m1 * m2 * (1 + e) * (v1 - v2) / total,
+        "loss": (1 - e**2) * m1 * m2 * (v1 - v2) ** 2 / (2 * total),
+    }
 
 
 def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> gr.Trajectory:
@@ -69,9 +73,24 @@ if __name__ == "__main__":
     trajectory = main(*(float(a) for a in sys.argv[1:2]))
 
     view = (0.0, -1.0, 0.35)
-    animate(trajectory, RENDERS / "two_spheres_headon.mp4", fps=25, every=5, size=(512, 384), view=view,
-            color_by="speed", title="e = 0.8")
+    animate(
+        trajectory,
+        RENDERS / "two_spheres_headon.mp4",
+        fps=25,
+        every=5,
+        size=(512, 384),
+        view=view,
+        color_by="speed",
+        title="e = 0.8",
+    )
     impact = int(np.argmax([c.impulse.max(initial=0.0) for c in trajectory.contacts]))
-    snapshot(trajectory, impact, RENDERS / "two_spheres_headon.png", forces=True, size=(512, 384), view=view,
-             sphere_opacity=0.5)
+    snapshot(
+        trajectory,
+        impact,
+        RENDERS / "two_spheres_headon.png",
+        forces=True,
+        size=(512, 384),
+        view=view,
+        sphere_opacity=0.5,
+    )
     print(f"  wrote {RENDERS / 'two_spheres_headon.mp4'} and {RENDERS / 'two_spheres_headon.png'}")

@@ -3,6 +3,7 @@ explicit state a two-step scheme carries (`TwoStepState`), and the helpers of th
 schemes on a `ConstrainedSystem` (restitution per constraint, gap rates, the
 metric projection with its one-row closed form, one contact record per constraint).
 """
+
 from __future__ import annotations
 
 import time
@@ -65,25 +66,36 @@ def make_result(system, t, q, u, predicted, contacts, dissipated, stats, rotatio
     shape = system.state_shape
     size = int(np.prod(shape))
     omega, orientations = (None, None) if rotation is None else rotation
-    return StepResult(t=t, positions=q.reshape(shape), velocities=u[:size].reshape(shape), contacts=contacts,
-                      predicted=predicted[:size].reshape(shape),
-                      kinetic_energy=kinetic_energy(system, t, q, u[:size], omega),
-                      potential_energy=system.potential_energy(t, q),
-                      dissipated_energy=dissipated, radii=radii, solver=stats,
-                      angular_velocities=omega, orientations=orientations)
+    return StepResult(
+        t=t,
+        positions=q.reshape(shape),
+        velocities=u[:size].reshape(shape),
+        contacts=contacts,
+        predicted=predicted[:size].reshape(shape),
+        kinetic_energy=kinetic_energy(system, t, q, u[:size], omega),
+        potential_energy=system.potential_energy(t, q),
+        dissipated_energy=dissipated,
+        radii=radii,
+        solver=stats,
+        angular_velocities=omega,
+        orientations=orientations,
+    )
 
 
 def check_constrained_system(system, scheme: str) -> None:
     """Raise `InvalidInputError` unless ``system`` offers `granular.protocols.CoordinateSystem`."""
     if not isinstance(system, CoordinateSystem):
-        raise InvalidInputError(f"scheme {scheme!r} needs a ConstrainedSystem; {type(system).__name__} does not "
-                                "offer it (granular.protocols.CoordinateSystem)")
+        raise InvalidInputError(
+            f"scheme {scheme!r} needs a ConstrainedSystem; {type(system).__name__} does not "
+            "offer it (granular.protocols.CoordinateSystem)"
+        )
 
 
 def restitution_coefficients(system) -> np.ndarray:
     """Coefficient of each constraint (m,): its own, or the system's default."""
-    return np.array([system.restitution if c.restitution is None else c.restitution
-                     for c in system.constraint_list], dtype=float)
+    return np.array(
+        [system.restitution if c.restitution is None else c.restitution for c in system.constraint_list], dtype=float
+    )
 
 
 def gap_rates(system, t: float, q: np.ndarray, rows: np.ndarray, h: float) -> np.ndarray:
@@ -95,8 +107,10 @@ def gap_rates(system, t: float, q: np.ndarray, rows: np.ndarray, h: float) -> np
     """
     delta = 1e-3 * h
     constraints = system.constraint_list
-    return np.array([(constraints[k].value(t + delta, q) - constraints[k].value(t - delta, q)) / (2.0 * delta)
-                     for k in rows], dtype=float)
+    return np.array(
+        [(constraints[k].value(t + delta, q) - constraints[k].value(t - delta, q)) / (2.0 * delta) for k in rows],
+        dtype=float,
+    )
 
 
 def metric_projection(metric, G: np.ndarray, v: np.ndarray, lower: np.ndarray, solver: str, t: float):
@@ -115,8 +129,12 @@ def metric_projection(metric, G: np.ndarray, v: np.ndarray, lower: np.ndarray, s
         if deficit <= 0.0:
             return v.copy(), np.zeros(1), "unconstrained", 0, time.perf_counter() - start
         if not weight > 0.0:
-            raise JammingError(f"constraint gradient vanishes at t = {t:.6g} s while the constraint is "
-                               f"violated: no admissible velocity", t=t, status="infeasible")
+            raise JammingError(
+                f"constraint gradient vanishes at t = {t:.6g} s while the constraint is "
+                f"violated: no admissible velocity",
+                t=t,
+                status="infeasible",
+            )
         mu = deficit / weight
         return v + mu * direction, np.array([mu]), "closed_form", 0, time.perf_counter() - start
     with solver_errors_at(t):
@@ -128,5 +146,11 @@ def constraint_contacts(gaps: np.ndarray, rows: np.ndarray, impulses: np.ndarray
     """One contact record per constraint: ``i`` the constraint index, ``j = wall = -1``."""
     index = np.arange(gaps.size, dtype=np.int64)
     minus = -np.ones(gaps.size, dtype=np.int64)
-    return Contacts(index, minus, minus, np.asarray(gaps, dtype=float), np.asarray(rows, dtype=float),
-                    np.asarray(impulses, dtype=float))
+    return Contacts(
+        index,
+        minus,
+        minus,
+        np.asarray(gaps, dtype=float),
+        np.asarray(rows, dtype=float),
+        np.asarray(impulses, dtype=float),
+    )

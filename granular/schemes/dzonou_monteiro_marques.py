@@ -46,6 +46,7 @@ this; the velocity then points back into the admissible set). Contacts report th
 gap and gradient at ``q_{i+1}`` (the values that decided the active set), so an
 active contact has ``gap <= 0``.
 """
+
 from __future__ import annotations
 
 import time
@@ -54,8 +55,16 @@ import numpy as np
 
 from ..errors import ConvergenceError, InvalidInputError
 from ..records.results import SolverStats, StepResult
-from .common import (SchemeState, check_constrained_system, constraint_contacts, gap_rates,  # noqa: F401
-                     initial_state, make_result, metric_projection, restitution_coefficients)
+from .common import (  # noqa: F401  (re-exported for the former module name)
+    SchemeState,
+    check_constrained_system,
+    constraint_contacts,
+    gap_rates,
+    initial_state,
+    make_result,
+    metric_projection,
+    restitution_coefficients,
+)
 from .registry import refuse_unless_supported
 
 
@@ -79,8 +88,15 @@ class DzonouMonteiroMarquesScheme:
 
     name = "dzonou-monteiro-marques"
 
-    def __init__(self, system, dt: float, solver: str = "osqp", force_update: str = "explicit",
-                 fixed_point_tolerance: float = 1e-10, fixed_point_iterations: int = 50):
+    def __init__(
+        self,
+        system,
+        dt: float,
+        solver: str = "osqp",
+        force_update: str = "explicit",
+        fixed_point_tolerance: float = 1e-10,
+        fixed_point_iterations: int = 50,
+    ):
         refuse_unless_supported(self.name, system, dt)
         if force_update not in ("explicit", "implicit"):
             raise InvalidInputError(f"force_update must be 'explicit' or 'implicit', got {force_update!r}")
@@ -128,8 +144,7 @@ class DzonouMonteiroMarquesScheme:
         e = float(self.restitution[active].min()) if active.size else 0.0
         G = rows[active]
         lower = -gap_rates(system, t_next, q_next, active, h)
-        velocity, mu, predicted, stats = self._update(metric, u, system.force(t_next, q_next, u), G, lower, e,
-                                                      t_next)
+        velocity, mu, predicted, stats = self._update(metric, u, system.force(t_next, q_next, u), G, lower, e, t_next)
         if self.force_update == "implicit":
             velocity, mu, predicted, stats = self._implicit(metric, t_next, q_next, u, velocity, G, lower, e)
         impulses = np.zeros(gaps.size)
@@ -137,8 +152,16 @@ class DzonouMonteiroMarquesScheme:
         dissipated = -0.5 * float((rows.T @ impulses) @ (velocity + predicted))
         contacts = constraint_contacts(gaps, rows, impulses)
         timing = {"solve": stats[2], "total": time.perf_counter() - start}
-        result = make_result(system, t_next, q_next, velocity, predicted, contacts, dissipated,
-                             SolverStats(stats[0], stats[1], 0.0, timing))
+        result = make_result(
+            system,
+            t_next,
+            q_next,
+            velocity,
+            predicted,
+            contacts,
+            dissipated,
+            SolverStats(stats[0], stats[1], 0.0, timing),
+        )
         return SchemeState(t_next, q_next.copy(), velocity.copy()), result
 
     def _update(self, metric, u, force, G, lower, e, t_next):
@@ -153,8 +176,7 @@ class DzonouMonteiroMarquesScheme:
         if G.shape[0] == 0:
             return predicted, np.zeros(0), predicted, ("unconstrained", 0, 0.0)
         target = u + (h / (1.0 + e)) * acceleration
-        projected, mu, status, iterations, seconds = metric_projection(metric, G, target, lower,
-                                                                       self.solver, t_next)
+        projected, mu, status, iterations, seconds = metric_projection(metric, G, target, lower, self.solver, t_next)
         # -e u + (1+e) proj(target) written as p + (1+e)(proj - target): exact when inactive.
         return predicted + (1.0 + e) * (projected - target), mu, predicted, (status, iterations, seconds)
 
@@ -162,12 +184,16 @@ class DzonouMonteiroMarquesScheme:
         """Fixed point ``u_{i+1} = Phi(f(t_{i+1}, q_{i+1}, u_{i+1}))`` (the implicit update of
         Dzonou, Monteiro Marques and Paoli, 2009)."""
         system = self.system
-        scale = max(np.sqrt(2.0 * metric.kinetic_energy(u)), np.sqrt(2.0 * metric.kinetic_energy(velocity)),
-                    np.finfo(float).tiny)
+        scale = max(
+            np.sqrt(2.0 * metric.kinetic_energy(u)),
+            np.sqrt(2.0 * metric.kinetic_energy(velocity)),
+            np.finfo(float).tiny,
+        )
         change = np.inf
         for _ in range(self.fixed_point_iterations):
-            updated, mu, predicted, stats = self._update(metric, u, system.force(t_next, q_next, velocity),
-                                                         G, lower, e, t_next)
+            updated, mu, predicted, stats = self._update(
+                metric, u, system.force(t_next, q_next, velocity), G, lower, e, t_next
+            )
             change = np.sqrt(2.0 * metric.kinetic_energy(updated - velocity))
             velocity = updated
             if change <= self.fixed_point_tolerance * scale:
@@ -175,4 +201,6 @@ class DzonouMonteiroMarquesScheme:
         raise ConvergenceError(
             f"{self.name} implicit force update did not converge in {self.fixed_point_iterations} iterations "
             f"at t = {t_next:.6g} s (last change {change:.3g}, kinetic norm, scale {scale:.3g})",
-            t=t_next, status="fixed_point")
+            t=t_next,
+            status="fixed_point",
+        )

@@ -85,6 +85,7 @@ h`` about ``omega^{n+1}`` (`granular.spheres.rotation.rotate_quaternions`), as `
 h u^{n+1}``. The rotational state advances only with a step whose results are
 finite; `set_rotation` restarts it (e.g. when stepping from a foreign state).
 """
+
 from __future__ import annotations
 
 import time
@@ -94,8 +95,14 @@ from dataclasses import replace
 import numpy as np
 
 from ..constraints import Contacts
-from ..errors import (ConvergenceError, InvalidInputError, JammingError, SolverToleranceWarning, at_time,
-                      solver_errors_at)
+from ..errors import (
+    ConvergenceError,
+    InvalidInputError,
+    JammingError,
+    SolverToleranceWarning,
+    at_time,
+    solver_errors_at,
+)
 from ..contact.friction import project_frictional
 from ..contact.problem import ContactProblem, tangential_jacobian
 from ..contact import active_set
@@ -149,9 +156,18 @@ class VelocityScheme:
 
     name = "velocity"
 
-    def __init__(self, system, dt: float, solver: str = "osqp", force_update: str = "explicit",
-                 fixed_point_tolerance: float = 1e-10, fixed_point_iterations: int = 50,
-                 warm_start: bool = True, absorb_force_at_impact: bool = True, strict: bool = False):
+    def __init__(
+        self,
+        system,
+        dt: float,
+        solver: str = "osqp",
+        force_update: str = "explicit",
+        fixed_point_tolerance: float = 1e-10,
+        fixed_point_iterations: int = 50,
+        warm_start: bool = True,
+        absorb_force_at_impact: bool = True,
+        strict: bool = False,
+    ):
         refuse_unless_supported(self.name, system, dt)
         if force_update not in ("explicit", "implicit"):
             raise InvalidInputError(f"force_update must be 'explicit' or 'implicit', got {force_update!r}")
@@ -164,7 +180,7 @@ class VelocityScheme:
         self.warm_start = warm_start
         self.absorb_force_at_impact = absorb_force_at_impact
         self.strict = bool(strict)
-        self._warned_missed = False   # one SolverToleranceWarning per scheme, i.e. per run
+        self._warned_missed = False  # one SolverToleranceWarning per scheme, i.e. per run
         # What the system offers, decided once (granular.protocols): spheres found by
         # a neighbour search carry radii, speeds and a rotational state.
         self._spheres = searches_neighbours(system)
@@ -186,8 +202,9 @@ class VelocityScheme:
         """The state at ``(t, q, u)`` with nothing carried: no warm start, no kick,
         the system's initial rotation."""
         omega, orientations = self.system.initial_rotation() if self._spheres else (None, None)
-        return MauryState(*initial_state(t, q, u), np.zeros(0, dtype=np.int64), np.zeros(0),
-                          omega=omega, orientations=orientations)
+        return MauryState(
+            *initial_state(t, q, u), np.zeros(0, dtype=np.int64), np.zeros(0), omega=omega, orientations=orientations
+        )
 
     def resume(self, t: float, q: np.ndarray, u: np.ndarray) -> MauryState:
         """The current state moved to ``(t, q, u)``: what is carried stays (`step`)."""
@@ -254,7 +271,7 @@ class VelocityScheme:
         t_next = t + h
         start = time.perf_counter()
         if self._rotating:  # the generalised velocity (u, omega), module docstring
-            assert state.omega is not None      # a rotating world's state carries omega (init)
+            assert state.omega is not None  # a rotating world's state carries omega (init)
             u = np.concatenate([u, state.omega.reshape(-1)])
         metric = system.metric(t_next, self._metric_point(q, u))
         force = system.force(t, q, u)
@@ -300,13 +317,12 @@ class VelocityScheme:
         G = constraints.jacobian
         clock = time.perf_counter()
         try:
-            u_star, restitution_impulse, impact = restitution_stage(metric, constraints, u, predicted - u, self.dt,
-                                                                    self.solver, self._spheres, t_next,
-                                                                    state.previous_kick)
+            u_star, restitution_impulse, impact = restitution_stage(
+                metric, constraints, u, predicted - u, self.dt, self.solver, self._spheres, t_next, state.previous_kick
+            )
         except JammingError as error:
             raise self._jamming(error, t_next) from None
-        increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse,
-                                                     t_next)
+        increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse, t_next)
         restitution_impulse = restitution_impulse + absorbed
         warm = self._warm(constraints, state)
         try:
@@ -314,32 +330,56 @@ class VelocityScheme:
                 # granular.contact.friction
                 if np.any(constraints.laws.friction > 0.0) or constraints.rolling is not None:
                     problem = ContactProblem.from_constraints(
-                        metric, constraints, u_star + increment, h, warm_start=warm,
-                        warm_tangential=self._warm_tangential(constraints, state))
+                        metric,
+                        constraints,
+                        u_star + increment,
+                        h,
+                        warm_start=warm,
+                        warm_tangential=self._warm_tangential(constraints, state),
+                    )
                     maury = project_frictional(problem, strict=self.strict)
                 else:
-                    problem = ContactProblem(metric, G, u_star + increment, constraints.lower(h), warm_start=warm,
-                                             keys=constraints.keys(self._n))
-                    maury = project(problem, solver=self.solver, workspace=self.workspace,
-                                    speed_limit=self._speed_limit(t_next), strict=self.strict)
+                    problem = ContactProblem(
+                        metric,
+                        G,
+                        u_star + increment,
+                        constraints.lower(h),
+                        warm_start=warm,
+                        keys=constraints.keys(self._n),
+                    )
+                    maury = project(
+                        problem,
+                        solver=self.solver,
+                        workspace=self.workspace,
+                        speed_limit=self._speed_limit(t_next),
+                        strict=self.strict,
+                    )
         except JammingError as error:
             raise self._jamming(error, t_next) from None
         self._warn_if_missed(maury.missed, t_next)
         solve = time.perf_counter() - clock
         tangential, rolling = maury.tangential_impulses, maury.rolling_impulses
-        return dict(constraints=constraints, velocities=maury.velocities,
-                    impulses=maury.impulses + restitution_impulse, maury_impulses=maury.impulses,
-                    sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
-                    tangential_impulses=_total(tangential, impact.tangential),
-                    rolling_impulses=_total(rolling, impact.rolling),
-                    maury_tangential=tangential, maury_rolling=rolling,
-                    status=maury.status, iterations=maury.iterations + impact.iterations,
-                    violation=max(maury.violation, impact.violation),
-                    residual=maury.residual,
-                    missed=_missed_ratio(maury.missed),
-                    seconds={"neighbors": constraints.seconds.get("neighbors", 0.0),
-                             "assembly": building - constraints.seconds.get("neighbors", 0.0),
-                             "solve": solve})
+        return dict(
+            constraints=constraints,
+            velocities=maury.velocities,
+            impulses=maury.impulses + restitution_impulse,
+            maury_impulses=maury.impulses,
+            sustained=np.where(restitution_impulse > 0.0, 0.0, maury.impulses),
+            tangential_impulses=_total(tangential, impact.tangential),
+            rolling_impulses=_total(rolling, impact.rolling),
+            maury_tangential=tangential,
+            maury_rolling=rolling,
+            status=maury.status,
+            iterations=maury.iterations + impact.iterations,
+            violation=max(maury.violation, impact.violation),
+            residual=maury.residual,
+            missed=_missed_ratio(maury.missed),
+            seconds={
+                "neighbors": constraints.seconds.get("neighbors", 0.0),
+                "assembly": building - constraints.seconds.get("neighbors", 0.0),
+                "solve": solve,
+            },
+        )
 
     def _warn_if_missed(self, missed, t_next) -> None:
         """Warn once per scheme that the step ending at ``t_next`` (s) kept a best answer
@@ -347,10 +387,14 @@ class VelocityScheme:
         if missed is None or self._warned_missed:
             return
         self._warned_missed = True
-        warnings.warn(SolverToleranceWarning(
-            f"{at_time(missed, t_next)}; the step keeps that best answer and records its residual in StepResult.solver "
-            "(residual, missed), and so do later steps without a further warning; pass strict=True "
-            "(granular run --strict) to stop instead"), stacklevel=2)
+        warnings.warn(
+            SolverToleranceWarning(
+                f"{at_time(missed, t_next)}; the step keeps that best answer and records its residual in "
+                "StepResult.solver (residual, missed), and so do later steps without a further warning; "
+                "pass strict=True (granular run --strict) to stop instead"
+            ),
+            stacklevel=2,
+        )
 
     def _force_increment(self, metric, constraints, increment, restitution_impulse, t_next):
         """The force's velocity increment ``h M^{-1} f`` (d,) that Maury's stage adds to
@@ -392,8 +436,10 @@ class VelocityScheme:
                 return outcome, predicted
         raise ConvergenceError(
             f"implicit force update did not converge in {self.fixed_point_iterations} iterations "
-            f"at t = {t + h:.6g} s (last change {change:.3g}, kinetic norm)", t=t + h,
-            status="fixed_point")
+            f"at t = {t + h:.6g} s (last change {change:.3g}, kinetic norm)",
+            t=t + h,
+            status="fixed_point",
+        )
 
     def _warm(self, constraints, state):
         """Previous normal impulses (m,) of the rows that persist, 0 elsewhere."""
@@ -427,18 +473,28 @@ class VelocityScheme:
         """The warm-start fields of the next state: this step's contacts sorted by key
         (the previous ones, unchanged, without warm starts)."""
         if not self.warm_start:
-            return dict(previous_keys=state.previous_keys, previous_impulses=state.previous_impulses,
-                        previous_tangential=state.previous_tangential)
+            return dict(
+                previous_keys=state.previous_keys,
+                previous_impulses=state.previous_impulses,
+                previous_tangential=state.previous_tangential,
+            )
         keys = constraints.keys(self._n)
         order = np.argsort(keys)
-        return dict(previous_keys=keys[order], previous_impulses=impulses[order],
-                    previous_tangential=None if tangential is None else np.asarray(tangential)[order])
+        return dict(
+            previous_keys=keys[order],
+            previous_impulses=impulses[order],
+            previous_tangential=None if tangential is None else np.asarray(tangential)[order],
+        )
 
     def _jamming(self, error: JammingError, t_next: float) -> JammingError:
         fraction = self.system.packing_fraction(t_next) if self._spheres else None
         detail = "" if fraction is None else f"; packing fraction {fraction:.4f}"
-        return JammingError(f"no admissible velocity at t = {t_next:.6g} s: the bodies cannot fit "
-                            f"(jammed){detail}", t=t_next, status=error.status, packing_fraction=fraction)
+        return JammingError(
+            f"no admissible velocity at t = {t_next:.6g} s: the bodies cannot fit (jammed){detail}",
+            t=t_next,
+            status=error.status,
+            packing_fraction=fraction,
+        )
 
     def _result(self, t_next, q, outcome, predicted, metric, seconds, state) -> tuple[MauryState, StepResult]:
         system, h = self.system, self.dt
@@ -453,8 +509,7 @@ class VelocityScheme:
         contact_change = constraints.jacobian.T @ impulses
         sustained = outcome["sustained"]
         # Without impacts the sustained impulses are all of them (one product saved).
-        sustained_change = (contact_change if np.array_equal(sustained, impulses)
-                            else constraints.jacobian.T @ sustained)
+        sustained_change = contact_change if np.array_equal(sustained, impulses) else constraints.jacobian.T @ sustained
         rolling = outcome.get("rolling_impulses")
         if tangential is not None:
             friction_change = _friction_change(constraints, tangential, rolling)
@@ -473,18 +528,39 @@ class VelocityScheme:
         rotation = self._advance_rotation(velocities, state)
         torque = None if rolling is None else rolling * constraints.rolling_radius[:, None]  # N m s
         radii = system.radii_at(t_next) if self._spheres else None
-        result = make_result(system, t_next, q_next, velocities, predicted,
-                             Contacts.from_constraints(constraints, impulses, tangential, torque), dissipated,
-                             SolverStats(outcome["status"], outcome["iterations"], outcome["violation"], timing,
-                                         outcome["residual"], outcome["missed"]),
-                             rotation, radii)
+        result = make_result(
+            system,
+            t_next,
+            q_next,
+            velocities,
+            predicted,
+            Contacts.from_constraints(constraints, impulses, tangential, torque),
+            dissipated,
+            SolverStats(
+                outcome["status"],
+                outcome["iterations"],
+                outcome["violation"],
+                timing,
+                outcome["residual"],
+                outcome["missed"],
+            ),
+            rotation,
+            radii,
+        )
         if wall_work:
             result = replace(result, wall_work=wall_work)
         omega, orientations = state.omega, state.orientations
         if rotation is not None and np.all(np.isfinite(rotation[0])) and np.all(np.isfinite(rotation[1])):
-            omega, orientations = rotation   # only a finite rotation is carried
-        return MauryState(t_next, q_next.copy(), velocities[:q_next.size].copy(), previous_kick=kick,
-                          omega=omega, orientations=orientations, **carried), result
+            omega, orientations = rotation  # only a finite rotation is carried
+        return MauryState(
+            t_next,
+            q_next.copy(),
+            velocities[: q_next.size].copy(),
+            previous_kick=kick,
+            omega=omega,
+            orientations=orientations,
+            **carried,
+        ), result
 
     def _advance_rotation(self, velocities, state):
         """``(omega^{n+1} (N, 3), orientations^{n+1} (N, 4))``, or None without rotational
@@ -493,7 +569,7 @@ class VelocityScheme:
         if state.omega is None:
             return None
         n = state.omega.shape[0]
-        omega = velocities[3 * n:].reshape(n, 3).copy() if self._rotating else state.omega
+        omega = velocities[3 * n :].reshape(n, 3).copy() if self._rotating else state.omega
         orientations = state.orientations
         if np.any(omega):
             orientations = rotate_quaternions(orientations, omega, self.dt)
@@ -532,8 +608,11 @@ def _friction_change(constraints, tangential, rolling):
     (0 for ``tangential`` None)."""
     if tangential is None:
         return 0.0
-    change = tangential_jacobian(constraints)[0].T @ tangential.reshape(-1) \
-        if tangential.shape[1] and constraints.tangents is not None else 0.0
+    change = (
+        tangential_jacobian(constraints)[0].T @ tangential.reshape(-1)
+        if tangential.shape[1] and constraints.tangents is not None
+        else 0.0
+    )
     if rolling is not None:
         change = change + constraints.rolling.T @ rolling.reshape(-1)
     return change

@@ -1,6 +1,7 @@
 """The restitution stage of Maury's scheme (stage 3 of `granular.schemes.maury`): which
 rows impact in a step, and the impact law on them, Moreau's frictionless law or, for
 spheres with friction, Newton's law with Coulomb friction (`granular.contact.impact`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -48,8 +49,9 @@ class ImpactReport:
         return ImpactReport(iterations, violation, tangential, rolling)
 
 
-def restitution_stage(metric, constraints, u, increment, h: float, solver: str, spheres: bool, t_next: float,
-                      previous_kick=None):
+def restitution_stage(
+    metric, constraints, u, increment, h: float, solver: str, spheres: bool, t_next: float, previous_kick=None
+):
     """The impact law on the impacting rows; returns ``(u*, impulses, report)``: the
     normal impact impulses (m,) (N s) and an `ImpactReport` (solver counts and the
     impact's friction impulses). Rows of spheres that carry friction or rolling
@@ -72,8 +74,11 @@ def restitution_stage(metric, constraints, u, increment, h: float, solver: str, 
     offset = zero if constraints.normal_offset is None else constraints.normal_offset
 
     def impacts(velocity):
-        return (e > 0.0) & (constraints.gap + h * (G @ (velocity + increment)) < 0.0) \
+        return (
+            (e > 0.0)
+            & (constraints.gap + h * (G @ (velocity + increment)) < 0.0)
             & (G @ velocity - offset < -threshold)
+        )
 
     impacting = impacts(u)
     if not impacting.any():
@@ -91,6 +96,7 @@ def restitution_stage(metric, constraints, u, increment, h: float, solver: str, 
     impulses = zero.copy()
     impulses[rows] = normal
     return u_star, impulses, ImpactReport.of(constraints.size, rows, iterations, violation, friction)
+
 
 def impact(metric, constraints, rows, u, offset, h: float, solver: str, spheres: bool, t_next: float):
     """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
@@ -110,6 +116,7 @@ def impact(metric, constraints, rows, u, offset, h: float, solver: str, spheres:
                 pass
         return (*frictionless_impact(metric, constraints, rows, u, offset, solver), None)
 
+
 def frictionless_impact(metric, constraints, rows, u, offset, solver: str):
     """Moreau's law on ``rows`` (module docstring, step 3): ``(u*, the rows' impulses
     (1 + e) mu (k,), solver iterations, violation)``."""
@@ -118,6 +125,7 @@ def frictionless_impact(metric, constraints, rows, u, offset, solver: str):
     coefficients = dissipative_coefficients(metric, G_I, constraints.laws.restitution[rows], tangent.impulses)
     u_star = tangent.velocities + metric.solve(G_I.T @ (coefficients * tangent.impulses))
     return u_star, (1.0 + coefficients) * tangent.impulses, tangent.iterations, tangent.violation
+
 
 def dissipative_coefficients(metric, G_I, e, mu) -> np.ndarray:
     """Per-row coefficients, replaced by the cluster minimum where Moreau's law with

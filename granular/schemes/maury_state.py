@@ -1,5 +1,6 @@
 """What Maury's scheme carries from one step to the next (`MauryState`), and how that
 state follows the spheres when inlets and outlets change them (`exchanged_state`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -36,9 +37,14 @@ class MauryState:
 
     #: Field -> name in a run file's restart group (`granular.app.runs.save_run`); the
     #: names are those of the attributes that held them before, so old files load.
-    WARM_NAMES = {"previous_keys": "_previous_keys", "previous_impulses": "_previous_impulses",
-                  "previous_tangential": "_previous_tangential", "previous_kick": "_previous_kick",
-                  "omega": "_omega", "orientations": "_orientations"}
+    WARM_NAMES = {
+        "previous_keys": "_previous_keys",
+        "previous_impulses": "_previous_impulses",
+        "previous_tangential": "_previous_tangential",
+        "previous_kick": "_previous_kick",
+        "omega": "_omega",
+        "orientations": "_orientations",
+    }
 
     def warm_values(self) -> dict:
         """The carried values beyond ``(t, q, u)``, by their run-file names."""
@@ -70,13 +76,20 @@ def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) ->
         omega = np.concatenate([omega[keep], np.zeros((k, 3))])
         orientations = np.concatenate([orientations[keep], identity_quaternions(k)])
     if kick is not None:
-        blocks = kick.size // (3 * n_before) if n_before else 0     # (u) or (u, omega) blocks
+        blocks = kick.size // (3 * n_before) if n_before else 0  # (u) or (u, omega) blocks
         if blocks:
             parts = kick.reshape(blocks, n_before, 3)
             kick = np.concatenate([parts[:, keep], np.zeros((blocks, k, 3))], axis=1).reshape(-1)
         else:
             kick = None
-    return replace(state, q=q, u=u, previous_keys=keys[order],
-                   previous_impulses=state.previous_impulses[kept][order], previous_tangential=tangential,
-                   previous_kick=kick, omega=omega, orientations=orientations)
-
+    return replace(
+        state,
+        q=q,
+        u=u,
+        previous_keys=keys[order],
+        previous_impulses=state.previous_impulses[kept][order],
+        previous_tangential=tangential,
+        previous_kick=kick,
+        omega=omega,
+        orientations=orientations,
+    )

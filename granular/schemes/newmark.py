@@ -63,6 +63,7 @@ penalty on one coordinate (the beam) goes through `run_fast`, which jumps over
 blocks of steps with powers of the scheme's affine maps and returns the same
 `Trajectory`, up to round-off, as stepping.
 """
+
 from __future__ import annotations
 
 import time
@@ -91,7 +92,7 @@ def check_newmark_system(system, dt: float, beta: float):
         raise InvalidInputError(f"beta must lie in [0, 1/2] (Dumont and Paoli, 2006, section 2), got {beta}")
     if not (np.isfinite(dt) and dt > 0.0):
         raise InvalidInputError(f"dt must be a positive finite number, got {dt}")
-    refuse_unless_supported("newmark", system, dt)    # a linear system (granular.protocols)
+    refuse_unless_supported("newmark", system, dt)  # a linear system (granular.protocols)
     d = system.dimension
     S = np.asarray(system.stiffness, dtype=float)
     if S.shape != (d, d) or not np.all(np.isfinite(S)):
@@ -194,7 +195,7 @@ class NewmarkScheme:
         if projection == "lemma" and system.constraint_list:
             self._check_lemma()
         self._mean_load = system.mean_load
-        self._maps = None        # the fast path's affine maps and powers, a cache (block_history)
+        self._maps = None  # the fast path's affine maps and powers, a cache (block_history)
         self.state = self.init(*system.initial_state())
 
     # -- the state -------------------------------------------------------------------
@@ -228,16 +229,20 @@ class NewmarkScheme:
     def _check_lemma(self):
         system, ops = self.system, self.ops
         if system.coordinate_bounds is None:
-            raise InvalidInputError("projection='lemma' (Lemma 4.1) needs constraints lower <= q_i <= upper on "
-                                    "one coordinate, declared as `coordinate_bounds = (i, lower, upper)`; "
-                                    f"{type(system).__name__} has none: use projection='qp'")
+            raise InvalidInputError(
+                "projection='lemma' (Lemma 4.1) needs constraints lower <= q_i <= upper on "
+                "one coordinate, declared as `coordinate_bounds = (i, lower, upper)`; "
+                f"{type(system).__name__} has none: use projection='qp'"
+            )
         rows = system.gradients(system.t0, system.q0)
         unit = np.zeros(system.dimension)
         unit[ops.index] = 1.0
         for k, row in enumerate(rows):
             if not (np.array_equal(row, unit) or np.array_equal(row, -unit)):
-                raise InvalidInputError(f"constraint {k} is not a bound on coordinate {ops.index} (gradient "
-                                        f"{np.array2string(row, precision=3)}): use projection='qp'")
+                raise InvalidInputError(
+                    f"constraint {k} is not a bound on coordinate {ops.index} (gradient "
+                    f"{np.array2string(row, precision=3)}): use projection='qp'"
+                )
 
     # -- the step --------------------------------------------------------------------
     def step(self, t: float, q: np.ndarray, u: np.ndarray) -> StepResult:
@@ -257,8 +262,9 @@ class NewmarkScheme:
         else:
             update = self.start(t, q, state.u)
         result = self._result(t + self.dt, q, update, time.perf_counter() - start)
-        return TwoStepState(t + self.dt, update.positions.copy(), result.velocities.copy(),
-                            np.array(q, dtype=float)), result
+        return TwoStepState(
+            t + self.dt, update.positions.copy(), result.velocities.copy(), np.array(q, dtype=float)
+        ), result
 
     def start(self, t: float, q: np.ndarray, u: np.ndarray) -> NewmarkUpdate:
         """The first step of Dumont and Paoli (2006), ``q^1 = P_K(q^0 + dt v^0)`` (metric A)."""
@@ -268,8 +274,11 @@ class NewmarkScheme:
     def update(self, t: float, q_previous: np.ndarray, q: np.ndarray) -> NewmarkUpdate:
         """``q^{n+1}`` from ``q^{n-1}`` (at ``t - dt``) and ``q^n`` (at ``t``)."""
         ops, dt, beta = self.ops, self.dt, self.beta
-        G = (beta * self._mean_load(t + dt, t + 2.0 * dt) + (1.0 - 2.0 * beta) * self._mean_load(t, t + dt)
-             + beta * self._mean_load(t - dt, t))
+        G = (
+            beta * self._mean_load(t + dt, t + 2.0 * dt)
+            + (1.0 - 2.0 * beta) * self._mean_load(t, t + dt)
+            + beta * self._mean_load(t - dt, t)
+        )
         rhs = G - ops.S @ q
         if ops.penalty is not None:
             i = ops.index
@@ -313,10 +322,19 @@ class NewmarkScheme:
         dt = self.dt
         predicted = (unconstrained - q) / dt
         with solver_errors_at(t_next):
-            answer = project(ContactProblem(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt),
-                             solver=self.solver)
-        return NewmarkUpdate(q + dt * answer.velocities, unconstrained, answer.impulses, constraints,
-                             answer.status, answer.iterations, dt * answer.violation)
+            answer = project(
+                ContactProblem(self.ops.metric, constraints.jacobian, predicted, -constraints.gap / dt),
+                solver=self.solver,
+            )
+        return NewmarkUpdate(
+            q + dt * answer.velocities,
+            unconstrained,
+            answer.impulses,
+            constraints,
+            answer.status,
+            answer.iterations,
+            dt * answer.violation,
+        )
 
     def _result(self, t_next, q, update: NewmarkUpdate, seconds: float):
         dt = self.dt
@@ -325,26 +343,44 @@ class NewmarkScheme:
         change = self.ops.A @ (velocities - predicted)
         dissipated = -0.5 * float(change @ (velocities + predicted))
         stats = SolverStats(update.status, update.iterations, update.violation, {"total": seconds})
-        return make_result(self.system, t_next, update.positions, velocities, predicted,
-                           Contacts.from_constraints(update.constraints, update.impulses), dissipated, stats)
-
+        return make_result(
+            self.system,
+            t_next,
+            update.positions,
+            velocities,
+            predicted,
+            Contacts.from_constraints(update.constraints, update.impulses),
+            dissipated,
+            stats,
+        )
 
     # -- the fast path (simulate_tip, Simulation.run) -------------------------------------
     def has_fast_path(self) -> bool:
         """Whether `run_fast` applies: a harmonic load and Lemma 4.1's bounds, or a
         penalty, on one coordinate (the beam)."""
         by_lemma = self.projection == "lemma" or not self.system.constraint_list
-        return (self.ops.index is not None and self.system.harmonic_load() is not None
-                and (self.ops.penalty is not None or by_lemma))
+        return (
+            self.ops.index is not None
+            and self.system.harmonic_load() is not None
+            and (self.ops.penalty is not None or by_lemma)
+        )
 
-    def block_history(self, q: np.ndarray, q_before: np.ndarray, t_origin: float, first: int, steps: int,
-                      max_block: int = 256, unconstrained: bool = True) -> BlockHistory:
+    def block_history(
+        self,
+        q: np.ndarray,
+        q_before: np.ndarray,
+        t_origin: float,
+        first: int,
+        steps: int,
+        max_block: int = 256,
+        unconstrained: bool = True,
+    ) -> BlockHistory:
         """``steps`` steps by blocks of affine maps (`simulate_tip`) from ``q`` at step
         ``first`` after ``t_origin`` (time ``t_origin + first dt``) and ``q_before`` one
         step earlier; the unconstrained tips too if ``unconstrained``."""
         ops, i, d = self.ops, self.ops.index, self.system.dimension
         p_sin, p_cos, omega = self.system.harmonic_load()
-        if self._maps is None or self._maps[0] != max_block:   # computed once: matrix powers
+        if self._maps is None or self._maps[0] != max_block:  # computed once: matrix powers
             self._maps = (max_block, affine_maps(ops, p_sin, p_cos, omega, max_block))
         maps = self._maps[1]
         force = ops.penalty.force if ops.penalty is not None else (lambda x: 0.0)
@@ -358,8 +394,9 @@ class NewmarkScheme:
             last = run_blocks(z, tips, free, maps, ops, t_origin, first, self.dt, omega, 2 * d)
         return BlockHistory(tips, free, last)
 
-    def run_fast(self, state: TwoStepState, t_origin: float, first: int, recorded,
-                 dissipated: float = 0.0) -> tuple | None:
+    def run_fast(
+        self, state: TwoStepState, t_origin: float, first: int, recorded, dissipated: float = 0.0
+    ) -> tuple | None:
         """Steps ``1 .. recorded[-1]`` from ``state`` (at step ``first`` after
         ``t_origin``) by blocks, the steps of the sorted ``recorded`` by `advance`.
 
@@ -379,28 +416,28 @@ class NewmarkScheme:
         dt, d = self.dt, self.system.dimension
         i = self.ops.index
         records, lost, done, tips = [], float(dissipated), 0, []
-        if state.previous is None:       # the start formula is not one of the affine maps
+        if state.previous is None:  # the start formula is not one of the affine maps
             state, result = self.advance(state, t_origin + first * dt)
             lost, done = lost + result.dissipated_energy, 1
             records += [(1, result, lost)] if 1 in recorded else []
-            tips.append(result.positions[i:i + 1])
+            tips.append(result.positions[i : i + 1])
         for k in (k for k in recorded if k > done):
             q, q_before = state.q, state.previous
-            if k - 1 > done:             # block steps done+1 .. k-1, then step k by `advance`
+            if k - 1 > done:  # block steps done+1 .. k-1, then step k by `advance`
                 history = self.block_history(q, q_before, t_origin, first + done, k - 1 - done)
                 z = history.last
                 if not (np.all(np.isfinite(history.tips)) and np.all(np.isfinite(z))):
                     return None
                 lost = float(np.cumsum(np.concatenate(([lost], self._tip_losses(history))))[-1])
                 tips.append(history.tips)
-                q, q_before = z[:d].copy(), z[d:2 * d].copy()
+                q, q_before = z[:d].copy(), z[d : 2 * d].copy()
             t = t_origin + (first + k - 1) * dt
             state, result = self.advance(TwoStepState(t, q, (q - q_before) / dt, q_before), t)
             if not (np.all(np.isfinite(result.positions)) and np.isfinite(result.kinetic_energy)):
                 return None
             lost += result.dissipated_energy
             records.append((k, result, lost))
-            tips.append(result.positions[i:i + 1])
+            tips.append(result.positions[i : i + 1])
             done = k
         return records, state, _violation(self.ops, np.concatenate(tips))
 
@@ -414,8 +451,10 @@ class NewmarkScheme:
         dt = self.dt
         return -0.5 * (x - x_free) / (self.ops.c * dt) * ((x - x_now) + (x_free - x_now)) / dt
 
-def discrete_energy(mass: np.ndarray, stiffness: np.ndarray, q: np.ndarray, q_next: np.ndarray,
-                    dt: float, beta: float) -> float:
+
+def discrete_energy(
+    mass: np.ndarray, stiffness: np.ndarray, q: np.ndarray, q_next: np.ndarray, dt: float, beta: float
+) -> float:
     """The energy of Propositions 3.1/3.3 (halved), between ``t_n`` and ``t_{n+1}``:
     ``|V|_M^2 / 2 + ((1 - 2 beta) q^T S q' + beta (q'^T S q' + q^T S q)) / 2`` with
     ``q' = q^{n+1}``, ``V = (q' - q) / dt``; J in SI units. ``q``, ``q_next`` may be
@@ -430,6 +469,7 @@ def discrete_energy(mass: np.ndarray, stiffness: np.ndarray, q: np.ndarray, q_ne
 
 
 # -- the fast driver -------------------------------------------------------------------
+
 
 class TipRun(NamedTuple):
     """What `simulate_tip` returns.
@@ -446,8 +486,9 @@ class TipRun(NamedTuple):
     seconds: float
 
 
-def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_every: int = 1,
-                 max_block: int = 256) -> TipRun:
+def simulate_tip(
+    system, dt: float, duration: float, beta: float = 0.5, record_every: int = 1, max_block: int = 256
+) -> TipRun:
     """Run scheme (P_h beta) (Lemma 4.1 or the implicit penalty) for ``duration``
     seconds and return the tip history of every step (``record_every``-th), much
     faster than stepping `NewmarkScheme`: the paper's figures and violations need
@@ -473,8 +514,10 @@ def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_e
     start = time.perf_counter()
     scheme = NewmarkScheme(system, dt, beta=beta)
     if not scheme.has_fast_path():
-        raise InvalidInputError(f"simulate_tip needs `harmonic_load()` and bounds or a penalty on one "
-                                f"coordinate; {type(system).__name__} lacks them: step NewmarkScheme instead")
+        raise InvalidInputError(
+            f"simulate_tip needs `harmonic_load()` and bounds or a penalty on one "
+            f"coordinate; {type(system).__name__} lacks them: step NewmarkScheme instead"
+        )
     if int(record_every) != record_every or record_every < 1:
         raise InvalidInputError(f"record_every must be a positive integer, got {record_every}")
     n_steps = int(round(float(duration) / dt))
@@ -485,8 +528,7 @@ def simulate_tip(system, dt: float, duration: float, beta: float = 0.5, record_e
     history = scheme.block_history(q1, q0, t0, 1, n_steps - 1, max_block, unconstrained=False)
     tips = np.concatenate([[q0[scheme.ops.index]], history.tips])
     times = t0 + dt * np.arange(0, n_steps + 1, int(record_every))
-    return TipRun(times, tips[::int(record_every)].copy(), _violation(scheme.ops, tips),
-                  time.perf_counter() - start)
+    return TipRun(times, tips[:: int(record_every)].copy(), _violation(scheme.ops, tips), time.perf_counter() - start)
 
 
 def _violation(ops, tips: np.ndarray) -> float:

@@ -4,6 +4,7 @@ three affine maps (free flight, contact with the upper or with the lower obstacl
 whose powers are computed once, so that a block of steps costs two matrix-vector
 products (`NewmarkScheme.block_history`, `simulate_tip`: the derivation).
 """
+
 from __future__ import annotations
 
 import math
@@ -51,10 +52,10 @@ def affine_maps(ops: Operators, p_sin, p_cos, omega: float, max_block: int) -> d
     g_c = np.asarray(p_sin) * coef_sin[1] + np.asarray(p_cos) * coef_cos[1]
     T = np.zeros((D, D))
     T[:d, :d] = 2.0 * np.eye(d) - dt**2 * ops.solve(ops.S)
-    T[:d, d:2 * d] = -np.eye(d)
+    T[:d, d : 2 * d] = -np.eye(d)
     T[:d, IS], T[:d, IC] = dt**2 * ops.solve(g_s), dt**2 * ops.solve(g_c)
     T[:d, IP], T[:d, IPP] = dt**2 * (1.0 - 2.0 * beta) * ops.w, dt**2 * beta * ops.w
-    T[d:2 * d, :d] = np.eye(d)
+    T[d : 2 * d, :d] = np.eye(d)
     T[IS, IS], T[IS, IC], T[IC, IS], T[IC, IC] = np.cos(theta), np.sin(theta), -np.sin(theta), np.cos(theta)
     T[IPP, IP] = T[I1, I1] = 1.0
     r = T[i].copy()
@@ -83,12 +84,12 @@ def powers(T: np.ndarray, r: np.ndarray, max_block: int, alpha: float, bound: fl
     with np.errstate(over="ignore", invalid="ignore"):
         for j in range(1, max_block + 1):
             powers[j] = T @ powers[j - 1]
-    return {"powers": powers, "rows": np.einsum("k,jkl->jl", r, powers[:max_block]),
-            "alpha": alpha, "bound": bound}
+    return {"powers": powers, "rows": np.einsum("k,jkl->jl", r, powers[:max_block]), "alpha": alpha, "bound": bound}
 
 
-def run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, phase_index,
-                min_block: int = 8) -> np.ndarray:
+def run_blocks(
+    z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, phase_index, min_block: int = 8
+) -> np.ndarray:
     """Fill ``tips[1:]`` (and ``unconstrained[1:]`` unless None) by blocks of affine
     steps from ``z`` at local step 0, i.e. step ``first`` after ``t_origin`` (see
     `simulate_tip`); return ``z`` after the last step."""
@@ -112,13 +113,13 @@ def run_blocks(z, tips, unconstrained, maps, ops, t_origin, first, dt, omega, ph
         j = int(leaves.argmax())
         j = j if leaves[j] else k
         if unconstrained is not None:
-            unconstrained[n + 1:n + 1 + j] = predicted[:j]
+            unconstrained[n + 1 : n + 1 + j] = predicted[:j]
         if mode == _FREE:
-            tips[n + 1:n + 1 + j] = predicted[:j]
+            tips[n + 1 : n + 1 + j] = predicted[:j]
         elif m["alpha"] == 0.0:
-            tips[n + 1:n + 1 + j] = m["bound"]
+            tips[n + 1 : n + 1 + j] = m["bound"]
         else:
-            tips[n + 1:n + 1 + j] = m["alpha"] * predicted[:j] + (1.0 - m["alpha"]) * m["bound"]
+            tips[n + 1 : n + 1 + j] = m["alpha"] * predicted[:j] + (1.0 - m["alpha"]) * m["bound"]
         z = m["powers"][j] @ z
         n += j
         block = min(2 * block, max_block) if j == k else min_block

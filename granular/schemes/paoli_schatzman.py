@@ -59,6 +59,7 @@ Positions: ``P_K W`` is admissible, ``U^{m+1}`` need not be: after an impact it
 lies outside ``K`` by at most ``e`` times one step's travel. Contacts report the
 gap and gradient at ``P_K W`` (``gap = 0`` on an active contact).
 """
+
 from __future__ import annotations
 
 import time
@@ -69,8 +70,14 @@ from dataclasses import replace
 
 from ..errors import ConvergenceError, InvalidInputError
 from ..records.results import SolverStats, StepResult
-from .common import (TwoStepState, constraint_contacts, initial_state, make_result, metric_projection,
-                     restitution_coefficients)
+from .common import (
+    TwoStepState,
+    constraint_contacts,
+    initial_state,
+    make_result,
+    metric_projection,
+    restitution_coefficients,
+)
 from .registry import refuse_unless_supported
 
 #: Round-off allowance of the linearisation stop test, in units of ``|Z|_M``.
@@ -96,8 +103,7 @@ class PaoliSchatzmanScheme:
 
     name = "paoli-schatzman"
 
-    def __init__(self, system, dt: float, solver: str = "osqp", max_iterations: int = 50,
-                 tolerance: float = 1e-10):
+    def __init__(self, system, dt: float, solver: str = "osqp", max_iterations: int = 50, tolerance: float = 1e-10):
         refuse_unless_supported(self.name, system, dt)
         if int(max_iterations) != max_iterations or max_iterations < 1:
             raise InvalidInputError(f"max_iterations must be a positive integer, got {max_iterations}")
@@ -163,9 +169,16 @@ class PaoliSchatzmanScheme:
         impulses = (1.0 + e) * mu / h
         dissipated = -0.5 * float((rows.T @ impulses) @ (velocity + predicted))
         timing = {"solve": stats[2], "total": time.perf_counter() - start}
-        result = make_result(self.system, t + h, q_next, velocity, predicted,
-                             constraint_contacts(gaps, rows, impulses), dissipated,
-                             SolverStats(stats[0], stats[1], 0.0, timing))
+        result = make_result(
+            self.system,
+            t + h,
+            q_next,
+            velocity,
+            predicted,
+            constraint_contacts(gaps, rows, impulses),
+            dissipated,
+            SolverStats(stats[0], stats[1], 0.0, timing),
+        )
         return TwoStepState(t + h, q_next.copy(), velocity.copy(), np.array(q, dtype=float)), result
 
     def _first_step(self, metric, t, q, u, acceleration):
@@ -175,8 +188,7 @@ class PaoliSchatzmanScheme:
         gaps = self.system.gaps(t + h, taylor)
         if np.all(gaps >= 0.0):
             rows = self.system.gradients(t + h, taylor)
-            return (taylor, np.zeros(gaps.size), 0.0, gaps, rows, u + 0.5 * h * acceleration,
-                    ("unconstrained", 0, 0.0))
+            return (taylor, np.zeros(gaps.size), 0.0, gaps, rows, u + 0.5 * h * acceleration, ("unconstrained", 0, 0.0))
         return self._advance(metric, t, q, q - h * u, u, acceleration)
 
     def _advance(self, metric, t, q, previous, u, acceleration):
@@ -227,7 +239,8 @@ class PaoliSchatzmanScheme:
         for count in range(1, self.max_iterations + 1):
             rows_in = np.flatnonzero(linearised)
             step, multipliers, status, inner, spent = metric_projection(
-                metric, rows[rows_in], target - point, -gaps[rows_in], self.solver, t)
+                metric, rows[rows_in], target - point, -gaps[rows_in], self.solver, t
+            )
             iterations, seconds = iterations + inner, seconds + spent
             mu = np.zeros(gaps.size)
             mu[rows_in] = multipliers
@@ -244,4 +257,7 @@ class PaoliSchatzmanScheme:
         raise ConvergenceError(
             f"Paoli-Schatzman projection onto the admissible set did not converge in {self.max_iterations} "
             f"linearisations at t = {t:.6g} s (last move {change:.3g}, displacement scale {scale:.3g}, "
-            f"kinetic norm)", t=t, status="linearisation")
+            f"kinetic norm)",
+            t=t,
+            status="linearisation",
+        )

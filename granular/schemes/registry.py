@@ -23,6 +23,7 @@ What a scheme needs:
 Options are the keyword parameters of the scheme class's constructor
 (`SchemeEntry.options`).
 """
+
 from __future__ import annotations
 
 import difflib
@@ -68,23 +69,42 @@ def _linear(system) -> bool:
 #: Name -> entry, in the order the schemes are listed to users.
 SCHEMES = {
     "velocity": SchemeEntry(
-        "velocity", "maury", "VelocityScheme", protocols.MechanicalSystem, "a SphereWorld or a ConstrainedSystem",
-        friction=True, citation="Maury's velocity projection with Moreau's impact law (Bernicot and "
-                                "Lefebvre-Lepot, 2010)"),
+        "velocity",
+        "maury",
+        "VelocityScheme",
+        protocols.MechanicalSystem,
+        "a SphereWorld or a ConstrainedSystem",
+        friction=True,
+        citation="Maury's velocity projection with Moreau's impact law (Bernicot and Lefebvre-Lepot, 2010)",
+    ),
     "dzonou-monteiro-marques": SchemeEntry(
-        "dzonou-monteiro-marques", "dzonou_monteiro_marques", "DzonouMonteiroMarquesScheme",
-        protocols.CoordinateSystem, "a ConstrainedSystem",
+        "dzonou-monteiro-marques",
+        "dzonou_monteiro_marques",
+        "DzonouMonteiroMarquesScheme",
+        protocols.CoordinateSystem,
+        "a ConstrainedSystem",
         citation="Dzonou, Monteiro Marques and Paoli, A convergence result for a vibro-impact problem "
-                 "with a general inertia operator, 2009"),
+        "with a general inertia operator, 2009",
+    ),
     "paoli-schatzman": SchemeEntry(
-        "paoli-schatzman", "paoli_schatzman", "PaoliSchatzmanScheme", protocols.CoordinateSystem,
-        "a ConstrainedSystem", citation="Paoli and Schatzman, A numerical scheme for impact problems, 1999"),
+        "paoli-schatzman",
+        "paoli_schatzman",
+        "PaoliSchatzmanScheme",
+        protocols.CoordinateSystem,
+        "a ConstrainedSystem",
+        citation="Paoli and Schatzman, A numerical scheme for impact problems, 1999",
+    ),
     "newmark": SchemeEntry(
-        "newmark", "newmark", "NewmarkScheme", protocols.LinearSystem,
+        "newmark",
+        "newmark",
+        "NewmarkScheme",
+        protocols.LinearSystem,
         "a linear system with a constant mass, `stiffness` (d, d) and `load(t)` (d,) (a ConstrainedSystem "
-        "built with stiffness= and load=, or a Beam)", explicit_stiffness=False,
+        "built with stiffness= and load=, or a Beam)",
+        explicit_stiffness=False,
         citation="Dumont and Paoli, Vibrations of a beam between obstacles. Convergence of a fully "
-                 "discretized approximation, 2006"),
+        "discretized approximation, 2006",
+    ),
 }
 
 
@@ -102,16 +122,22 @@ def refuse_unless_supported(name: str, system, dt: float) -> None:
     scheme = entry(name)
     offered = _linear(system) if scheme.needs is protocols.LinearSystem else isinstance(system, scheme.needs)
     if not offered:
-        raise InvalidInputError(f"scheme {name!r} needs {scheme.needs_text}; {type(system).__name__} "
-                                f"does not offer it (granular.protocols.{scheme.needs.__name__})")
+        raise InvalidInputError(
+            f"scheme {name!r} needs {scheme.needs_text}; {type(system).__name__} "
+            f"does not offer it (granular.protocols.{scheme.needs.__name__})"
+        )
     if not scheme.friction and protocols.has_friction(system):
-        raise InvalidInputError(f"scheme {name!r} has no Coulomb friction; use scheme='velocity' "
-                                "(granular.contact.friction) or set every friction coefficient to 0")
+        raise InvalidInputError(
+            f"scheme {name!r} has no Coulomb friction; use scheme='velocity' "
+            "(granular.contact.friction) or set every friction coefficient to 0"
+        )
     if scheme.explicit_stiffness and _linear(system):
         w_max = highest_frequency(system)
         if not dt * w_max < 2.0:
-            raise InvalidInputError(f"scheme {name!r} is explicit in the stiffness and unstable for dt = {dt:g} s "
-                                    f">= 2 / w_max = {2.0 / w_max:.3g} s; use scheme='newmark' or a smaller dt")
+            raise InvalidInputError(
+                f"scheme {name!r} is explicit in the stiffness and unstable for dt = {dt:g} s "
+                f">= 2 / w_max = {2.0 / w_max:.3g} s; use scheme='newmark' or a smaller dt"
+            )
 
 
 def highest_frequency(system) -> float:
@@ -141,8 +167,9 @@ def current_scheme_name(name: str) -> str:
     """``name``, or the current name of a deprecated one (with a DeprecationWarning)."""
     if isinstance(name, str) and name in DEPRECATED_SCHEMES:
         # stacklevel 4: the line that called Simulation(...), through make_scheme.
-        warnings.warn(f"scheme {name!r} is deprecated: use scheme={DEPRECATED_SCHEMES[name]!r}",
-                      DeprecationWarning, stacklevel=4)
+        warnings.warn(
+            f"scheme {name!r} is deprecated: use scheme={DEPRECATED_SCHEMES[name]!r}", DeprecationWarning, stacklevel=4
+        )
         return DEPRECATED_SCHEMES[name]
     return name
 
@@ -166,5 +193,6 @@ def check_options(scheme, options: dict) -> None:
         if key not in valid:
             close = difflib.get_close_matches(key, valid, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise UnknownOptionError(f"Simulation() got an unknown keyword {key!r}{hint}; with scheme "
-                                     f"{scheme!r} it takes {', '.join(valid)}")
+            raise UnknownOptionError(
+                f"Simulation() got an unknown keyword {key!r}{hint}; with scheme {scheme!r} it takes {', '.join(valid)}"
+            )

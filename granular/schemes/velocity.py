@@ -2,6 +2,7 @@
 impact law, the ``scheme="velocity"``). Importing this module gives that module
 itself, so code that imports or patches ``granular.schemes.velocity`` still acts on
 the scheme (``benchmarks/ipm_vs_clarabel.py`` patches its ``project``)."""
+
 import sys
 
 from . import maury

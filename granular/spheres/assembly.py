@@ -30,6 +30,7 @@ bounded by ``mu_r R* lambda_N`` against the relative rolling of each contact, wi
 ``R* = r_i r_j / (r_i + r_j)`` for a pair and ``r_i`` on a wall (`rolling_rows`); the
 model and its references are in `granular.contact.friction`.
 """
+
 from __future__ import annotations
 
 import time
@@ -87,8 +88,7 @@ class WallRows:
     features: np.ndarray | None = None
 
 
-def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: float,
-                       max_speed: float) -> ConstraintSet:
+def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: float, max_speed: float) -> ConstraintSet:
     """The rows of ``world``'s step ending at ``t_next``, linearised at ``q``
     (`granular.spheres.world.SphereWorld.constraints` says which pairs are kept and why)."""
     clock = time.perf_counter()
@@ -111,7 +111,7 @@ def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: floa
     wi, wnormal, wall_velocity = walls.spheres, walls.normals, walls.velocities
     laws = step_laws(world, restitution, walls.laws)
     normal_offset = None
-    if wall_velocity is not None:   # the impact law acts on the velocity relative to the wall
+    if wall_velocity is not None:  # the impact law acts on the velocity relative to the wall
         normal_offset = np.concatenate([np.zeros(i.size), np.einsum("ka,ka->k", wall_velocity, wnormal)])
     width = 6 * n if world.rotates else 3 * n  # (u, omega) columns when rotating
     jacobian = sphere_jacobian(i, j, normals, wi, wnormal, n, width)
@@ -122,7 +122,7 @@ def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: floa
     offset = None
     if tangents is not None and wall_velocity is not None:
         offset = np.zeros((i.size + wi.size, 2))
-        offset[i.size:] = np.einsum("kab,kb->ka", tangent_basis(wnormal), wall_velocity)
+        offset[i.size :] = np.einsum("kab,kb->ka", tangent_basis(wnormal), wall_velocity)
     rolling, rolling_radius = None, None
     if laws.rolling_friction is not None:
         rolling, rolling_radius = rolling_rows(i, j, normals, wi, wnormal, laws.rolling_friction, radii, n)
@@ -137,8 +137,11 @@ def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: floa
         tangents=tangents,
         seconds={"neighbors": searched - clock, "assembly": time.perf_counter() - searched},
         separation_speed=separation_cap(world.initial_overlaps, world.separation_speed, radii, h),
-        rolling=rolling, rolling_radius=rolling_radius,
-        tangential_offset=offset, normal_offset=normal_offset, surface_names=world.surface_names,
+        rolling=rolling,
+        rolling_radius=rolling_radius,
+        tangential_offset=offset,
+        normal_offset=normal_offset,
+        surface_names=world.surface_names,
         feature=None if walls.features is None else np.concatenate([np.zeros(i.size, np.int64), walls.features]),
     )
 
@@ -153,15 +156,15 @@ def step_laws(world: SphereWorld, pair_restitution: np.ndarray, wall_laws: RowLa
     def joined(world_value: float, wall_values: np.ndarray, carried: bool) -> np.ndarray | None:
         return np.concatenate([np.full(pairs, world_value), wall_values]) if carried else None
 
-    return RowLaws(np.concatenate([pair_restitution, wall_laws.restitution]),
-                   joined(world.friction, wall_laws.friction, world.has_friction),
-                   joined(world.rolling_friction, wall_laws.rolling_friction, world.has_rolling_friction),
-                   joined(world.tangential_restitution, wall_laws.tangential_restitution,
-                          world.has_tangential_restitution))
+    return RowLaws(
+        np.concatenate([pair_restitution, wall_laws.restitution]),
+        joined(world.friction, wall_laws.friction, world.has_friction),
+        joined(world.rolling_friction, wall_laws.rolling_friction, world.has_rolling_friction),
+        joined(world.tangential_restitution, wall_laws.tangential_restitution, world.has_tangential_restitution),
+    )
 
 
-def raise_if_overlapping(t: float, positions: np.ndarray, radii: np.ndarray, periodic, surfaces,
-                         surface_name) -> None:
+def raise_if_overlapping(t: float, positions: np.ndarray, radii: np.ndarray, periodic, surfaces, surface_name) -> None:
     """Raise `OverlapError` naming the first overlapping pair or sphere-wall contact of the
     spheres at ``positions`` (N, 3) with ``radii`` (N,) at ``t`` (the rows of margin 0;
     ``surface_name(k)`` names contact surface ``k`` in the message)."""
@@ -173,21 +176,26 @@ def raise_if_overlapping(t: float, positions: np.ndarray, radii: np.ndarray, per
         bad = np.flatnonzero(gaps < -tolerance)
         if bad.size:
             k = bad[np.argmin(gaps[bad])]
-            raise OverlapError(f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.6g} m at t = {t:.6g} s",
-                               pair=(int(i[k]), int(j[k])), overlap=float(-gaps[k]))
+            raise OverlapError(
+                f"spheres {i[k]} and {j[k]} overlap by {-gaps[k]:.6g} m at t = {t:.6g} s",
+                pair=(int(i[k]), int(j[k])),
+                overlap=float(-gaps[k]),
+            )
     for k, surface in enumerate(surfaces):
         rows = surface.rows(positions, radii, 0.0, t)
         bad = np.flatnonzero(rows.gaps < -OVERLAP_TOLERANCE * radii[rows.spheres])
         if bad.size:
             worst = bad[np.argmin(rows.gaps[bad])]
             s, overlap = int(rows.spheres[worst]), float(-rows.gaps[worst])
-            raise OverlapError(f"sphere {s} overlaps the {surface_name(k)} (surface {k}: "
-                               f"{surface.label()}) by {overlap:.6g} m at t = {t:.6g} s",
-                               pair=(s, f"wall {k}"), overlap=overlap)
+            raise OverlapError(
+                f"sphere {s} overlaps the {surface_name(k)} (surface {k}: "
+                f"{surface.label()}) by {overlap:.6g} m at t = {t:.6g} s",
+                pair=(s, f"wall {k}"),
+                overlap=overlap,
+            )
 
 
-def separation_cap(initial_overlaps: str, separation_speed: float | None, radii: np.ndarray,
-                   h: float) -> float | None:
+def separation_cap(initial_overlaps: str, separation_speed: float | None, radii: np.ndarray, h: float) -> float | None:
     """The separation speed of overlapping rows (m/s), None when overlaps are errors;
     by default a tenth of the smallest radius per step."""
     if initial_overlaps != "separate":
@@ -223,15 +231,23 @@ def combined_rows(surfaces, parts: list[ContactRows], law: WorldLaw) -> WallRows
     restitution = np.where(np.isnan(row_law[:, 0]), law.restitution[spheres], row_law[:, 0])
     velocities = None
     if any(getattr(s, "moves", False) for s in surfaces):
-        velocities = np.concatenate([part.velocities if part.velocities is not None else np.zeros((part.size, 3))
-                                     for part in parts])
+        velocities = np.concatenate(
+            [part.velocities if part.velocities is not None else np.zeros((part.size, 3)) for part in parts]
+        )
     features = None
     if any(part.features is not None for part in parts):
-        features = np.concatenate([part.features if part.features is not None else np.zeros(part.size, np.int64)
-                                   for part in parts])
-    return WallRows(spheres, surface, np.concatenate([part.gaps for part in parts]),
-                    np.concatenate([part.normals for part in parts]).reshape(-1, 3),
-                    RowLaws(restitution, row_law[:, 1], row_law[:, 2], row_law[:, 3]), velocities, features)
+        features = np.concatenate(
+            [part.features if part.features is not None else np.zeros(part.size, np.int64) for part in parts]
+        )
+    return WallRows(
+        spheres,
+        surface,
+        np.concatenate([part.gaps for part in parts]),
+        np.concatenate([part.normals for part in parts]).reshape(-1, 3),
+        RowLaws(restitution, row_law[:, 1], row_law[:, 2], row_law[:, 3]),
+        velocities,
+        features,
+    )
 
 
 def still_plane_rows(planes, law: WorldLaw, positions, radii, margin) -> WallRows:
@@ -245,8 +261,13 @@ def still_plane_rows(planes, law: WorldLaw, positions, radii, margin) -> WallRow
     k, near = np.nonzero(gaps <= margin)
     plane_e, plane_mu, plane_mu_r, plane_et = np.array([surface_law(plane, law) for plane in planes]).T
     e = np.where(np.isnan(plane_e[k]), law.restitution[near], plane_e[k])
-    return WallRows(near.astype(np.int64), k.astype(np.int64), gaps[k, near], normals[k],
-                    RowLaws(e, plane_mu[k], plane_mu_r[k], plane_et[k]))
+    return WallRows(
+        near.astype(np.int64),
+        k.astype(np.int64),
+        gaps[k, near],
+        normals[k],
+        RowLaws(e, plane_mu[k], plane_mu_r[k], plane_et[k]),
+    )
 
 
 def surface_law(surface, law: WorldLaw) -> tuple[float, float, float, float]:
@@ -254,10 +275,12 @@ def surface_law(surface, law: WorldLaw) -> tuple[float, float, float, float]:
     surface's contacts: its own, or the world's ``law`` where it has none (restitution
     NaN: each sphere's own)."""
     et = getattr(surface, "tangential_restitution", None)
-    return (np.nan if surface.restitution is None else float(surface.restitution),
-            law.friction if surface.friction is None else float(surface.friction),
-            law.rolling_friction if surface.rolling_friction is None else float(surface.rolling_friction),
-            law.tangential_restitution if et is None else float(et))
+    return (
+        np.nan if surface.restitution is None else float(surface.restitution),
+        law.friction if surface.friction is None else float(surface.friction),
+        law.rolling_friction if surface.rolling_friction is None else float(surface.rolling_friction),
+        law.tangential_restitution if et is None else float(et),
+    )
 
 
 def rolling_rows(i, j, normals, wall_sphere, wall_normals, mu_r, radii, n):
@@ -274,8 +297,18 @@ def rolling_rows(i, j, normals, wall_sphere, wall_normals, mu_r, radii, n):
         return None, reduced
     pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
     p = i.size
-    rows = [sphere_jacobian(i + n, j + n, reduced[:p, None] * pair_basis[:, a], wall_sphere + n,
-                            reduced[p:, None] * wall_basis[:, a], n, 6 * n) for a in range(2)]
+    rows = [
+        sphere_jacobian(
+            i + n,
+            j + n,
+            reduced[:p, None] * pair_basis[:, a],
+            wall_sphere + n,
+            reduced[p:, None] * wall_basis[:, a],
+            n,
+            6 * n,
+        )
+        for a in range(2)
+    ]
     m = i.size + wall_sphere.size
     order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
     return sp.vstack(rows).tocsr()[order], reduced
@@ -290,8 +323,7 @@ def sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> 
     wall_cols = 3 * wall_sphere[:, None] + np.arange(3)
     indices = np.concatenate([pair_cols.ravel(), wall_cols.ravel()])
     data = np.concatenate([pair_data.ravel(), wall_normals.ravel()])
-    indptr = np.concatenate([np.arange(0, 6 * i.size + 1, 6),
-                             6 * i.size + np.arange(3, 3 * wall_sphere.size + 1, 3)])
+    indptr = np.concatenate([np.arange(0, 6 * i.size + 1, 6), 6 * i.size + np.arange(3, 3 * wall_sphere.size + 1, 3)])
     m = i.size + wall_sphere.size
     return sp.csr_matrix((data, indices, indptr), shape=(m, 3 * n if width is None else width))
 
@@ -326,17 +358,25 @@ def sphere_tangents(i, j, normals, wall_sphere, wall_normals, n, radii=None) -> 
     # Row 2k + a holds a pair's 12 entries (u_i, u_j, omega_i, omega_j) or a wall's 6
     # (u_i, omega_i), in increasing column order (i < j), built straight in CSR
     # (a COO assembly and its sort cost 2.4 times as much, for the same matrix).
-    pair_cols = np.concatenate([3 * i[:, None] + three, 3 * j[:, None] + three,
-                                3 * n + 3 * i[:, None] + three, 3 * n + 3 * j[:, None] + three], axis=1)
-    wall_cols = np.concatenate([3 * wall_sphere[:, None] + three, 3 * n + 3 * wall_sphere[:, None] + three],
-                               axis=1)
-    arm_pair = np.cross(normals[:, None, :], pair_basis)          # (p, 2, 3): n x t_a
+    pair_cols = np.concatenate(
+        [
+            3 * i[:, None] + three,
+            3 * j[:, None] + three,
+            3 * n + 3 * i[:, None] + three,
+            3 * n + 3 * j[:, None] + three,
+        ],
+        axis=1,
+    )
+    wall_cols = np.concatenate([3 * wall_sphere[:, None] + three, 3 * n + 3 * wall_sphere[:, None] + three], axis=1)
+    arm_pair = np.cross(normals[:, None, :], pair_basis)  # (p, 2, 3): n x t_a
     arm_wall = np.cross(wall_normals[:, None, :], wall_basis)
-    pair_data = np.concatenate([-pair_basis, pair_basis, -radii[i, None, None] * arm_pair,
-                                -radii[j, None, None] * arm_pair], axis=2)             # (p, 2, 12)
-    wall_data = np.concatenate([wall_basis, -radii[wall_sphere, None, None] * arm_wall], axis=2)   # (w, 2, 6)
-    indices = np.concatenate([np.repeat(pair_cols[:, None, :], 2, axis=1).ravel(),
-                              np.repeat(wall_cols[:, None, :], 2, axis=1).ravel()])
+    pair_data = np.concatenate(
+        [-pair_basis, pair_basis, -radii[i, None, None] * arm_pair, -radii[j, None, None] * arm_pair], axis=2
+    )  # (p, 2, 12)
+    wall_data = np.concatenate([wall_basis, -radii[wall_sphere, None, None] * arm_wall], axis=2)  # (w, 2, 6)
+    indices = np.concatenate(
+        [np.repeat(pair_cols[:, None, :], 2, axis=1).ravel(), np.repeat(wall_cols[:, None, :], 2, axis=1).ravel()]
+    )
     data = np.concatenate([pair_data.ravel(), wall_data.ravel()])
     indptr = np.concatenate([np.arange(0, 24 * p + 1, 12), 24 * p + np.arange(6, 12 * w + 1, 6)])
     return sp.csr_matrix((data, indices, indptr), shape=(2 * (p + w), 6 * n))

@@ -20,6 +20,7 @@ the box holds far more cubes than spheres (a sphere thrown far away), or a perio
 is shorter than three cutoffs, `pairs_within` returns None and the caller uses
 the k-d tree, whose cost does not depend on the spread.
 """
+
 from __future__ import annotations
 
 import numba
@@ -72,7 +73,7 @@ def _pairs(positions, cutoff, origin, dims):
     members, starts, sorted_positions, _ = _grouped(positions, origin, cutoff, dims)
     stride_y = dims[2] + 2
     stride_x = (dims[1] + 2) * stride_y
-    later = np.empty(14, dtype=np.int64)    # (0, 0, 0) then the 13 later offsets
+    later = np.empty(14, dtype=np.int64)  # (0, 0, 0) then the 13 later offsets
     for offset in range(13, 27):
         later[offset - 13] = (offset // 9 - 1) * stride_x + ((offset // 3) % 3 - 1) * stride_y + offset % 3 - 1
     limit = cutoff * cutoff
@@ -146,7 +147,7 @@ def _contacts(positions, radii, margin, origin, side, dims):
                 v1 = sorted_positions[b, 1] - sorted_positions[a, 1]
                 v2 = sorted_positions[b, 2] - sorted_positions[a, 2]
                 square = v0 * v0 + v1 * v1 + v2 * v2
-                if square > limit:   # farther than a cube: cannot pass the test below
+                if square > limit:  # farther than a cube: cannot pass the test below
                     continue
                 distance = np.sqrt(square)
                 if distance - radii[i] - radii[j] > margin:
@@ -230,7 +231,7 @@ def _pairs_periodic(positions, sides, origin, dims, lengths, periodic):
         own_cell[0] = own // (dims[1] * dims[2])
         own_cell[1] = (own // dims[2]) % dims[1]
         own_cell[2] = own % dims[2]
-        for offset in range(13, 27):    # (0, 0, 0) then the 13 later offsets
+        for offset in range(13, 27):  # (0, 0, 0) then the 13 later offsets
             outside = False
             for axis in range(3):
                 step = (offset // 9 - 1) if axis == 0 else ((offset // 3) % 3 - 1 if axis == 1 else offset % 3 - 1)
@@ -277,7 +278,6 @@ def _bounds(positions):
     return low, high
 
 
-
 def contacts_within(positions: np.ndarray, radii: np.ndarray, margin: float):
     """``(i, j, vectors (M, 3), distances (M,))`` of the pairs ``i < j`` of an open
     scene with ``gap_ij <= margin`` (m), sorted lexicographically
@@ -291,8 +291,9 @@ def contacts_within(positions: np.ndarray, radii: np.ndarray, margin: float):
     cubes = np.floor((high - low) / side) + 1.0
     if not np.all(np.isfinite(cubes)) or np.prod(cubes + 2.0) > MAX_CELLS_PER_SPHERE * n + 27:
         return None
-    return _contacts(positions, np.ascontiguousarray(radii, dtype=float), float(margin), low, side,
-                     cubes.astype(np.int64))
+    return _contacts(
+        positions, np.ascontiguousarray(radii, dtype=float), float(margin), low, side, cubes.astype(np.int64)
+    )
 
 
 def pairs_within(positions: np.ndarray, cutoff: float, periodic=None) -> tuple[np.ndarray, np.ndarray] | None:

@@ -31,6 +31,7 @@ never reused; trajectories store each sphere in the column of its id
 (`granular.records.trajectory`), and the contact solver's warm starts follow the ids
 (`granular.constraints.remap_keys`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -49,8 +50,10 @@ class BoxRegion:
         self.lower = np.asarray(lower, dtype=float).reshape(3)
         self.upper = np.asarray(upper, dtype=float).reshape(3)
         if np.any(np.isnan(self.lower)) or np.any(np.isnan(self.upper)) or np.any(self.upper <= self.lower):
-            raise InvalidInputError(f"a region needs lower < upper on every axis, got lower={self.lower.tolist()}, "
-                                    f"upper={self.upper.tolist()}")
+            raise InvalidInputError(
+                f"a region needs lower < upper on every axis, got lower={self.lower.tolist()}, "
+                f"upper={self.upper.tolist()}"
+            )
 
     def contains(self, points: np.ndarray) -> np.ndarray:
         """Whether each point (k, 3) lies in the box, (k,) bool."""
@@ -63,8 +66,10 @@ class BoxRegion:
         if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
             raise InvalidInputError("an inlet's region must be bounded")
         if np.any(high < low):
-            raise InvalidInputError(f"a sphere of radius {radius:g} m does not fit in the region "
-                                    f"{self.lower.tolist()} .. {self.upper.tolist()}")
+            raise InvalidInputError(
+                f"a sphere of radius {radius:g} m does not fit in the region "
+                f"{self.lower.tolist()} .. {self.upper.tolist()}"
+            )
         return low + (high - low) * rng.random((count, 3))
 
     def describe(self) -> dict:
@@ -84,7 +89,7 @@ class CylinderRegion:
 
     def contains(self, points: np.ndarray) -> np.ndarray:
         points = np.asarray(points, dtype=float).reshape(-1, 3)
-        inside = np.sum((points[:, :2] - self.centre) ** 2, axis=1) <= self.radius ** 2
+        inside = np.sum((points[:, :2] - self.centre) ** 2, axis=1) <= self.radius**2
         return inside & (points[:, 2] >= self.bottom) & (points[:, 2] <= self.top)
 
     def sample(self, rng: np.random.Generator, radius: float, count: int) -> np.ndarray:
@@ -98,8 +103,13 @@ class CylinderRegion:
         return np.column_stack([self.centre[0] + rho * np.cos(angle), self.centre[1] + rho * np.sin(angle), z])
 
     def describe(self) -> dict:
-        return {"kind": "cylinder", "centre": self.centre.tolist(), "radius": self.radius,
-                "bottom": self.bottom, "top": self.top}
+        return {
+            "kind": "cylinder",
+            "centre": self.centre.tolist(),
+            "radius": self.radius,
+            "bottom": self.bottom,
+            "top": self.top,
+        }
 
 
 class SizeDistribution:
@@ -173,9 +183,20 @@ class Inlet:
         Smallest gap (m) left between an inserted sphere and any sphere or wall (>= 0).
     """
 
-    def __init__(self, region, radius, rate: float | None = None, mass_rate: float | None = None,
-                 velocity=(0.0, 0.0, 0.0), density: float | None = None, start: float = 0.0, stop: float = np.inf,
-                 seed: int = 0, attempts: int = 50, clearance: float = 0.0):
+    def __init__(
+        self,
+        region,
+        radius,
+        rate: float | None = None,
+        mass_rate: float | None = None,
+        velocity=(0.0, 0.0, 0.0),
+        density: float | None = None,
+        start: float = 0.0,
+        stop: float = np.inf,
+        seed: int = 0,
+        attempts: int = 50,
+        clearance: float = 0.0,
+    ):
         if not hasattr(region, "sample") or not hasattr(region, "contains"):
             raise InvalidInputError(f"region must be a BoxRegion or CylinderRegion, got {type(region).__name__}")
         self.region = region
@@ -203,7 +224,7 @@ class Inlet:
         """Mass (kg) of an inserted sphere of ``radius`` (m): its density (the inlet's,
         else ``default_density``, kg/m^3) times ``4/3 pi r^3``."""
         density = default_density if self.density is None else self.density
-        return density * 4.0 / 3.0 * np.pi * radius ** 3
+        return density * 4.0 / 3.0 * np.pi * radius**3
 
     def generator(self, number: int, purpose: int) -> np.random.Generator:
         """The generator of this inlet's ``number``-th sphere (module docstring):
@@ -229,9 +250,17 @@ class Inlet:
         return inserted_mass + next_mass <= self.mass_rate * elapsed * (1.0 + 1e-12)
 
     def describe(self) -> dict:
-        return {"region": self.region.describe(), "radius": self.sizes.describe(), "rate": self.rate,
-                "mass_rate": self.mass_rate, "velocity": self.velocity.tolist(), "density": self.density,
-                "start": self.start, "stop": self.stop if np.isfinite(self.stop) else None, "seed": self.seed}
+        return {
+            "region": self.region.describe(),
+            "radius": self.sizes.describe(),
+            "rate": self.rate,
+            "mass_rate": self.mass_rate,
+            "velocity": self.velocity.tolist(),
+            "density": self.density,
+            "start": self.start,
+            "stop": self.stop if np.isfinite(self.stop) else None,
+            "seed": self.seed,
+        }
 
 
 class Outlet:
@@ -271,29 +300,42 @@ class FlowCounters:
 
     @staticmethod
     def start(issued: int, inlets: int, outlets: int) -> "FlowCounters":
-        return FlowCounters(int(issued), np.zeros(inlets, dtype=np.int64), np.zeros(inlets),
-                            np.zeros(outlets, dtype=np.int64), np.zeros(outlets))
+        return FlowCounters(
+            int(issued),
+            np.zeros(inlets, dtype=np.int64),
+            np.zeros(inlets),
+            np.zeros(outlets, dtype=np.int64),
+            np.zeros(outlets),
+        )
 
     def copy(self) -> "FlowCounters":
-        return FlowCounters(self.issued, self.inserted.copy(), self.inserted_mass.copy(), self.removed.copy(),
-                            self.removed_mass.copy())
+        return FlowCounters(
+            self.issued, self.inserted.copy(), self.inserted_mass.copy(), self.removed.copy(), self.removed_mass.copy()
+        )
 
     def as_row(self) -> np.ndarray:
         """The counters as one float row ``(issued, inserted .., inserted_mass .., removed
         .., removed_mass ..)``, what a trajectory stores per frame (counts below 2^53
         are exact in a float)."""
-        return np.concatenate([[float(self.issued)], self.inserted, self.inserted_mass, self.removed,
-                               self.removed_mass]).astype(float)
+        return np.concatenate(
+            [[float(self.issued)], self.inserted, self.inserted_mass, self.removed, self.removed_mass]
+        ).astype(float)
 
     @staticmethod
     def from_row(row, inlets: int, outlets: int) -> "FlowCounters":
         row = np.asarray(row, dtype=float)
         if row.shape != (1 + 2 * inlets + 2 * outlets,):
-            raise InvalidInputError(f"flow counters of shape {row.shape} do not fit {inlets} inlets and "
-                                    f"{outlets} outlets")
+            raise InvalidInputError(
+                f"flow counters of shape {row.shape} do not fit {inlets} inlets and {outlets} outlets"
+            )
         a, b = 1 + inlets, 1 + 2 * inlets
-        return FlowCounters(int(row[0]), row[1:a].astype(np.int64), row[a:b].copy(),
-                            row[b:b + outlets].astype(np.int64), row[b + outlets:].copy())
+        return FlowCounters(
+            int(row[0]),
+            row[1:a].astype(np.int64),
+            row[a:b].copy(),
+            row[b : b + outlets].astype(np.int64),
+            row[b + outlets :].copy(),
+        )
 
 
 @dataclass(frozen=True)
@@ -317,8 +359,15 @@ class Exchange:
         return index
 
 
-def place(inlet: Inlet, number: int, radius: float, positions: np.ndarray, radii: np.ndarray,
-          fits_walls, attempts: int | None = None) -> np.ndarray | None:
+def place(
+    inlet: Inlet,
+    number: int,
+    radius: float,
+    positions: np.ndarray,
+    radii: np.ndarray,
+    fits_walls,
+    attempts: int | None = None,
+) -> np.ndarray | None:
     """A centre (3,) for ``inlet``'s sphere ``number`` of ``radius`` (m) at least
     ``inlet.clearance`` from every sphere (``positions`` (N, 3), ``radii`` (N,)) and
     every wall (``fits_walls(centre, radius) -> bool``), or None when ``attempts``
@@ -349,22 +398,29 @@ def leaving(outlets, positions: np.ndarray, masses: np.ndarray, flow: FlowCounte
     return gone
 
 
-def inserted(inlets, flow: FlowCounters, density: float, surfaces, t_next: float, present: np.ndarray,
-             radii: np.ndarray) -> tuple:
+def inserted(
+    inlets, flow: FlowCounters, density: float, surfaces, t_next: float, present: np.ndarray, radii: np.ndarray
+) -> tuple:
     """The spheres the ``inlets`` insert next to the spheres ``present`` (k, 3) of
     ``radii`` (k,), clear of the walls' contact ``surfaces``, for the step ending at
     ``t_next`` (s): ``(centres (a, 3), velocities (a, 3), ids (a,), radii (a,), masses
     (a,))``, counted in ``flow``. Each inlet inserts the spheres due (`Inlet.due`)
     until one finds no place."""
-    rows: list[tuple] = []          # (centre, velocity, id, radius, mass) of each sphere inserted
+    rows: list[tuple] = []  # (centre, velocity, id, radius, mass) of each sphere inserted
     for k, inlet in enumerate(inlets):
         while inlet.due(t_next, int(flow.inserted[k]), float(flow.inserted_mass[k]), density):
             number = int(flow.inserted[k])
             radius = inlet.radius_of(number)
-            centre = place(inlet, number, radius, present, radii,
-                           lambda c, r, clearance=inlet.clearance: fits_walls(surfaces, c, r, t_next, clearance))
+            centre = place(
+                inlet,
+                number,
+                radius,
+                present,
+                radii,
+                lambda c, r, clearance=inlet.clearance: fits_walls(surfaces, c, r, t_next, clearance),
+            )
             if centre is None:
-                break            # the region is full: this sphere waits for the next step
+                break  # the region is full: this sphere waits for the next step
             present, radii = np.vstack([present, centre]), np.append(radii, radius)
             rows.append((centre, inlet.velocity, flow.issued, radius, inlet.mass(radius, density)))
             flow.issued += 1
@@ -373,8 +429,13 @@ def inserted(inlets, flow: FlowCounters, density: float, surfaces, t_next: float
     if not rows:
         return np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
     centres, velocities, ids, added_radii, masses = zip(*rows)
-    return (np.array(centres), np.array(velocities), np.array(ids, dtype=np.int64), np.array(added_radii),
-            np.array(masses))
+    return (
+        np.array(centres),
+        np.array(velocities),
+        np.array(ids, dtype=np.int64),
+        np.array(added_radii),
+        np.array(masses),
+    )
 
 
 def fits_walls(surfaces, centre: np.ndarray, radius: float, t: float, clearance: float) -> bool:
@@ -396,8 +457,7 @@ def checked_flows(inlets, outlets) -> tuple[tuple, tuple]:
     for name, items, kind in (("inlets", inlets, Inlet), ("outlets", outlets, Outlet)):
         for k, item in enumerate(items):
             if not isinstance(item, kind):
-                raise InvalidInputError(f"{name}[{k}] must be a granular.{kind.__name__}, "
-                                        f"got {type(item).__name__}")
+                raise InvalidInputError(f"{name}[{k}] must be a granular.{kind.__name__}, got {type(item).__name__}")
     return inlets, outlets
 
 
@@ -409,13 +469,16 @@ def inserted_restitution(radii, masses, inertia, periodic, restitution) -> float
     fixed = {"radii": radii, "masses": masses, "inertia": inertia}
     for name, value in fixed.items():
         if callable(value):
-            raise InvalidInputError(f"{name} cannot be a callable in a world with inlets or outlets: the "
-                                    "spheres present change, give one value per sphere")
+            raise InvalidInputError(
+                f"{name} cannot be a callable in a world with inlets or outlets: the "
+                "spheres present change, give one value per sphere"
+            )
     if inertia is not None:
         raise InvalidInputError("inertia must be None (solid spheres) in a world with inlets or outlets")
     if periodic is not None:
         raise InvalidInputError("inlets and outlets need a world without periodic boundaries")
     if np.ndim(restitution) != 0:
-        raise InvalidInputError("restitution must be one value in a world with inlets or outlets (the "
-                                "inserted spheres take it)")
+        raise InvalidInputError(
+            "restitution must be one value in a world with inlets or outlets (the inserted spheres take it)"
+        )
     return float(restitution)

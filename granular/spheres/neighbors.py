@@ -11,6 +11,7 @@ oracle of the tests.
 Both return ``(i, j)``: two int arrays of the same length with ``i < j``, sorted
 lexicographically, so the two finders are directly comparable.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,9 @@ from ..walls import PeriodicBox
 _LARGE_RADIUS_FACTOR = 2.0
 
 
-def pair_vectors(positions: np.ndarray, i: np.ndarray, j: np.ndarray,
-                 periodic: PeriodicBox | None = None) -> np.ndarray:
+def pair_vectors(
+    positions: np.ndarray, i: np.ndarray, j: np.ndarray, periodic: PeriodicBox | None = None
+) -> np.ndarray:
     """Vectors ``q_j - q_i`` (M, 3), minimum image along periodic axes."""
     vectors = positions[j] - positions[i]
     if periodic is not None:
@@ -67,8 +69,9 @@ def _tree(positions: np.ndarray, cutoff: float, periodic: PeriodicBox | None) ->
     return cKDTree(shifted, boxsize=boxsize)
 
 
-def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
-                    periodic: PeriodicBox | None = None) -> tuple[np.ndarray, np.ndarray]:
+def candidate_pairs(
+    positions: np.ndarray, radii: np.ndarray, margin: float, periodic: PeriodicBox | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Pairs ``i < j`` with ``gap_ij <= margin``.
 
     Parameters
@@ -86,8 +89,7 @@ def candidate_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
     return i, j
 
 
-def candidate_contacts(positions: np.ndarray, radii: np.ndarray, margin: float,
-                       periodic: PeriodicBox | None = None):
+def candidate_contacts(positions: np.ndarray, radii: np.ndarray, margin: float, periodic: PeriodicBox | None = None):
     """`candidate_pairs` with what its gap test computed: ``(i, j, vectors (M, 3),
     distances (M,))``, the pair vectors ``q_j - q_i`` (m, minimum image) and their
     lengths, which the constraint rows reuse."""
@@ -98,20 +100,21 @@ def candidate_contacts(positions: np.ndarray, radii: np.ndarray, margin: float,
     if periodic is None and not _has_large_spheres(radii):
         # Imported at first use, like the other compiled kernels.
         from .cell_lists import contacts_within
+
         found = contacts_within(positions, radii, margin)
         if found is not None:
             return found
     i, j = _pairs_to_test(positions, radii, margin, periodic)
     vectors = pair_vectors(positions, i, j, periodic)
     distances = np.linalg.norm(vectors, axis=1)
-    keep = distances - radii[i] - radii[j] <= margin   # `pair_gaps`, term for term
+    keep = distances - radii[i] - radii[j] <= margin  # `pair_gaps`, term for term
     return i[keep], j[keep], vectors[keep], distances[keep]
 
 
 def _has_large_spheres(radii: np.ndarray) -> bool:
     """Whether some sphere is larger than `_LARGE_RADIUS_FACTOR` times the median."""
     largest = float(radii.max())
-    if largest <= _LARGE_RADIUS_FACTOR * float(radii.min()):   # the median is at least the smallest
+    if largest <= _LARGE_RADIUS_FACTOR * float(radii.min()):  # the median is at least the smallest
         return False
     return largest > _LARGE_RADIUS_FACTOR * float(np.median(radii))
 
@@ -128,6 +131,7 @@ def _pairs_to_test(positions, radii, margin, periodic):
         # Imported at first use, like the other compiled kernels (numba's import
         # costs a few tenths of a second).
         from .cell_lists import pairs_within
+
         found = pairs_within(positions, cutoff, periodic)
         if found is not None:
             return found
@@ -146,8 +150,9 @@ def _pairs_to_test(positions, radii, margin, periodic):
     return _sorted_unique(i, j, n)
 
 
-def brute_force_pairs(positions: np.ndarray, radii: np.ndarray, margin: float,
-                      periodic: PeriodicBox | None = None) -> tuple[np.ndarray, np.ndarray]:
+def brute_force_pairs(
+    positions: np.ndarray, radii: np.ndarray, margin: float, periodic: PeriodicBox | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """All pairs ``i < j`` with ``gap_ij <= margin``, by checking every pair: O(N^2).
 
     The oracle of `candidate_pairs` in the tests; same arguments and output.

@@ -23,6 +23,7 @@ within the reach of the neighbour search (and of a periodic cell's minimum image
 Units: positions and radii in m, masses in kg (equal masses weigh every sphere
 alike).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,11 +36,10 @@ from .world import SphereWorld
 
 #: Smallest fraction of the overlaps an iteration may ask to remove before the
 #: spheres are declared jammed.
-_SMALLEST_FRACTION = 2.0 ** -20
+_SMALLEST_FRACTION = 2.0**-20
 
 
-def remove_overlaps(positions, radii, walls=(), masses=None, periodic=None,
-                    max_iterations: int = 50) -> np.ndarray:
+def remove_overlaps(positions, radii, walls=(), masses=None, periodic=None, max_iterations: int = 50) -> np.ndarray:
     """Positions (N, 3) near ``positions`` at which no two spheres overlap and no sphere
     crosses a wall, up to the overlap tolerance of `granular.SphereWorld`
     (``OVERLAP_TOLERANCE (r_i + r_j)``): each iteration moves the spheres as little
@@ -69,8 +69,15 @@ def remove_overlaps(positions, radii, walls=(), masses=None, periodic=None,
     SolverError
         No overlap-free configuration after ``max_iterations`` linearisations.
     """
-    world = SphereWorld(positions, radii, masses=1.0 if masses is None else masses, gravity=(0.0, 0.0, 0.0),
-                        walls=walls, periodic=periodic, initial_overlaps="separate")
+    world = SphereWorld(
+        positions,
+        radii,
+        masses=1.0 if masses is None else masses,
+        gravity=(0.0, 0.0, 0.0),
+        walls=walls,
+        periodic=periodic,
+        initial_overlaps="separate",
+    )
     q = world.q0.copy()
     metric = world.metric(world.t0, q)
     step_limit = 0.5 * float(world.radii_at(world.t0).min())
@@ -113,8 +120,11 @@ def _largest_admissible_step(metric, constraints, wanted, step_limit):
             except SolverError:  # JammingError included: at the edge of feasibility
                 pass
         fraction *= 0.5
-    raise JammingError(f"the spheres cannot be separated: no displacement removes even "
-                       f"{_SMALLEST_FRACTION:.1e} of the overlaps (jammed)", status="infeasible")
+    raise JammingError(
+        f"the spheres cannot be separated: no displacement removes even "
+        f"{_SMALLEST_FRACTION:.1e} of the overlaps (jammed)",
+        status="infeasible",
+    )
 
 
 def _deepest_overlap(world, q) -> float:
@@ -123,7 +133,8 @@ def _deepest_overlap(world, q) -> float:
     if constraints.size == 0:
         return 0.0
     radii = world.radii_at(world.t0)
-    scale = np.where(constraints.wall >= 0, radii[constraints.i],
-                     radii[constraints.i] + radii[np.maximum(constraints.j, 0)])
+    scale = np.where(
+        constraints.wall >= 0, radii[constraints.i], radii[constraints.i] + radii[np.maximum(constraints.j, 0)]
+    )
     excess = -constraints.gap - OVERLAP_TOLERANCE * scale
     return float(max(0.0, excess.max()))

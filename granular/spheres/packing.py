@@ -29,6 +29,7 @@ is checked (pairs through a KD tree, and the walls) before it is returned.
 
 Configuration files are read and written by `granular.records.configurations`.
 """
+
 from __future__ import annotations
 
 import math
@@ -58,6 +59,8 @@ _GROWTH = 1.05
 _GROW_LIMIT = 0.6
 #: Relative excess radius of the growth, above the overlap tolerance of remove_overlaps.
 _GROW_CLEARANCE = 1e-8
+
+
 # -- size distributions ----------------------------------------------------------------
 def sphere_radii(n: int, radii, rng: np.random.Generator) -> np.ndarray:
     """The (n,) radii (m) of a size distribution.
@@ -76,8 +79,9 @@ def sphere_radii(n: int, radii, rng: np.random.Generator) -> np.ndarray:
         if values.ndim == 0:
             values = np.full(n, float(values))
         elif values.shape != (n,):
-            raise InvalidInputError(f"radii must be a number, a (low, high) tuple, a callable or {n} radii, "
-                                    f"got shape {values.shape}")
+            raise InvalidInputError(
+                f"radii must be a number, a (low, high) tuple, a callable or {n} radii, got shape {values.shape}"
+            )
     return positive_radii(values)
 
 
@@ -141,15 +145,15 @@ class _BoxRegion:
 
 @dataclass(frozen=True)
 class _CylinderRegion:
-    centre: np.ndarray   # midpoint of the axis segment
-    axis: np.ndarray     # unit vector
+    centre: np.ndarray  # midpoint of the axis segment
+    axis: np.ndarray  # unit vector
     radius: float
     height: float
     name = "cylinder"
 
     @property
     def volume(self) -> float:
-        return math.pi * self.radius ** 2 * self.height
+        return math.pi * self.radius**2 * self.height
 
     def largest_radius(self) -> float:
         return min(self.radius, 0.5 * self.height)
@@ -157,7 +161,7 @@ class _CylinderRegion:
     def bounds(self, r: float) -> tuple[np.ndarray, np.ndarray]:
         """Corners of an axis-aligned box holding every admissible centre of radius ``r``."""
         # extent along world axis k of a disc of radius R' and a segment of length h' along a
-        across = (self.radius - r) * np.sqrt(np.clip(1.0 - self.axis ** 2, 0.0, 1.0))
+        across = (self.radius - r) * np.sqrt(np.clip(1.0 - self.axis**2, 0.0, 1.0))
         extent = np.abs(self.axis) * (0.5 * self.height - r) + across
         return self.centre - extent, self.centre + extent
 
@@ -187,8 +191,9 @@ def _axis(axis) -> np.ndarray:
 
 
 # -- filling ---------------------------------------------------------------------------
-def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000,
-             grow: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def fill_box(
+    n: int, lower, upper, radii, seed=None, max_attempts: int = 2000, grow: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """N non-overlapping spheres inside the box ``[lower, upper]`` (module docstring: RSA).
 
     Parameters
@@ -223,13 +228,13 @@ def fill_box(n: int, lower, upper, radii, seed=None, max_attempts: int = 2000,
     """
     lower, upper = _vector(lower, "lower"), _vector(upper, "upper")
     if not np.all(upper > lower):
-        raise InvalidInputError(f"the box needs lower < upper componentwise, got {lower.tolist()} and "
-                                f"{upper.tolist()}")
+        raise InvalidInputError(f"the box needs lower < upper componentwise, got {lower.tolist()} and {upper.tolist()}")
     return _fill(_BoxRegion(lower, upper), n, radii, seed, max_attempts, grow=bool(grow))
 
 
-def fill_cylinder(n: int, centre, axis, radius: float, height: float, radii, seed=None,
-                  max_attempts: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+def fill_cylinder(
+    n: int, centre, axis, radius: float, height: float, radii, seed=None, max_attempts: int = 2000
+) -> tuple[np.ndarray, np.ndarray]:
     """N non-overlapping spheres inside a closed cylinder (module docstring: RSA).
 
     Parameters
@@ -245,8 +250,12 @@ def fill_cylinder(n: int, centre, axis, radius: float, height: float, radii, see
 
     Returns and raises as `fill_box`.
     """
-    region = _CylinderRegion(_vector(centre, "centre"), _axis(axis), positive_scalar(radius, "cylinder radius"),
-                             positive_scalar(height, "cylinder height"))
+    region = _CylinderRegion(
+        _vector(centre, "centre"),
+        _axis(axis),
+        positive_scalar(radius, "cylinder radius"),
+        positive_scalar(height, "cylinder height"),
+    )
     return _fill(region, n, radii, seed, max_attempts)
 
 
@@ -254,19 +263,24 @@ def _fill(region, n, radii, seed, max_attempts, grow: bool = False) -> tuple[np.
     try:
         rng = np.random.default_rng(seed)
     except (TypeError, ValueError) as error:
-        raise InvalidInputError(f"seed must be a non-negative integer or a numpy Generator, got {seed!r} "
-                                f"({error})") from None
+        raise InvalidInputError(
+            f"seed must be a non-negative integer or a numpy Generator, got {seed!r} ({error})"
+        ) from None
     radii = sphere_radii(n, radii, rng)
     max_attempts = _count(max_attempts)
     biggest = float(radii.max())
     if biggest >= region.largest_radius():
-        raise InvalidInputError(f"a sphere of radius {biggest:.6g} m does not fit in the {region.name} "
-                                f"(at most {region.largest_radius():.6g} m)")
+        raise InvalidInputError(
+            f"a sphere of radius {biggest:.6g} m does not fit in the {region.name} "
+            f"(at most {region.largest_radius():.6g} m)"
+        )
     if grow:
         if packing_fraction(radii, region.volume) > _GROW_LIMIT:
-            raise InvalidInputError(f"cannot fill the box by growth: packing fraction "
-                                    f"{packing_fraction(radii, region.volume):.3g} asked, more than "
-                                    f"{_GROW_LIMIT} (random close packing is 0.64)")
+            raise InvalidInputError(
+                f"cannot fill the box by growth: packing fraction "
+                f"{packing_fraction(radii, region.volume):.3g} asked, more than "
+                f"{_GROW_LIMIT} (random close packing is 0.64)"
+            )
         # RSA of shrunken spheres always succeeds at this fraction; growth does the rest
         scale = min(1.0, (_GROW_START / packing_fraction(radii, region.volume)) ** (1.0 / 3.0))
         positions = _grow(region, _rsa(region, radii * scale, rng, max_attempts), radii, scale)
@@ -284,10 +298,12 @@ def _rsa(region, radii, rng, max_attempts) -> np.ndarray:
     if placed.count < n:
         fraction = packing_fraction(radii, region.volume)
         reached = packing_fraction(radii[order][placed.done], region.volume)
-        raise InvalidInputError(f"cannot fill the {region.name}: packing fraction {fraction:.3g} asked, "
-                                f"{placed.count} of {n} spheres placed (fraction {reached:.3g}) before one "
-                                f"found no room in {max_attempts} attempts; random sequential addition "
-                                f"reaches about 0.32 (less in a small region; a box can use grow=True)")
+        raise InvalidInputError(
+            f"cannot fill the {region.name}: packing fraction {fraction:.3g} asked, "
+            f"{placed.count} of {n} spheres placed (fraction {reached:.3g}) before one "
+            f"found no room in {max_attempts} attempts; random sequential addition "
+            f"reaches about 0.32 (less in a small region; a box can use grow=True)"
+        )
     positions = np.empty((n, 3))
     positions[order] = placed.positions
     return positions
@@ -306,8 +322,10 @@ def _grow(region, positions, radii, scale: float) -> np.ndarray:
             positions = remove_overlaps(positions, radii * scale * (1.0 + _GROW_CLEARANCE), walls=walls)
         except SolverError as error:  # JammingError included
             reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise InvalidInputError(f"cannot fill the box by growth: packing fraction {asked:.3g} asked, the "
-                                    f"spheres jammed at {asked * scale ** 3:.3g} ({reason})") from None
+            raise InvalidInputError(
+                f"cannot fill the box by growth: packing fraction {asked:.3g} asked, the "
+                f"spheres jammed at {asked * scale**3:.3g} ({reason})"
+            ) from None
     return positions
 
 
@@ -404,12 +422,12 @@ class _Grid:
     def cover(self, positions: np.ndarray, radii: np.ndarray) -> None:
         """Mark the cells entirely within ``r_j + r_min`` of the new spheres ``positions``."""
         for block in range(0, len(positions), 64):  # bounds the memory of the stencils
-            self._cover(positions[block:block + 64], radii[block:block + 64])
+            self._cover(positions[block : block + 64], radii[block : block + 64])
 
     def _cover(self, positions, radii) -> None:
         if len(positions) == 0:
             return
-        reach = radii + self.smallest - self.half_diagonal   # > 0: cells are smaller than the spheres
+        reach = radii + self.smallest - self.half_diagonal  # > 0: cells are smaller than the spheres
         span = np.ceil(float(reach.max()) / self.size).astype(int)
         stencil = np.stack(np.meshgrid(*(np.arange(-s, s + 1) for s in span), indexing="ij"), -1).reshape(-1, 3)
         home = np.floor((positions - self.low) / self.size).astype(int)
@@ -448,8 +466,8 @@ class _Placed:
     def __init__(self, n: int):
         self.positions = np.full((n, 3), np.nan)
         self.done = np.zeros(n, dtype=bool)
-        self.order = np.zeros(0, dtype=int)   # placed indices, in the tree's order
-        self.radii = np.zeros(0)              # their radii, in the tree's order
+        self.order = np.zeros(0, dtype=int)  # placed indices, in the tree's order
+        self.radii = np.zeros(0)  # their radii, in the tree's order
         self.tree = None
 
     @property
@@ -480,5 +498,4 @@ class _Placed:
 
 def packing_fraction(radii, volume: float) -> float:
     """Solid volume of the spheres over ``volume`` (m^3): ``sum 4/3 pi r^3 / volume``."""
-    return float(np.sum(4.0 / 3.0 * math.pi * np.asarray(radii, dtype=float) ** 3)) / positive_scalar(volume,
-                                                                                                     "volume")
+    return float(np.sum(4.0 / 3.0 * math.pi * np.asarray(radii, dtype=float) ** 3)) / positive_scalar(volume, "volume")

@@ -5,6 +5,7 @@ quaternion ``(w, x, y, z)`` taking body axes to world axes. The scheme integrate
 from the angular velocity of each step (`rotate_quaternions`), the exact rotation of
 angle ``|omega| h`` about ``omega``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,9 @@ def unit_quaternions(orientations, n: int) -> np.ndarray:
     norms = np.linalg.norm(orientations, axis=1)
     bad = np.flatnonzero(np.abs(norms - 1.0) > QUATERNION_TOLERANCE)
     if bad.size:
-        raise InvalidInputError(f"orientations must be unit quaternions (w, x, y, z): entry {bad[0]} has "
-                                f"length {norms[bad[0]]:.6g}")
+        raise InvalidInputError(
+            f"orientations must be unit quaternions (w, x, y, z): entry {bad[0]} has length {norms[bad[0]]:.6g}"
+        )
     return orientations / norms[:, None]
 
 
@@ -47,6 +49,7 @@ def rotate_quaternions(orientations: np.ndarray, omega: np.ndarray, h: float) ->
     scale = np.where(speed > 0.0, np.sin(half) / np.where(speed > 0.0, speed, 1.0), 0.0)
     dw, dv = np.cos(half), scale[:, None] * omega
     w, v = orientations[:, 0], orientations[:, 1:]
-    turned = np.column_stack([dw * w - np.einsum("ka,ka->k", dv, v),
-                              dw[:, None] * v + w[:, None] * dv + np.cross(dv, v)])
+    turned = np.column_stack(
+        [dw * w - np.einsum("ka,ka->k", dv, v), dw[:, None] * v + w[:, None] * dv + np.cross(dv, v)]
+    )
     return turned / np.linalg.norm(turned, axis=1)[:, None]

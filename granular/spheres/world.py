@@ -40,6 +40,7 @@ reports it in every `StepResult` (``angular_velocities`` (N, 3),
 Friction rows (the contact point's velocity, hence a torque on each sphere) and
 rolling resistance rows: `granular.spheres.assembly`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -58,6 +59,7 @@ from ..tolerances import SEARCH_SKIN
 from ..validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar, unit_coefficient
 from ..walls import PeriodicBox
 from ..walls.common import warn_if_turning_without_friction
+
 
 class SphereWorld:
     """N spheres in 3D: radii (possibly time-dependent), masses, walls and forces.
@@ -145,17 +147,36 @@ class SphereWorld:
         coefficient and no periodic boundaries.
     """
 
-    def __init__(self, positions, radii, masses=None, velocities=None,
-                 gravity=(0.0, 0.0, -9.81), force: Callable | None = None, walls=(),
-                 restitution=0.0, restitution_rule: str = "min", density: float = 1000.0,
-                 periodic: PeriodicBox | None = None, t0: float = 0.0, friction: float = 0.0,
-                 initial_overlaps: str = "error", separation_speed: float | None = None,
-                 angular_velocities=None, inertia=None, orientations=None, rotation: bool = True,
-                 rolling_friction: float = 0.0, tangential_restitution: float = 0.0, inlets=(), outlets=()):
+    def __init__(
+        self,
+        positions,
+        radii,
+        masses=None,
+        velocities=None,
+        gravity=(0.0, 0.0, -9.81),
+        force: Callable | None = None,
+        walls=(),
+        restitution=0.0,
+        restitution_rule: str = "min",
+        density: float = 1000.0,
+        periodic: PeriodicBox | None = None,
+        t0: float = 0.0,
+        friction: float = 0.0,
+        initial_overlaps: str = "error",
+        separation_speed: float | None = None,
+        angular_velocities=None,
+        inertia=None,
+        orientations=None,
+        rotation: bool = True,
+        rolling_friction: float = 0.0,
+        tangential_restitution: float = 0.0,
+        inlets=(),
+        outlets=(),
+    ):
         positions = finite_array(positions, "positions")
         if positions.ndim == 1 and positions.size == 0 and inlets:
             positions = positions.reshape(0, 3)
-        smallest = 0 if inlets else 1       # a world fed by an inlet may start empty
+        smallest = 0 if inlets else 1  # a world fed by an inlet may start empty
         if positions.ndim != 2 or positions.shape[1] != 3 or positions.shape[0] < smallest:
             raise InvalidInputError(f"positions must have shape (N, 3) with N >= {smallest}, got {positions.shape}")
         self.n = positions.shape[0]
@@ -171,18 +192,21 @@ class SphereWorld:
         velocities = np.zeros((self.n, 3)) if velocities is None else velocities
         velocities = finite_array(velocities, "velocities", (self.n, 3))
         if restitution_rule not in COMBINATION_RULES:
-            raise InvalidInputError(f"restitution_rule must be one of {sorted(COMBINATION_RULES)}, "
-                                    f"got {restitution_rule!r}")
+            raise InvalidInputError(
+                f"restitution_rule must be one of {sorted(COMBINATION_RULES)}, got {restitution_rule!r}"
+            )
         self.restitution_rule = restitution_rule
         self.particle_restitution = coefficient_per_item(restitution, "restitution", self.n)
         self.walls = tuple(walls)
         for k, wall in enumerate(self.walls):
             if not isinstance(wall, Surface) or isinstance(wall, PeriodicBox):
-                raise InvalidInputError(f"walls[{k}] must be a wall (a Plane, Box, Cylinder, Panel, Cone, "
-                                        f"TriangleMesh: granular.walls.surfaces.Surface), got {type(wall).__name__}")
+                raise InvalidInputError(
+                    f"walls[{k}] must be a wall (a Plane, Box, Cylinder, Panel, Cone, "
+                    f"TriangleMesh: granular.walls.surfaces.Surface), got {type(wall).__name__}"
+                )
         #: The contact surfaces of the walls, by ``Contacts.wall`` index.
         self.surfaces = [surface for wall in self.walls for surface in wall.surfaces()]
-        self.planes = self.surfaces      # the name of earlier versions
+        self.planes = self.surfaces  # the name of earlier versions
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
         self.tangential_restitution = unit_coefficient(tangential_restitution, "tangential_restitution")
@@ -193,8 +217,9 @@ class SphereWorld:
         if initial_overlaps not in ("error", "separate"):
             raise InvalidInputError(f"initial_overlaps must be 'error' or 'separate', got {initial_overlaps!r}")
         self.initial_overlaps = initial_overlaps
-        self.separation_speed = None if separation_speed is None else positive_scalar(separation_speed,
-                                                                                      "separation_speed")
+        self.separation_speed = (
+            None if separation_speed is None else positive_scalar(separation_speed, "separation_speed")
+        )
         self.check_periodic_cell(initial_radii, margin=0.0)
         if initial_overlaps == "error":
             self.check_admissible(self.t0, positions)
@@ -204,16 +229,16 @@ class SphereWorld:
         self.omega0 = finite_array(omega, "angular_velocities", (self.n, 3))
         self._inertia = None
         if inertia is not None:
-            self._inertia = inertia if callable(inertia) else positive_per_item(inertia, "inertia", self.n,
-                                                                                  " kg m^2")
+            self._inertia = inertia if callable(inertia) else positive_per_item(inertia, "inertia", self.n, " kg m^2")
         self.inertia_at(self.t0)  # checks a callable (and the default) at t0
         self.orientations0 = unit_quaternions(orientations, self.n)
         if not isinstance(rotation, (bool, np.bool_)):
             raise InvalidInputError(f"rotation must be True or False, got {rotation!r}")
         self.rotation = bool(rotation)
         if not self.rotation and self.has_rolling_friction:
-            raise InvalidInputError("rolling_friction needs spheres that turn: rotation=False leaves no rolling "
-                                    "to resist")
+            raise InvalidInputError(
+                "rolling_friction needs spheres that turn: rotation=False leaves no rolling to resist"
+            )
         self._setup_flows(inlets, outlets, restitution)
 
     # -- grains that come and go (granular.spheres.flows) ----------------------------------------
@@ -227,8 +252,9 @@ class SphereWorld:
         #: Mass (kg) of every sphere ever present, by id (the run file's ``meta["masses"]``).
         self.masses_by_id = None if callable(self._masses) else np.array(self._masses, dtype=float)
         if self.has_flows:
-            self._restitution_value = inserted_restitution(self._radii, self._masses, self._inertia, self.periodic,
-                                                           restitution)
+            self._restitution_value = inserted_restitution(
+                self._radii, self._masses, self._inertia, self.periodic, restitution
+            )
 
     @property
     def has_flows(self) -> bool:
@@ -244,8 +270,9 @@ class SphereWorld:
         the step's constraints place it, at ``t + h``."""
         positions = np.asarray(positions, dtype=float).reshape(self.n, 3)
         keep = ~leaving(self.outlets, positions, self.masses_at(t), self.flow)
-        added, velocities, ids, radii, masses = inserted(self.inlets, self.flow, self.density, self.surfaces, t + h,
-                                                         positions[keep], self.radii_at(t)[keep])
+        added, velocities, ids, radii, masses = inserted(
+            self.inlets, self.flow, self.density, self.surfaces, t + h, positions[keep], self.radii_at(t)[keep]
+        )
         self.masses_by_id = np.concatenate([self.masses_by_id, masses])
         self._resize(keep, ids, radii, masses)
         return Exchange(keep, added, velocities)
@@ -257,8 +284,9 @@ class SphereWorld:
         self.ids = np.concatenate([self.ids[keep], ids])
         self._radii = np.concatenate([np.asarray(self._radii)[keep], radii])
         self._masses = np.concatenate([np.asarray(self._masses)[keep], masses])
-        self.particle_restitution = np.concatenate([self.particle_restitution[keep],
-                                                    np.full(k, self._restitution_value)])
+        self.particle_restitution = np.concatenate(
+            [self.particle_restitution[keep], np.full(k, self._restitution_value)]
+        )
         self.omega0 = np.concatenate([self.omega0[keep], np.zeros((k, 3))])
         self.orientations0 = np.concatenate([self.orientations0[keep], identity_quaternions(k)])
         self.n = int(self.ids.size)
@@ -308,12 +336,16 @@ class SphereWorld:
         if values.ndim == 0:
             values = np.full(self.n, float(values))
         if values.shape != (self.n,):
-            raise RadiusError(f"radius callable returned shape {values.shape} at t = {t:.6g} s, "
-                              f"expected ({self.n},)", t=t)
+            raise RadiusError(
+                f"radius callable returned shape {values.shape} at t = {t:.6g} s, expected ({self.n},)", t=t
+            )
         bad = np.flatnonzero(~(values > 0.0) | ~np.isfinite(values))
         if bad.size:
-            raise RadiusError(f"radius of sphere {bad[0]} is {values[bad[0]]} m at t = {t:.6g} s; "
-                              "radii must be positive and finite", t=t, index=int(bad[0]))
+            raise RadiusError(
+                f"radius of sphere {bad[0]} is {values[bad[0]]} m at t = {t:.6g} s; radii must be positive and finite",
+                t=t,
+                index=int(bad[0]),
+            )
         return values
 
     @property
@@ -323,7 +355,7 @@ class SphereWorld:
     def _check_masses(self, masses, density, radii):
         if masses is None:
             density = positive_scalar(density, "density")
-            return density * 4.0 / 3.0 * np.pi * radii ** 3
+            return density * 4.0 / 3.0 * np.pi * radii**3
         if callable(masses):
             self._mass_callable_check(masses, self.t0)
             return masses
@@ -381,8 +413,10 @@ class SphereWorld:
             return finite_array(given, "angular_velocities", (self.n, 3))
         if not self.rotates or t == self.t0:
             return self.omega0
-        raise InvalidInputError(f"the angular velocities of this rotating world at t = {t:.6g} s are "
-                                "unknown here: pass angular_velocities= (StepResult.angular_velocities)")
+        raise InvalidInputError(
+            f"the angular velocities of this rotating world at t = {t:.6g} s are "
+            "unknown here: pass angular_velocities= (StepResult.angular_velocities)"
+        )
 
     # -- forces and energies ----------------------------------------------------
     def force(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -393,15 +427,18 @@ class SphereWorld:
         total = masses[:, None] * self.gravity[None, :]
         generalised = u.size == 6 * self.n
         if self.force_callable is not None:
-            extra = np.asarray(self.force_callable(t, q.reshape(self.n, 3), u[:3 * self.n].reshape(self.n, 3)),
-                               dtype=float)
+            extra = np.asarray(
+                self.force_callable(t, q.reshape(self.n, 3), u[: 3 * self.n].reshape(self.n, 3)), dtype=float
+            )
             if extra.shape != (self.n, 3):
-                raise InvalidInputError(f"force returned shape {extra.shape} at t = {t:.6g} s, "
-                                        f"expected ({self.n}, 3)")
+                raise InvalidInputError(f"force returned shape {extra.shape} at t = {t:.6g} s, expected ({self.n}, 3)")
             if not np.all(np.isfinite(extra)):
-                raise NonFiniteError(f"force returned a non-finite value at t = {t:.6g} s: a numerical "
-                                     "blow-up (reduce the time step) or a force singular there",
-                                     t=t, status="non_finite")
+                raise NonFiniteError(
+                    f"force returned a non-finite value at t = {t:.6g} s: a numerical "
+                    "blow-up (reduce the time step) or a force singular there",
+                    t=t,
+                    status="non_finite",
+                )
             total = total + extra
         if generalised:
             return np.concatenate([total.reshape(-1), np.zeros(3 * self.n)])
@@ -415,13 +452,13 @@ class SphereWorld:
         ``t0``, else `InvalidInputError`) or the generalised ``(u, omega)`` (6N,)."""
         masses = self.masses_at(t)
         if u.size == 6 * self.n:
-            u, omega = u[:3 * self.n], u[3 * self.n:].reshape(self.n, 3)
+            u, omega = u[: 3 * self.n], u[3 * self.n :].reshape(self.n, 3)
         else:
             omega = self._angular_velocities(t, angular_velocities)
         translational = 0.5 * float(np.sum(masses * np.sum(u.reshape(self.n, 3) ** 2, axis=1)))
         if not np.any(omega):
             return translational
-        return translational + 0.5 * float(np.sum(self.inertia_at(t) * np.sum(omega ** 2, axis=1)))
+        return translational + 0.5 * float(np.sum(self.inertia_at(t) * np.sum(omega**2, axis=1)))
 
     def potential_energy(self, t: float, q: np.ndarray) -> float:
         """Gravitational potential ``-sum m_i g . q_i`` (J); user forces are not included."""
@@ -431,7 +468,7 @@ class SphereWorld:
     # -- kinematics ----------------------------------------------------------------
     def advance(self, q: np.ndarray, u: np.ndarray, h: float) -> np.ndarray:
         """``q + h u``, wrapped into the periodic cell (``u`` (3N,) or the generalised (6N,))."""
-        q_next = q + h * u[:3 * self.n]
+        q_next = q + h * u[: 3 * self.n]
         if self.periodic is not None:
             q_next = self.periodic.wrap(q_next.reshape(self.n, 3)).reshape(-1)
         return q_next
@@ -442,7 +479,7 @@ class SphereWorld:
 
     def body_speeds(self, u: np.ndarray) -> np.ndarray:
         """Speed of each sphere's centre (N,) (m/s); ``u`` (3N,) or the generalised (6N,)."""
-        return np.linalg.norm(u[:3 * self.n].reshape(self.n, 3), axis=1)
+        return np.linalg.norm(u[: 3 * self.n].reshape(self.n, 3), axis=1)
 
     # -- constraints -------------------------------------------------------------
     def constraints(self, t_next: float, q: np.ndarray, h: float, max_speed: float) -> ConstraintSet:
@@ -483,8 +520,9 @@ class SphereWorld:
         """Rotation (W, 3, 3) at ``t`` of each wall about its centre from its described
         orientation: a turning mesh's (`granular.walls.meshes.TriangleMesh.rotation`), the
         identity for the others (a turning cylinder or plane looks the same)."""
-        return np.array([wall.rotation(t) if hasattr(wall, "rotation") else np.eye(3)
-                         for wall in self.walls]).reshape(-1, 3, 3)
+        return np.array([wall.rotation(t) if hasattr(wall, "rotation") else np.eye(3) for wall in self.walls]).reshape(
+            -1, 3, 3
+        )
 
     @property
     def has_friction(self) -> bool:
@@ -494,8 +532,9 @@ class SphereWorld:
     @property
     def has_tangential_restitution(self) -> bool:
         """Whether any contact of this world has a tangential restitution ``et > 0``."""
-        return self.tangential_restitution > 0.0 or any((getattr(p, "tangential_restitution", None) or 0.0) > 0.0
-                                                        for p in self.planes)
+        return self.tangential_restitution > 0.0 or any(
+            (getattr(p, "tangential_restitution", None) or 0.0) > 0.0 for p in self.planes
+        )
 
     @property
     def has_rolling_friction(self) -> bool:
@@ -505,8 +544,9 @@ class SphereWorld:
     # -- admissibility -------------------------------------------------------------
     def check_admissible(self, t: float, positions: np.ndarray) -> None:
         """Raise `OverlapError` naming the first overlapping pair or sphere-wall contact."""
-        raise_if_overlapping(t, positions.reshape(self.n, 3), self.radii_at(t), self.periodic, self.surfaces,
-                             self.surface_name)
+        raise_if_overlapping(
+            t, positions.reshape(self.n, 3), self.radii_at(t), self.periodic, self.surfaces, self.surface_name
+        )
 
     @functools.cached_property
     def surface_names(self) -> tuple:
@@ -533,7 +573,8 @@ class SphereWorld:
             if lengths[axis] <= reach:
                 raise InvalidInputError(
                     f"periodic cell length {lengths[axis]:.6g} m along axis {axis} must exceed twice the "
-                    f"largest diameter plus the search margin ({reach:.6g} m)")
+                    f"largest diameter plus the search margin ({reach:.6g} m)"
+                )
 
     def packing_fraction(self, t: float) -> float | None:
         """Sphere volume over container volume (the first wall that encloses a volume, a
@@ -556,7 +597,14 @@ class SphereWorld:
             "walls": [wall.describe() for wall in self.walls],
             "periodic": None if self.periodic is None else self.periodic.describe(),
             "gravity": self.gravity.tolist(),
-            **({"flows": {"inlets": [inlet.describe() for inlet in self.inlets],
-                          "outlets": [outlet.describe() for outlet in self.outlets]}} if self.has_flows else {}),
+            **(
+                {
+                    "flows": {
+                        "inlets": [inlet.describe() for inlet in self.inlets],
+                        "outlets": [outlet.describe() for outlet in self.outlets],
+                    }
+                }
+                if self.has_flows
+                else {}
+            ),
         }
-

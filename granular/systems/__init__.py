@@ -1,4 +1,5 @@
 """Single-body constrained systems on the same step API as `SphereWorld`."""
+
 from .beam import Beam
 from .constrained import Constraint, ConstrainedSystem
 

@@ -33,6 +33,7 @@ in that order; an infinite bound is left out). `Beam.penalised` gives the normal
 compliance variant (section 1, Remark 4.2): no constraint, and the tip force
 ``-kappa [max(q_tip - upper, 0) - max(lower - q_tip, 0)]`` with ``kappa = 1 / eps``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -50,28 +51,47 @@ _GAUSS_S, _GAUSS_W = 0.5 * (_GAUSS_S + 1.0), 0.5 * _GAUSS_W
 
 # -- Hermite cubic elements ------------------------------------------------------------
 
+
 def hermite_basis(s: np.ndarray, h: float) -> np.ndarray:
     """The four Hermite cubics of an element of length ``h`` at ``s = (x - x_e) / h``
     in [0, 1]; shape (4, len(s)), ordered (value, slope) at the left then right node."""
     s = np.asarray(s, dtype=float)
-    return np.array([1.0 - 3.0 * s**2 + 2.0 * s**3, h * (s - 2.0 * s**2 + s**3),
-                     3.0 * s**2 - 2.0 * s**3, h * (s**3 - s**2)])
+    return np.array(
+        [1.0 - 3.0 * s**2 + 2.0 * s**3, h * (s - 2.0 * s**2 + s**3), 3.0 * s**2 - 2.0 * s**3, h * (s**3 - s**2)]
+    )
 
 
 def element_mass(h: float) -> np.ndarray:
     """``(phi_i, phi_j)`` on one element (4, 4), section 4 of Dumont and Paoli, 2006 (m)."""
-    return h / 420.0 * np.array([[156.0, 22.0 * h, 54.0, -13.0 * h],
-                                 [22.0 * h, 4.0 * h**2, 13.0 * h, -3.0 * h**2],
-                                 [54.0, 13.0 * h, 156.0, -22.0 * h],
-                                 [-13.0 * h, -3.0 * h**2, -22.0 * h, 4.0 * h**2]])
+    return (
+        h
+        / 420.0
+        * np.array(
+            [
+                [156.0, 22.0 * h, 54.0, -13.0 * h],
+                [22.0 * h, 4.0 * h**2, 13.0 * h, -3.0 * h**2],
+                [54.0, 13.0 * h, 156.0, -22.0 * h],
+                [-13.0 * h, -3.0 * h**2, -22.0 * h, 4.0 * h**2],
+            ]
+        )
+    )
 
 
 def element_stiffness(h: float, k2: float) -> np.ndarray:
     """``k^2 (phi_i'', phi_j'')`` on one element (4, 4), section 4 of Dumont and Paoli, 2006."""
-    return 2.0 * k2 / h**3 * np.array([[6.0, 3.0 * h, -6.0, 3.0 * h],
-                                       [3.0 * h, 2.0 * h**2, -3.0 * h, h**2],
-                                       [-6.0, -3.0 * h, 6.0, -3.0 * h],
-                                       [3.0 * h, h**2, -3.0 * h, 2.0 * h**2]])
+    return (
+        2.0
+        * k2
+        / h**3
+        * np.array(
+            [
+                [6.0, 3.0 * h, -6.0, 3.0 * h],
+                [3.0 * h, 2.0 * h**2, -3.0 * h, h**2],
+                [-6.0, -3.0 * h, 6.0, -3.0 * h],
+                [3.0 * h, h**2, -3.0 * h, 2.0 * h**2],
+            ]
+        )
+    )
 
 
 def _element_dofs(e: int) -> np.ndarray:
@@ -135,6 +155,7 @@ def interpolate(q: np.ndarray, length: float, samples_per_element: int = 8):
 
 # -- the penalty (normal compliance) ---------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TipPenalty:
     """Normal compliance on coordinate ``index``: the force on it is
@@ -156,6 +177,7 @@ class TipPenalty:
 
 
 # -- the system ------------------------------------------------------------------------
+
 
 class Beam(ConstrainedSystem):
     """The beam of Dumont and Paoli (2006) between two obstacles (module docstring).
@@ -204,10 +226,21 @@ class Beam(ConstrainedSystem):
         ``x_1 .. x_J`` (m).
     """
 
-    def __init__(self, length: float = 1.501, k2: float = 282.84, elements: int = 19,
-                 support_amplitude: float = 0.2, support_frequency: float = 10.0,
-                 lower: float = -0.1, upper: float = 0.1, linear_density: float = 1.0,
-                 q0=None, u0=None, penalty_stiffness: float | None = None, radius: float = 0.005):
+    def __init__(
+        self,
+        length: float = 1.501,
+        k2: float = 282.84,
+        elements: int = 19,
+        support_amplitude: float = 0.2,
+        support_frequency: float = 10.0,
+        lower: float = -0.1,
+        upper: float = 0.1,
+        linear_density: float = 1.0,
+        q0=None,
+        u0=None,
+        penalty_stiffness: float | None = None,
+        radius: float = 0.005,
+    ):
         if int(elements) != elements or elements < 1:
             raise InvalidInputError(f"elements must be a positive integer, got {elements}")
         self.length = positive_scalar(length, "length")
@@ -228,16 +261,32 @@ class Beam(ConstrainedSystem):
         mass = rho_s * assemble(element_mass(h), self.elements)
         # F(t) = load_amplitude sin(w t): support inertia -h phi'' and -k^2 h'''' phi.
         w = self.support_frequency
-        self.load_amplitude = rho_s * self.support_amplitude * (
-            w**2 * assemble_load(lambda x: lifting(x, self.length), self.length, self.elements)
-            + 8.0 * self.k2 / self.length**4 * assemble_load(np.ones_like, self.length, self.elements))
-        self.penalty = None if penalty_stiffness is None else TipPenalty(
-            self.tip, self.lower, self.upper, positive_scalar(penalty_stiffness, "penalty_stiffness"))
+        self.load_amplitude = (
+            rho_s
+            * self.support_amplitude
+            * (
+                w**2 * assemble_load(lambda x: lifting(x, self.length), self.length, self.elements)
+                + 8.0 * self.k2 / self.length**4 * assemble_load(np.ones_like, self.length, self.elements)
+            )
+        )
+        self.penalty = (
+            None
+            if penalty_stiffness is None
+            else TipPenalty(self.tip, self.lower, self.upper, positive_scalar(penalty_stiffness, "penalty_stiffness"))
+        )
         self.coordinate_bounds = None if self.penalty else (self.tip, self.lower, self.upper)
         q0 = np.zeros(2 * self.elements) if q0 is None else q0
         u0 = self.rest_velocity() if u0 is None else u0
-        super().__init__(q0, u0, mass=mass, stiffness=stiffness, load=self.load, constraints=self._constraints(),
-                         potential=self._potential, drawing=self._drawing())
+        super().__init__(
+            q0,
+            u0,
+            mass=mass,
+            stiffness=stiffness,
+            load=self.load,
+            constraints=self._constraints(),
+            potential=self._potential,
+            drawing=self._drawing(),
+        )
         self._template = super().constraints(self.t0, self.q0, 1.0) if self.constraint_list else None
 
     # -- loads -------------------------------------------------------------------------
@@ -289,11 +338,13 @@ class Beam(ConstrainedSystem):
         e[tip] = 1.0
         constraints = []
         if np.isfinite(lower):
-            constraints.append(Constraint(gap=lambda t, q: q[tip] - lower, gradient=lambda t, q: e,
-                                          name="lower obstacle"))
+            constraints.append(
+                Constraint(gap=lambda t, q: q[tip] - lower, gradient=lambda t, q: e, name="lower obstacle")
+            )
         if np.isfinite(upper):
-            constraints.append(Constraint(gap=lambda t, q: upper - q[tip], gradient=lambda t, q: -e,
-                                          name="upper obstacle"))
+            constraints.append(
+                Constraint(gap=lambda t, q: upper - q[tip], gradient=lambda t, q: -e, name="upper obstacle")
+            )
         return constraints
 
     def constraints(self, t_next, q, h, max_speed=np.inf):
@@ -302,26 +353,45 @@ class Beam(ConstrainedSystem):
         if self._template is None:
             return super().constraints(t_next, q, h, max_speed)
         x = q[self.tip]
-        gaps = [gap for gap, bound in ((x - self.lower, self.lower), (self.upper - x, self.upper))
-                if np.isfinite(bound)]
+        gaps = [
+            gap for gap, bound in ((x - self.lower, self.lower), (self.upper - x, self.upper)) if np.isfinite(bound)
+        ]
         return replace(self._template, gap=np.array(gaps))
 
     def _drawing(self) -> dict:
-        return {"kind": "beam", "adapter": "beam", "length": self.length,
-                "lower": self.lower, "upper": self.upper, "radius": self.radius}
+        return {
+            "kind": "beam",
+            "adapter": "beam",
+            "length": self.length,
+            "lower": self.lower,
+            "upper": self.upper,
+            "radius": self.radius,
+        }
 
     # -- variants and diagnostics ------------------------------------------------------
     def penalised(self, stiffness: float) -> "Beam":
         """The same beam with normal compliance of ``stiffness`` (the paper's
         ``1/eps``, N/m with SI ``linear_density``) instead of the rigid obstacles."""
-        return Beam(self.length, self.k2, self.elements, self.support_amplitude, self.support_frequency,
-                    self.lower, self.upper, self.linear_density, self.q0, self.u0,
-                    penalty_stiffness=stiffness, radius=self.radius)
+        return Beam(
+            self.length,
+            self.k2,
+            self.elements,
+            self.support_amplitude,
+            self.support_frequency,
+            self.lower,
+            self.upper,
+            self.linear_density,
+            self.q0,
+            self.u0,
+            penalty_stiffness=stiffness,
+            radius=self.radius,
+        )
 
     def natural_frequencies(self, count: int = 5) -> np.ndarray:
         """The ``count`` lowest angular frequencies of the clamped-free beam (rad/s),
         from ``S v = w^2 M v``."""
         import scipy.linalg
+
         values = scipy.linalg.eigh(self.stiffness, self.mass, eigvals_only=True)
         return np.sqrt(values[:count])
 

@@ -26,6 +26,7 @@ Newmark scheme of Dumont and Paoli (2006) needs, and the explicit schemes refuse
 it at a step beyond their stability limit ``2 / w_max``
 (`granular.schemes.registry`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -141,9 +142,20 @@ class ConstrainedSystem:
     #: Normal compliance replacing the constraints (`granular.systems.beam.TipPenalty`).
     penalty: object | None = None
 
-    def __init__(self, q0, u0, mass, force: Callable | None = None, constraints=(),
-                 restitution: float = 0.0, potential: Callable | None = None,
-                 drawing: dict | None = None, t0: float = 0.0, stiffness=None, load: Callable | None = None):
+    def __init__(
+        self,
+        q0,
+        u0,
+        mass,
+        force: Callable | None = None,
+        constraints=(),
+        restitution: float = 0.0,
+        potential: Callable | None = None,
+        drawing: dict | None = None,
+        t0: float = 0.0,
+        stiffness=None,
+        load: Callable | None = None,
+    ):
         q0 = finite_array(q0, "q0")
         if q0.ndim != 1 or q0.size < 1:
             raise InvalidInputError(f"q0 must be a vector (d,), got shape {q0.shape}")
@@ -154,8 +166,9 @@ class ConstrainedSystem:
         self.constant_metric = not callable(mass)
         self._constant = DenseMetric(np.asarray(mass, dtype=float), "mass") if self.constant_metric else None
         if self._constant is not None and self._constant.matrix().shape != (self.d, self.d):
-            raise MassMatrixError(f"mass has shape {self._constant.matrix().shape}, "
-                                  f"expected ({self.d}, {self.d}) for q0 of size {self.d}")
+            raise MassMatrixError(
+                f"mass has shape {self._constant.matrix().shape}, expected ({self.d}, {self.d}) for q0 of size {self.d}"
+            )
         if not self.constant_metric:
             self.metric(self.t0, q0)
         if force is not None and not callable(force):
@@ -191,7 +204,7 @@ class ConstrainedSystem:
 
     def metric(self, t: float, q: np.ndarray) -> DenseMetric:
         """The kinetic metric ``M(q)``."""
-        if self._constant is not None:          # exactly when constant_metric
+        if self._constant is not None:  # exactly when constant_metric
             return self._constant
         matrix = np.asarray(self.mass(q), dtype=float)
         if matrix.shape != (self.d, self.d):
@@ -211,8 +224,12 @@ class ConstrainedSystem:
     @staticmethod
     def _finite_force(t: float, value: np.ndarray) -> np.ndarray:
         if not np.all(np.isfinite(value)):
-            raise NonFiniteError(f"force returned a non-finite value at t = {t:.6g} s: a numerical blow-up "
-                                 "(reduce the time step) or a force singular there", t=t, status="non_finite")
+            raise NonFiniteError(
+                f"force returned a non-finite value at t = {t:.6g} s: a numerical blow-up "
+                "(reduce the time step) or a force singular there",
+                t=t,
+                status="non_finite",
+            )
         return value
 
     # -- the linear part (granular.protocols.LinearSystem) ----------------------------
@@ -264,8 +281,9 @@ class ConstrainedSystem:
         for k, constraint in enumerate(self.constraint_list):
             row = constraint.grad(t, q)
             if row.shape != (self.d,):
-                raise InvalidInputError(f"gradient of constraint {self._label(k)} has shape {row.shape}, "
-                                        f"expected ({self.d},)")
+                raise InvalidInputError(
+                    f"gradient of constraint {self._label(k)} has shape {row.shape}, expected ({self.d},)"
+                )
             if not np.all(np.isfinite(row)):
                 raise InvalidInputError(f"gradient of constraint {self._label(k)} is not finite at t = {t:.6g}")
             rows[k] = row
@@ -279,12 +297,20 @@ class ConstrainedSystem:
         rows = self.gradients(t_next, q)
         index = np.arange(m, dtype=np.int64)
         minus = -np.ones(m, dtype=np.int64)
-        restitution = np.array([self.restitution if c.restitution is None else c.restitution
-                                for c in self.constraint_list])
+        restitution = np.array(
+            [self.restitution if c.restitution is None else c.restitution for c in self.constraint_list]
+        )
         friction = np.array([c.friction for c in self.constraint_list])
-        return ConstraintSet(gap=self.gaps(t_next, q), jacobian=sp.csr_matrix(rows),
-                             laws=RowLaws(restitution, friction), i=index, j=minus, wall=minus, normal=rows,
-                             tangents=self._tangents(t_next, q, friction))
+        return ConstraintSet(
+            gap=self.gaps(t_next, q),
+            jacobian=sp.csr_matrix(rows),
+            laws=RowLaws(restitution, friction),
+            i=index,
+            j=minus,
+            wall=minus,
+            normal=rows,
+            tangents=self._tangents(t_next, q, friction),
+        )
 
     @property
     def has_friction(self) -> bool:
@@ -306,7 +332,7 @@ class ConstrainedSystem:
         tangents = np.zeros((len(blocks), s, self.d))
         for k, block in enumerate(blocks):
             if block is not None:
-                tangents[k, :block.shape[0]] = block
+                tangents[k, : block.shape[0]] = block
         return tangents
 
     def advance(self, q: np.ndarray, u: np.ndarray, h: float) -> np.ndarray:
@@ -334,9 +360,13 @@ class ConstrainedSystem:
         scale = max(1.0, float(np.abs(q0).max()))
         for k, gap in enumerate(gaps):
             if gap < -1e-12 * scale:
-                raise OverlapError(f"initial state violates constraint {self._label(k)}: g = {gap:.6g} < 0",
-                                   pair=("constraint", k), overlap=float(-gap))
+                raise OverlapError(
+                    f"initial state violates constraint {self._label(k)}: g = {gap:.6g} < 0",
+                    pair=("constraint", k),
+                    overlap=float(-gap),
+                )
             if abs(gap) <= 1e-12 * scale and rows[k] @ u0 < -1e-12 * max(1.0, float(np.abs(u0).max())):
                 raise InvalidInputError(
                     f"initial velocity leaves the admissible set through active constraint {self._label(k)}: "
-                    f"grad g . u0 = {rows[k] @ u0:.6g} < 0 (Paoli and Schatzman, 1999, (1.7))")
+                    f"grad g . u0 = {rows[k] @ u0:.6g} < 0 (Paoli and Schatzman, 1999, (1.7))"
+                )

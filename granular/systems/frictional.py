@@ -17,6 +17,7 @@ the unit tangent), drawn in the x-z plane (the system's y is drawn as z; `granul
   Painleve's inconsistent range (``1 + 3 cos^2 phi < 3 mu sin phi cos phi`` for
   ``J = m s^2/3``, i.e. ``1 < tan phi < 4`` at ``mu = 5/3``).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,8 +26,9 @@ from ..errors import InvalidInputError
 from .constrained import Constraint, ConstrainedSystem
 
 
-def block_on_incline(theta: float, friction: float, mass: float = 1.0, gravity: float = 9.81,
-                     velocity: float = 0.0) -> ConstrainedSystem:
+def block_on_incline(
+    theta: float, friction: float, mass: float = 1.0, gravity: float = 9.81, velocity: float = 0.0
+) -> ConstrainedSystem:
     """A block (point mass, kg) at rest, or sliding at ``velocity`` (m/s, up the
     slope positive), at the origin of an incline of angle ``theta`` (rad).
 
@@ -39,25 +41,42 @@ def block_on_incline(theta: float, friction: float, mass: float = 1.0, gravity: 
     tangent = np.array([np.cos(theta), np.sin(theta)])
     weight = mass * gravity
     return ConstrainedSystem(
-        [0.0, 0.0], velocity * tangent, mass=mass * np.eye(2),
+        [0.0, 0.0],
+        velocity * tangent,
+        mass=mass * np.eye(2),
         force=lambda t, q, u: np.array([0.0, -weight]),
-        constraints=[Constraint(gap=lambda t, q: float(normal @ q), gradient=lambda t, q: normal,
-                                friction=friction, tangent=lambda t, q: tangent[None, :], name="incline")],
+        constraints=[
+            Constraint(
+                gap=lambda t, q: float(normal @ q),
+                gradient=lambda t, q: normal,
+                friction=friction,
+                tangent=lambda t, q: tangent[None, :],
+                name="incline",
+            )
+        ],
         potential=lambda t, q: weight * q[1],
-        drawing={"kind": "block_on_incline", "adapter": "block_on_incline",
-                 "theta": theta})
+        drawing={"kind": "block_on_incline", "adapter": "block_on_incline", "theta": theta},
+    )
 
 
 def rod_ends(q: np.ndarray, half_length: float) -> tuple[np.ndarray, np.ndarray]:
     """Ends A and B ``(x, y)`` (m) of the rod at ``q = (x, y, phi)``."""
     c, s = np.cos(q[2]), np.sin(q[2])
-    return (np.array([q[0] + half_length * c, q[1] - half_length * s]),
-            np.array([q[0] - half_length * c, q[1] + half_length * s]))
+    return (
+        np.array([q[0] + half_length * c, q[1] - half_length * s]),
+        np.array([q[0] - half_length * c, q[1] + half_length * s]),
+    )
 
 
-def painleve_rod(phi0_degrees: float = 31.0, velocity: float = 30.0, friction: float = 5.0 / 3.0,
-                 mass: float = 1.0, half_length: float = 1.0, gravity: float = 10.0,
-                 restitution: float = 0.0) -> ConstrainedSystem:
+def painleve_rod(
+    phi0_degrees: float = 31.0,
+    velocity: float = 30.0,
+    friction: float = 5.0 / 3.0,
+    mass: float = 1.0,
+    half_length: float = 1.0,
+    gravity: float = 10.0,
+    restitution: float = 0.0,
+) -> ConstrainedSystem:
     """The slender rod of Painleve's paradox, end A on a rough floor (section 1 of the
     Springer 2017 study of Moreau's contact dynamics with Coulomb friction,
     doi:10.1007/978-3-319-55795-3_40).
@@ -77,12 +96,18 @@ def painleve_rod(phi0_degrees: float = 31.0, velocity: float = 30.0, friction: f
         return Constraint(
             gap=lambda t, q: q[1] + sign * s * np.sin(q[2]),
             gradient=lambda t, q: np.array([0.0, 1.0, sign * s * np.cos(q[2])]),
-            friction=friction, name=name,
-            tangent=lambda t, q: np.array([[1.0, 0.0, sign * s * np.sin(q[2])]]))
+            friction=friction,
+            name=name,
+            tangent=lambda t, q: np.array([[1.0, 0.0, sign * s * np.sin(q[2])]]),
+        )
 
     return ConstrainedSystem(
-        [0.0, s * np.sin(phi0), phi0], [velocity, 0.0, 0.0], mass=np.diag([mass, mass, inertia]),
+        [0.0, s * np.sin(phi0), phi0],
+        [velocity, 0.0, 0.0],
+        mass=np.diag([mass, mass, inertia]),
         force=lambda t, q, u: np.array([0.0, -weight, 0.0]),
         constraints=[end_constraint(-1.0, "end A"), end_constraint(1.0, "end B")],
-        restitution=restitution, potential=lambda t, q: weight * q[1],
-        drawing={"kind": "rod", "adapter": "rod", "half_length": s})
+        restitution=restitution,
+        potential=lambda t, q: weight * q[1],
+        drawing={"kind": "rod", "adapter": "rod", "half_length": s},
+    )

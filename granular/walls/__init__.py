@@ -46,6 +46,7 @@ Restitution. Moreau's impact law acts on the relative normal velocity
 sphere that hits a wall moving at ``w_n`` along its normal leaves it at ``-e`` times
 its approach speed relative to the wall (a ball on a vibrating plate).
 """
+
 from __future__ import annotations
 
 from .surfaces import first_surface, surface_count, surface_names
@@ -54,5 +55,17 @@ from .cylinders import Cone, Cylinder, CylinderSide
 from .periodic import PeriodicBox
 from .planes import Box, Panel, Plane, Polygon
 
-__all__ = ["Box", "Cone", "Cylinder", "CylinderSide", "Panel", "PeriodicBox", "Plane", "Polygon", "Translation",
-           "first_surface", "surface_count", "surface_names"]
+__all__ = [
+    "Box",
+    "Cone",
+    "Cylinder",
+    "CylinderSide",
+    "Panel",
+    "PeriodicBox",
+    "Plane",
+    "Polygon",
+    "Translation",
+    "first_surface",
+    "surface_count",
+    "surface_names",
+]

@@ -2,6 +2,7 @@
 (`Translation`), the bases of translating and turning walls and of their contact rows
 (`RowsNear`), and the warning about a turning wall without friction. The
 conventions and the moving-wall rows are derived in `granular.walls`."""
+
 from __future__ import annotations
 
 import warnings
@@ -65,12 +66,12 @@ class Translation:
         self.name = name
         self.function = None
         self.constant = None
-        self._last = (0.0, np.zeros(3))      # (t, d(t)) of the latest evaluation
+        self._last = (0.0, np.zeros(3))  # (t, d(t)) of the latest evaluation
         if velocity is None:
             self.constant = np.zeros(3)
         elif callable(velocity):
             self.function = velocity
-            self.velocity(0.0)               # a wrong shape or a NaN is refused now
+            self.velocity(0.0)  # a wrong shape or a NaN is refused now
         else:
             self.constant = vector3(velocity, f"{name} velocity")
 
@@ -87,11 +88,13 @@ class Translation:
         except (TypeError, ValueError) as error:
             raise InvalidInputError(f"{self.name} velocity function failed at t = {t:.6g} s: {error}") from None
         if value.shape != (3,):
-            raise InvalidInputError(f"{self.name} velocity function returned shape {value.shape} at "
-                                    f"t = {t:.6g} s, expected (3,) (m/s)")
+            raise InvalidInputError(
+                f"{self.name} velocity function returned shape {value.shape} at t = {t:.6g} s, expected (3,) (m/s)"
+            )
         if not np.all(np.isfinite(value)):
-            raise InvalidInputError(f"{self.name} velocity function returned a non-finite value {value.tolist()} "
-                                    f"at t = {t:.6g} s")
+            raise InvalidInputError(
+                f"{self.name} velocity function returned a non-finite value {value.tolist()} at t = {t:.6g} s"
+            )
         return value
 
     def _integral(self, a: float, b: float) -> np.ndarray:
@@ -100,8 +103,7 @@ class Translation:
         from scipy.integrate import quad_vec
 
         # epsabs in metres: a velocity that vanishes over [a, b] has no relative error to meet.
-        return np.asarray(quad_vec(self.velocity, a, b, epsabs=DISPLACEMENT_TOLERANCE, epsrel=1e-12)[0],
-                          dtype=float)
+        return np.asarray(quad_vec(self.velocity, a, b, epsabs=DISPLACEMENT_TOLERANCE, epsrel=1e-12)[0], dtype=float)
 
     def displacement(self, t: float) -> np.ndarray:
         """``d(t)`` (3,) (m), the shift of the wall from its position at ``t = 0``."""
@@ -172,7 +174,7 @@ def motion_velocity(translation, angular_velocity, axis, centre, points, t_next,
 
 
 def names_of_normal(normal: np.ndarray) -> str:
-    return ", ".join(f"{v + 0.0:.3g}" for v in normal)   # + 0.0: never "-0"
+    return ", ".join(f"{v + 0.0:.3g}" for v in normal)  # + 0.0: never "-0"
 
 
 class Translating:
@@ -259,7 +261,11 @@ def warn_if_turning_without_friction(walls, friction: float) -> None:
         omega = wall.angular_velocity
         mu = friction if wall.friction is None else float(wall.friction)
         if mu == 0.0:
-            warnings.warn(IneffectiveWallWarning(
-                f"walls[{k}] ({type(wall).__name__}) turns at {omega:g} rad/s but its contacts have no "
-                "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
-                "friction=... to drag them"), stacklevel=3)
+            warnings.warn(
+                IneffectiveWallWarning(
+                    f"walls[{k}] ({type(wall).__name__}) turns at {omega:g} rad/s but its contacts have no "
+                    "friction (friction=0 on the wall and in the world): its turning moves no sphere; give it "
+                    "friction=... to drag them"
+                ),
+                stacklevel=3,
+            )

@@ -1,5 +1,6 @@
 """Walls of revolution: the `Cylinder` (a drum, capped or not), its `CylinderSide`,
 and the `Cone` of a funnel (conventions in `granular.walls`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -12,8 +13,20 @@ from ..contact_laws import SurfaceLaw
 from ..errors import InvalidInputError
 from .surfaces import WallShape, register_wall
 from ..validation import as_number
-from .common import (checked_angular_speed, described_velocity, motion_velocity, orthogonal_unit, positive_length,
-                     RowsNear, set_translation, Translation, Turning, unit_vector, vector3, with_motion)
+from .common import (
+    checked_angular_speed,
+    described_velocity,
+    motion_velocity,
+    orthogonal_unit,
+    positive_length,
+    RowsNear,
+    set_translation,
+    Translation,
+    Turning,
+    unit_vector,
+    vector3,
+    with_motion,
+)
 from .planes import Plane
 
 
@@ -87,9 +100,16 @@ class Cylinder(SurfaceLaw, Turning):
         side = CylinderSide(self.centre, self.axis, self.radius, half, self.angular_velocity, motion, **self.law())
         if not self.capped:
             return [side]
-        return [side] + [Plane(self.centre - sign * half * self.axis, sign * self.axis, velocity=motion,
-                               angular_velocity=sign * self.angular_velocity, **self.law())
-                         for sign in (1.0, -1.0)]
+        return [side] + [
+            Plane(
+                self.centre - sign * half * self.axis,
+                sign * self.axis,
+                velocity=motion,
+                angular_velocity=sign * self.angular_velocity,
+                **self.law(),
+            )
+            for sign in (1.0, -1.0)
+        ]
 
     planes = surfaces
 
@@ -100,20 +120,30 @@ class Cylinder(SurfaceLaw, Turning):
     @property
     def volume(self) -> float | None:
         """Inner volume (m^3) of a finite cylinder, None for an infinite one."""
-        return None if self.height is None else float(np.pi * self.radius ** 2 * self.height)
+        return None if self.height is None else float(np.pi * self.radius**2 * self.height)
 
     def describe(self) -> dict:
-        description = {"type": "cylinder", "centre": self.centre.tolist(), "axis": self.axis.tolist(),
-                       "radius": float(self.radius),
-                       "height": None if self.height is None else float(self.height),
-                       "caps": bool(self.capped)}
+        description = {
+            "type": "cylinder",
+            "centre": self.centre.tolist(),
+            "axis": self.axis.tolist(),
+            "radius": float(self.radius),
+            "height": None if self.height is None else float(self.height),
+            "caps": bool(self.capped),
+        }
         return with_motion(description, self._translation, self.angular_velocity)
 
     @classmethod
     def from_description(cls, description: dict) -> "Cylinder":
-        return cls(description["centre"], description["axis"], description["radius"], description.get("height"),
-                   bool(description.get("caps", False)), description.get("angular_velocity", 0.0),
-                   described_velocity(description))
+        return cls(
+            description["centre"],
+            description["axis"],
+            description["radius"],
+            description.get("height"),
+            bool(description.get("caps", False)),
+            description.get("angular_velocity", 0.0),
+            described_velocity(description),
+        )
 
     def surface_names(self, start: int) -> list[str]:
         return ["cylinder side"] + (["cylinder cap -", "cylinder cap +"] if self.capped else [])
@@ -184,8 +214,9 @@ class CylinderSide(SurfaceLaw, RowsNear):
         along = relative @ self.axis
         rho = relative - along[:, None] * self.axis
         distance = np.linalg.norm(rho, axis=1)
-        normals = np.where(distance[:, None] > 0.0, -rho / np.where(distance > 0.0, distance, 1.0)[:, None],
-                           orthogonal_unit(self.axis))
+        normals = np.where(
+            distance[:, None] > 0.0, -rho / np.where(distance > 0.0, distance, 1.0)[:, None], orthogonal_unit(self.axis)
+        )
         gaps = self.radius - distance - radii
         if self.half_height is not None:
             gaps = np.where(np.abs(along) <= self.half_height, gaps, np.inf)
@@ -202,8 +233,9 @@ class CylinderSide(SurfaceLaw, RowsNear):
         return motion_velocity(translation, self.angular_velocity, self.axis, self.centre, points, t_next, h)
 
     def label(self) -> str:
-        return (f"cylinder side of radius {self.radius} about the axis {self.axis.tolist()} "
-                f"through {self.centre.tolist()}")
+        return (
+            f"cylinder side of radius {self.radius} about the axis {self.axis.tolist()} through {self.centre.tolist()}"
+        )
 
 
 @register_wall
@@ -278,10 +310,13 @@ class Cone(SurfaceLaw, RowsNear, Turning):
         z = relative @ self.axis
         radial = relative - z[:, None] * self.axis
         rho = np.linalg.norm(radial, axis=1)
-        outward = np.where(rho[:, None] > 0.0, radial / np.where(rho > 0.0, rho, 1.0)[:, None],
-                           orthogonal_unit(self.axis))
-        start, direction = np.array([self.lower_radius, 0.0]), np.array([self.upper_radius - self.lower_radius,
-                                                                         self.height])
+        outward = np.where(
+            rho[:, None] > 0.0, radial / np.where(rho > 0.0, rho, 1.0)[:, None], orthogonal_unit(self.axis)
+        )
+        start, direction = (
+            np.array([self.lower_radius, 0.0]),
+            np.array([self.upper_radius - self.lower_radius, self.height]),
+        )
         point = np.column_stack([rho, z])
         fraction = np.clip((point - start) @ direction / (direction @ direction), 0.0, 1.0)
         offset = point - (start + fraction[:, None] * direction)
@@ -294,8 +329,9 @@ class Cone(SurfaceLaw, RowsNear, Turning):
 
     def gaps_at(self, t: float, positions: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`gaps` of the cone where it is at ``t`` (`RowsNear.rows`)."""
-        return self.gaps(positions, radii, self.centre + self.displacement(t) if self._translation.moves
-                         else self.centre)
+        return self.gaps(
+            positions, radii, self.centre + self.displacement(t) if self._translation.moves else self.centre
+        )
 
     def surface_velocity(self, points: np.ndarray, t_next: float, h: float) -> np.ndarray:
         """Velocity (k, 3) (m/s) of the shell at ``points`` (k, 3) over the step ending at
@@ -303,34 +339,51 @@ class Cone(SurfaceLaw, RowsNear, Turning):
         return motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points, t_next, h)
 
     def label(self) -> str:
-        return (f"cone from radius {self.lower_radius} at {self.centre.tolist()} to radius {self.upper_radius} "
-                f"at height {self.height} along {self.axis.tolist()}")
+        return (
+            f"cone from radius {self.lower_radius} at {self.centre.tolist()} to radius {self.upper_radius} "
+            f"at height {self.height} along {self.axis.tolist()}"
+        )
 
     def describe(self) -> dict:
-        description = {"type": "cone", "centre": self.centre.tolist(), "axis": self.axis.tolist(),
-                       "lower_radius": self.lower_radius, "upper_radius": self.upper_radius,
-                       "height": self.height}
+        description = {
+            "type": "cone",
+            "centre": self.centre.tolist(),
+            "axis": self.axis.tolist(),
+            "lower_radius": self.lower_radius,
+            "upper_radius": self.upper_radius,
+            "height": self.height,
+        }
         return with_motion(description, self._translation, self.angular_velocity)
 
     @classmethod
     def from_description(cls, description: dict) -> "Cone":
-        return cls(description["centre"], description["axis"], description["lower_radius"],
-                   description["upper_radius"], description["height"], description.get("angular_velocity", 0.0),
-                   described_velocity(description))
+        return cls(
+            description["centre"],
+            description["axis"],
+            description["lower_radius"],
+            description["upper_radius"],
+            description["height"],
+            description.get("angular_velocity", 0.0),
+            described_velocity(description),
+        )
 
     def surface_names(self, start: int) -> list[str]:
         return [f"cone {start}"]
 
     def rings(self, segments: int) -> np.ndarray:
-        return drawing.rings(self.centre, self.axis, (self.lower_radius, self.upper_radius), (0.0, self.height),
-                             segments)
+        return drawing.rings(
+            self.centre, self.axis, (self.lower_radius, self.upper_radius), (0.0, self.height), segments
+        )
 
     def shape(self, bounds: np.ndarray, segments: int = 48) -> WallShape:
         """``segments`` quads of the shell; pictures draw the rims and every sixth generator."""
         ring_pair = self.rings(segments)
         quads = drawing.band_quads(ring_pair)
-        edges = [drawing.polygon_edges(ring_pair[0]), drawing.polygon_edges(ring_pair[1]),
-                 np.stack([ring_pair[0, ::6], ring_pair[1, ::6]], axis=1)]
+        edges = [
+            drawing.polygon_edges(ring_pair[0]),
+            drawing.polygon_edges(ring_pair[1]),
+            np.stack([ring_pair[0, ::6], ring_pair[1, ::6]], axis=1),
+        ]
         return WallShape([(quad, 0, None) for quad in quads], np.concatenate(edges), faces_drawn=False)
 
     def bounding_box(self) -> np.ndarray:

@@ -39,6 +39,7 @@ boundary to within rounding, the nearest point is classified as the face's
 (`FACE_TOLERANCE`), so that a sphere above a shared edge of a flat floor gets the
 plane's gap to the last bit.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,8 +60,8 @@ MINIMUM_TOLERANCE = 16.0 * np.finfo(float).eps
 MERGE_TOLERANCE = 1e-9
 
 FACE = 0
-VERTEX = 1      # features 1, 2, 3: vertex 0, 1, 2 of the triangle
-EDGE = 4        # features 4, 5, 6: edge (0, 1), (1, 2), (2, 0)
+VERTEX = 1  # features 1, 2, 3: vertex 0, 1, 2 of the triangle
+EDGE = 4  # features 4, 5, 6: edge (0, 1), (1, 2), (2, 0)
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -129,7 +130,7 @@ class Topology:
         a, b, c = (vertices[faces[:, k]] for k in range(3))
         cross = np.cross(b - a, c - a)
         self.normals = cross / np.linalg.norm(cross, axis=1)[:, None]
-        directed = np.stack([faces, np.roll(faces, -1, axis=1)], axis=2).reshape(-1, 2)     # (3F, 2)
+        directed = np.stack([faces, np.roll(faces, -1, axis=1)], axis=2).reshape(-1, 2)  # (3F, 2)
         undirected = np.sort(directed, axis=1)
         self.edges, inverse = np.unique(undirected, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -153,7 +154,7 @@ class Topology:
         shared by more than two, or between triangles whose normals differ by more than
         20 degrees."""
         faces = self.edge_faces
-        if faces.shape[1] < 2:   # no edge shared (a lone triangle): pad the second column
+        if faces.shape[1] < 2:  # no edge shared (a lone triangle): pad the second column
             faces = np.pad(faces, ((0, 0), (0, 2 - faces.shape[1])), constant_values=-1)
         count = np.sum(faces >= 0, axis=1)
         pair = count == 2
@@ -177,8 +178,14 @@ def _padded_groups(keys: np.ndarray, values: np.ndarray, count: int) -> tuple[np
     return grouped, slots
 
 
-def local_minima(topology: Topology, q: np.ndarray, triangles: np.ndarray, points: np.ndarray,
-                 features: np.ndarray, distances: np.ndarray) -> np.ndarray:
+def local_minima(
+    topology: Topology,
+    q: np.ndarray,
+    triangles: np.ndarray,
+    points: np.ndarray,
+    features: np.ndarray,
+    distances: np.ndarray,
+) -> np.ndarray:
     """Whether each nearest point ``points`` (P, 3) (feature ``features`` of triangle
     ``triangles``, at ``distances`` from ``q``) is a local minimum of the distance from
     ``q`` to the whole mesh (module docstring). Face points always are."""
@@ -187,13 +194,13 @@ def local_minima(topology: Topology, q: np.ndarray, triangles: np.ndarray, point
     on_edge = np.flatnonzero((features >= EDGE))
     if on_edge.size:
         edge = topology.face_edges[triangles[on_edge], features[on_edge] - EDGE]
-        inward = topology.edge_inward[edge]                                    # (p, K, 3)
+        inward = topology.edge_inward[edge]  # (p, K, 3)
         slope = np.einsum("pka,pa->pk", inward, offset[on_edge])
         keep[on_edge] = np.all(slope <= MINIMUM_TOLERANCE * distances[on_edge, None], axis=1)
     at_vertex = np.flatnonzero((features >= VERTEX) & (features < EDGE))
     if at_vertex.size:
         vertex = topology.faces[triangles[at_vertex], features[at_vertex] - VERTEX]
-        neighbours = topology.neighbours[vertex]                               # (p, L)
+        neighbours = topology.neighbours[vertex]  # (p, L)
         spokes = topology.vertices[np.maximum(neighbours, 0)] - topology.vertices[vertex][:, None, :]
         slope = np.einsum("pla,pa->pl", spokes, offset[at_vertex])
         lengths = np.linalg.norm(spokes, axis=2)
@@ -214,7 +221,8 @@ def merged(spheres: np.ndarray, points: np.ndarray, gaps: np.ndarray, radii: np.
         earlier = later - shift
         same = spheres[later] == spheres[earlier]
         later, earlier = later[same], earlier[same]
-        close = (np.linalg.norm(points[later] - points[earlier], axis=1)
-                 <= MERGE_TOLERANCE * radii[spheres[later]]) & keep[earlier]
+        close = (
+            np.linalg.norm(points[later] - points[earlier], axis=1) <= MERGE_TOLERANCE * radii[spheres[later]]
+        ) & keep[earlier]
         keep[later[close]] = False
     return np.flatnonzero(keep)

@@ -20,6 +20,7 @@ widened by their reach; it returns only the triangles whose nearest point is wit
 the margin, with that point, so the rest of the row building (`granular.walls.meshes`)
 works on a few rows per sphere.
 """
+
 from __future__ import annotations
 
 import numba
@@ -75,8 +76,9 @@ def _closest_point(qx, qy, qz, corners, t):
 
 
 @numba.njit(cache=True)
-def _is_local_minimum(feature, t, ox, oy, oz, distance, faces, face_edges, edge_inward, edge_faces, vertices,
-                      neighbours):
+def _is_local_minimum(
+    feature, t, ox, oy, oz, distance, faces, face_edges, edge_inward, edge_faces, vertices, neighbours
+):
     """`granular.walls.mesh_geometry.local_minima` for one nearest point, ``(ox, oy, oz) = q - point``."""
     if feature == FACE:
         return True
@@ -131,8 +133,27 @@ def _grid(lower, upper, origin, side, dims):
 
 
 @numba.njit(cache=True)
-def _near(positions, radii, margin, spheres, corners, normals, lower, upper, origin, side, dims, starts,
-          members, faces, face_edges, edge_inward, edge_faces, vertices, neighbours):
+def _near(
+    positions,
+    radii,
+    margin,
+    spheres,
+    corners,
+    normals,
+    lower,
+    upper,
+    origin,
+    side,
+    dims,
+    starts,
+    members,
+    faces,
+    face_edges,
+    edge_inward,
+    edge_faces,
+    vertices,
+    neighbours,
+):
     """The (sphere, triangle) pairs whose gap is at most ``margin`` and whose nearest
     point is a local minimum of the distance to the mesh (module docstring):
     ``(sphere, triangle, feature, point (3,), distance, height)`` for each, the
@@ -162,7 +183,7 @@ def _near(positions, radii, margin, spheres, corners, normals, lower, upper, ori
                 for k in range(low[2], high[2] + 1):
                     dk = _outside(qz, origin[2] + k * side, side)
                     if di * di + dj * dj + dk * dk > reach * reach:
-                        continue            # the cube lies beyond the sphere's reach
+                        continue  # the cube lies beyond the sphere's reach
                     cell = (i * dims[1] + j) * dims[2] + k
                     for slot in range(starts[cell], starts[cell + 1]):
                         t = members[slot]
@@ -173,20 +194,35 @@ def _near(positions, radii, margin, spheres, corners, normals, lower, upper, ori
                         dy = _outside(qy, lower[t, 1], upper[t, 1] - lower[t, 1])
                         dz = _outside(qz, lower[t, 2], upper[t, 2] - lower[t, 2])
                         if dx * dx + dy * dy + dz * dz > reach * reach:
-                            continue        # the triangle's bounding box lies beyond the reach
+                            continue  # the triangle's bounding box lies beyond the reach
                         px, py, pz, feature = _closest_point(qx, qy, qz, corners, t)
                         ox, oy, oz = qx - px, qy - py, qz - pz
                         distance = np.sqrt(ox * ox + oy * oy + oz * oz)
-                        height = ((qx - corners[t, 0, 0]) * normals[t, 0] + (qy - corners[t, 0, 1]) * normals[t, 1]
-                                  + (qz - corners[t, 0, 2]) * normals[t, 2])
+                        height = (
+                            (qx - corners[t, 0, 0]) * normals[t, 0]
+                            + (qy - corners[t, 0, 1]) * normals[t, 1]
+                            + (qz - corners[t, 0, 2]) * normals[t, 2]
+                        )
                         if feature == FACE or distance - abs(height) <= FACE_TOLERANCE * distance:
                             feature = FACE
                             if abs(height) - radii[s] > margin:
                                 continue
                         elif distance - radii[s] > margin:
                             continue
-                        if not _is_local_minimum(feature, t, ox, oy, oz, distance, faces, face_edges, edge_inward,
-                                                 edge_faces, vertices, neighbours):
+                        if not _is_local_minimum(
+                            feature,
+                            t,
+                            ox,
+                            oy,
+                            oz,
+                            distance,
+                            faces,
+                            face_edges,
+                            edge_inward,
+                            edge_faces,
+                            vertices,
+                            neighbours,
+                        ):
                             continue
                         if count == capacity:
                             capacity *= 2
@@ -207,8 +243,14 @@ def _near(positions, radii, margin, spheres, corners, normals, lower, upper, ori
                         found_distance[count] = distance
                         found_height[count] = height
                         count += 1
-    return (found_sphere[:count], found_triangle[:count], found_feature[:count], found_point[:count],
-            found_distance[:count], found_height[:count])
+    return (
+        found_sphere[:count],
+        found_triangle[:count],
+        found_feature[:count],
+        found_point[:count],
+        found_distance[:count],
+        found_height[:count],
+    )
 
 
 @numba.njit(cache=True)
@@ -219,8 +261,6 @@ def _outside(x, start, side):
     if x > start + side:
         return x - start - side
     return 0.0
-
-
 
 
 class TriangleIndex:
@@ -234,7 +274,7 @@ class TriangleIndex:
         self.bounds = np.linalg.norm(self.corners - self.centroids[:, None, :], axis=2).max(axis=1)
         self.lower, self.upper = self.corners.min(axis=1), self.corners.max(axis=1)
         self.box = np.array([self.lower.min(axis=0), self.upper.max(axis=0)])
-        self.side = None           # chosen at the first query (module docstring)
+        self.side = None  # chosen at the first query (module docstring)
 
     def _build(self, reach: float) -> None:
         extent = self.box[1] - self.box[0]
@@ -242,7 +282,7 @@ class TriangleIndex:
         while np.prod(np.floor(extent / side) + 1.0) > MAX_CELLS:
             side *= 1.5
         self.side = side
-        self.dims = (np.floor(extent / side).astype(np.int64) + 1)
+        self.dims = np.floor(extent / side).astype(np.int64) + 1
         self.starts, self.members = _grid(self.lower, self.upper, self.box[0], side, self.dims)
 
     def near(self, positions: np.ndarray, radii: np.ndarray, margin: float):
@@ -251,19 +291,39 @@ class TriangleIndex:
         distance: ``(spheres, triangles, features, points (k, 3), distances, heights)``,
         by sphere (module docstring)."""
         reach = radii + margin
-        inside = np.flatnonzero(np.all((positions >= self.box[0] - reach[:, None])
-                                       & (positions <= self.box[1] + reach[:, None]), axis=1))
+        inside = np.flatnonzero(
+            np.all((positions >= self.box[0] - reach[:, None]) & (positions <= self.box[1] + reach[:, None]), axis=1)
+        )
         if inside.size == 0:
             empty = np.zeros(0, np.int64)
             return empty, empty, empty, np.zeros((0, 3)), np.zeros(0), np.zeros(0)
         if self.side is None:
             self._build(float(np.median(reach[inside])))
-        return _near(np.ascontiguousarray(positions, dtype=float), np.ascontiguousarray(radii, dtype=float),
-                     float(margin), inside.astype(np.int64), self.corners, self.normals, self.lower, self.upper,
-                     self.box[0], self.side, self.dims, self.starts, self.members, *self._topology_arrays)
+        return _near(
+            np.ascontiguousarray(positions, dtype=float),
+            np.ascontiguousarray(radii, dtype=float),
+            float(margin),
+            inside.astype(np.int64),
+            self.corners,
+            self.normals,
+            self.lower,
+            self.upper,
+            self.box[0],
+            self.side,
+            self.dims,
+            self.starts,
+            self.members,
+            *self._topology_arrays,
+        )
 
     @property
     def _topology_arrays(self) -> tuple:
         topology = self.topology
-        return (topology.faces, topology.face_edges, topology.edge_inward, topology.edge_faces, topology.vertices,
-                topology.neighbours)
+        return (
+            topology.faces,
+            topology.face_edges,
+            topology.edge_inward,
+            topology.edge_faces,
+            topology.vertices,
+            topology.neighbours,
+        )

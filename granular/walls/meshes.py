@@ -21,6 +21,7 @@ spheres' centres taken back by the inverse motion, so the index is built once), 
 friction and restitution see the velocity of the mesh's material at the contact
 point, ``w = mean translation + omega axis x (x_c - c(t_{n+1}))``.
 """
+
 from __future__ import annotations
 
 import functools
@@ -34,7 +35,14 @@ from .mesh_geometry import FACE, Topology, merged
 from .mesh_index import TriangleIndex
 from .surfaces import ContactRows, WallShape, register_wall
 from .common import (
-    as_translation, checked_angular_speed, described_velocity, motion_velocity, Rotating, unit_vector, vector3)
+    as_translation,
+    checked_angular_speed,
+    described_velocity,
+    motion_velocity,
+    Rotating,
+    unit_vector,
+    vector3,
+)
 
 #: A triangle whose area is below this fraction of the product of its two edges from
 #: its first vertex (the sine of its angle there) is degenerate: it has no normal.
@@ -55,15 +63,17 @@ def _mesh_arrays(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     if not np.all(np.isfinite(vertices)):
         raise InvalidInputError("TriangleMesh vertices must be finite")
     if faces_array.ndim != 2 or faces_array.shape[1] != 3 or faces_array.shape[0] < 1:
-        raise InvalidInputError(f"TriangleMesh faces must have shape (F >= 1, 3) (vertex indices), "
-                                f"got {faces_array.shape}")
+        raise InvalidInputError(
+            f"TriangleMesh faces must have shape (F >= 1, 3) (vertex indices), got {faces_array.shape}"
+        )
     if not np.issubdtype(faces_array.dtype, np.integer):
         raise InvalidInputError(f"TriangleMesh faces must be integer vertex indices, got dtype {faces_array.dtype}")
     faces_array = faces_array.astype(np.int64)
     bad = np.flatnonzero(np.any((faces_array < 0) | (faces_array >= vertices.shape[0]), axis=1))
     if bad.size:
-        raise InvalidInputError(f"TriangleMesh face {bad[0]} names vertex {faces_array[bad[0]].tolist()} outside "
-                                f"0..{vertices.shape[0] - 1}")
+        raise InvalidInputError(
+            f"TriangleMesh face {bad[0]} names vertex {faces_array[bad[0]].tolist()} outside 0..{vertices.shape[0] - 1}"
+        )
     unique, inverse = np.unique(vertices, axis=0, return_inverse=True)
     faces_array = inverse.reshape(-1)[faces_array]
     a, b, c = (unique[faces_array[:, k]] for k in range(3))
@@ -71,9 +81,11 @@ def _mesh_arrays(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     scale = np.linalg.norm(b - a, axis=1) * np.linalg.norm(c - a, axis=1)
     degenerate = np.flatnonzero(~(area > _DEGENERATE_SINE * scale))
     if degenerate.size:
-        raise InvalidInputError(f"TriangleMesh face {degenerate[0]} is degenerate (its corners "
-                                f"{np.array([a[degenerate[0]], b[degenerate[0]], c[degenerate[0]]]).tolist()} "
-                                "are on a line or coincide)")
+        raise InvalidInputError(
+            f"TriangleMesh face {degenerate[0]} is degenerate (its corners "
+            f"{np.array([a[degenerate[0]], b[degenerate[0]], c[degenerate[0]]]).tolist()} "
+            "are on a line or coincide)"
+        )
     return unique, faces_array
 
 
@@ -117,19 +129,36 @@ class TriangleMesh(SurfaceLaw, Rotating):
     kind = "mesh"
     surface_count = 1
 
-    def __init__(self, vertices, faces, restitution=None, friction=None, rolling_friction=None,
-                 tangential_restitution=None, velocity=None, angular_velocity: float = 0.0, axis=(0.0, 0.0, 1.0),
-                 centre=(0.0, 0.0, 0.0), name: str | None = None):
+    def __init__(
+        self,
+        vertices,
+        faces,
+        restitution=None,
+        friction=None,
+        rolling_friction=None,
+        tangential_restitution=None,
+        velocity=None,
+        angular_velocity: float = 0.0,
+        axis=(0.0, 0.0, 1.0),
+        centre=(0.0, 0.0, 0.0),
+        name: str | None = None,
+    ):
         self.vertices, self.faces = _mesh_arrays(vertices, faces)
-        SurfaceLaw.__init__(self, restitution=restitution, friction=friction, rolling_friction=rolling_friction,
-                            tangential_restitution=tangential_restitution)
+        SurfaceLaw.__init__(
+            self,
+            restitution=restitution,
+            friction=friction,
+            rolling_friction=rolling_friction,
+            tangential_restitution=tangential_restitution,
+        )
         self.check_law()
         self.angular_velocity = checked_angular_speed(angular_velocity, "TriangleMesh")
         self.axis = unit_vector(axis, "TriangleMesh axis")
         self.centre = vector3(centre, "TriangleMesh centre")
         self._translation = as_translation(velocity, "TriangleMesh")
-        self.velocity = velocity if self._translation.function is not None or velocity is None \
-            else self._translation.constant
+        self.velocity = (
+            velocity if self._translation.function is not None or velocity is None else self._translation.constant
+        )
         if name is not None and not isinstance(name, str):
             raise InvalidInputError(f"TriangleMesh name must be a string, got {name!r}")
         self.name = name
@@ -143,14 +172,14 @@ class TriangleMesh(SurfaceLaw, Rotating):
         `InvalidInputError` for a missing or unreadable file or one without triangles."""
         try:
             import trimesh
-        except ImportError:    # a declared dependency: only a broken install lacks it
+        except ImportError:  # a declared dependency: only a broken install lacks it
             raise InvalidInputError("reading mesh files needs trimesh: pip install trimesh") from None
         path = Path(path)
         if not path.is_file():
             raise InvalidInputError(f"no mesh file at {path}")
         try:
             mesh = trimesh.load(path, force="mesh", process=True)
-        except Exception as error:   # trimesh raises many kinds on a damaged file
+        except Exception as error:  # trimesh raises many kinds on a damaged file
             raise InvalidInputError(f"cannot read the mesh in {path}: {error}") from None
         faces = np.asarray(getattr(mesh, "faces", np.zeros((0, 3))))
         if faces.ndim != 2 or faces.shape[0] == 0:
@@ -188,7 +217,7 @@ class TriangleMesh(SurfaceLaw, Rotating):
         """`granular.walls.surfaces.ContactSurface.rows`: the mesh where it is at ``t`` (module docstring)."""
         if self.moves:
             rotation, origin = self.rotation(t), self.centre + self.displacement(t)
-            local = (positions - origin) @ rotation + self.centre       # R^T (q - c(t)) + c_0, row-wise
+            local = (positions - origin) @ rotation + self.centre  # R^T (q - c(t)) + c_0, row-wise
         else:
             local = positions
         spheres, triangles, gaps, normals = self._local_rows(local, radii, margin)
@@ -199,8 +228,7 @@ class TriangleMesh(SurfaceLaw, Rotating):
         velocities = None
         if h is not None:
             points = positions[spheres] - radii[spheres, None] * normals
-            velocities = motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points,
-                                          t, h)
+            velocities = motion_velocity(self._translation, self.angular_velocity, self.axis, self.centre, points, t, h)
         return ContactRows(spheres, gaps, normals, velocities, features)
 
     def _local_rows(self, positions, radii, margin):
@@ -235,16 +263,22 @@ class TriangleMesh(SurfaceLaw, Rotating):
         if self._translation.moves:
             description["velocity"] = self._translation.describe()
         if self.angular_velocity != 0.0:
-            description.update(angular_velocity=self.angular_velocity, axis=self.axis.tolist(),
-                               centre=self.centre.tolist())
+            description.update(
+                angular_velocity=self.angular_velocity, axis=self.axis.tolist(), centre=self.centre.tolist()
+            )
         return description
 
     @classmethod
     def from_description(cls, description: dict) -> "TriangleMesh":
-        return cls(description["vertices"], description["faces"], velocity=described_velocity(description),
-                   angular_velocity=description.get("angular_velocity", 0.0),
-                   axis=description.get("axis", (0.0, 0.0, 1.0)), centre=description.get("centre", (0.0, 0.0, 0.0)),
-                   name=description.get("name"))
+        return cls(
+            description["vertices"],
+            description["faces"],
+            velocity=described_velocity(description),
+            angular_velocity=description.get("angular_velocity", 0.0),
+            axis=description.get("axis", (0.0, 0.0, 1.0)),
+            centre=description.get("centre", (0.0, 0.0, 0.0)),
+            name=description.get("name"),
+        )
 
     def surface_names(self, start: int) -> list[str]:
         return [self.name or f"mesh {start}"]
@@ -270,8 +304,7 @@ class TriangleMesh(SurfaceLaw, Rotating):
     def translated(self, shift) -> "TriangleMesh":
         shift = np.asarray(shift, float)
         moved = TriangleMesh.__new__(TriangleMesh)
-        moved.__dict__.update({key: value for key, value in self.__dict__.items()
-                               if key not in ("topology", "index")})
+        moved.__dict__.update({key: value for key, value in self.__dict__.items() if key not in ("topology", "index")})
         moved.vertices, moved.centre = self.vertices + shift, self.centre + shift
         return moved
 
@@ -284,4 +317,3 @@ def _ranks(spheres: np.ndarray) -> np.ndarray:
     starts = np.flatnonzero(np.r_[True, spheres[1:] != spheres[:-1]])
     first = np.repeat(starts, np.diff(np.r_[starts, spheres.size]))
     return np.arange(spheres.size, dtype=np.int64) - first
-

@@ -1,4 +1,5 @@
 """Periodic boundary conditions (`PeriodicBox`)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,7 +9,7 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from .surfaces import WallShape, register_wall
-from .common import (vector3)
+from .common import vector3
 
 
 @register_wall
@@ -73,8 +74,7 @@ class PeriodicBox:
         return reduced
 
     def describe(self) -> dict:
-        return {"type": "periodic", "lower": self.lower.tolist(), "upper": self.upper.tolist(),
-                "axes": list(self.axes)}
+        return {"type": "periodic", "lower": self.lower.tolist(), "upper": self.upper.tolist(), "axes": list(self.axes)}
 
     @classmethod
     def from_description(cls, description: dict) -> "PeriodicBox":

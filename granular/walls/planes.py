@@ -1,5 +1,6 @@
 """Flat walls: the infinite `Plane`, the `Box` of planes, the finite rectangular
 `Panel` and the `Polygon` of flat faces (conventions in `granular.walls`)."""
+
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, replace
@@ -11,8 +12,19 @@ from ..drawing import walls as drawing
 from ..contact_laws import SurfaceLaw
 from ..errors import InvalidInputError
 from .surfaces import WallShape, register_wall
-from .common import (checked_angular_speed, described_velocity, motion_velocity, names_of_normal, RowsNear,
-                     set_translation, Translating, Turning, unit_vector, vector3, with_motion)
+from .common import (
+    checked_angular_speed,
+    described_velocity,
+    motion_velocity,
+    names_of_normal,
+    RowsNear,
+    set_translation,
+    Translating,
+    Turning,
+    unit_vector,
+    vector3,
+    with_motion,
+)
 
 
 @register_wall
@@ -92,11 +104,15 @@ class Plane(SurfaceLaw, RowsNear, Turning):
 
     @classmethod
     def from_description(cls, description: dict) -> "Plane":
-        return cls(description["point"], description["normal"], velocity=described_velocity(description),
-                   angular_velocity=description.get("angular_velocity", 0.0))
+        return cls(
+            description["point"],
+            description["normal"],
+            velocity=described_velocity(description),
+            angular_velocity=description.get("angular_velocity", 0.0),
+        )
 
     def surface_names(self, start: int) -> list[str]:
-        """"floor" for a still plane facing +z, else its index and normal."""
+        """ "floor" for a still plane facing +z, else its index and normal."""
         moving = " moving" if self._translation.moves else ""
         if np.allclose(self.normal, (0, 0, 1)) and not moving:
             return ["floor"]
@@ -174,14 +190,22 @@ class Box(SurfaceLaw, Translating):
         return float(np.prod(self.upper - self.lower))
 
     def describe(self) -> dict:
-        description = {"type": "box", "lower": self.lower.tolist(), "upper": self.upper.tolist(),
-                       "open_top": bool(self.open_top)}
+        description = {
+            "type": "box",
+            "lower": self.lower.tolist(),
+            "upper": self.upper.tolist(),
+            "open_top": bool(self.open_top),
+        }
         return with_motion(description, self._translation)
 
     @classmethod
     def from_description(cls, description: dict) -> "Box":
-        return cls(description["lower"], description["upper"], bool(description.get("open_top", False)),
-                   velocity=described_velocity(description))
+        return cls(
+            description["lower"],
+            description["upper"],
+            bool(description.get("open_top", False)),
+            velocity=described_velocity(description),
+        )
 
     def surface_names(self, start: int) -> list[str]:
         """The faces by side: "box x-min", "box x-max", ..., "floor", "box top"."""
@@ -196,9 +220,11 @@ class Box(SurfaceLaw, Translating):
         """The faces (not an open top), with their outlines."""
         faces = drawing.box_faces(self.lower, self.upper)
         if self.open_top:
-            faces = faces[:5]            # the upper z face is the last (box_faces' order, surfaces')
-        return WallShape([(corners, f, normal) for f, (corners, normal) in enumerate(faces)],
-                         drawing.outlines([corners for corners, _ in faces]))
+            faces = faces[:5]  # the upper z face is the last (box_faces' order, surfaces')
+        return WallShape(
+            [(corners, f, normal) for f, (corners, normal) in enumerate(faces)],
+            drawing.outlines([corners for corners, _ in faces]),
+        )
 
     def bounding_box(self) -> np.ndarray:
         return np.array([self.lower, self.upper])
@@ -251,8 +277,9 @@ class Panel(SurfaceLaw, RowsNear, Translating):
         if min(lengths) == 0.0:
             raise InvalidInputError("Panel edges along and across must be non-zero (m)")
         if abs(float(along @ across)) > 1e-9 * lengths[0] * lengths[1]:
-            raise InvalidInputError(f"Panel edges along {along.tolist()} and across {across.tolist()} must be "
-                                    "orthogonal (a rectangle)")
+            raise InvalidInputError(
+                f"Panel edges along {along.tolist()} and across {across.tolist()} must be orthogonal (a rectangle)"
+            )
         object.__setattr__(self, "along", along)
         object.__setattr__(self, "across", across)
         self.check_law()
@@ -281,8 +308,9 @@ class Panel(SurfaceLaw, RowsNear, Translating):
         inside = np.all(clamped == coordinates, axis=1) | (distance == 0.0)
         side = np.where(height < 0.0, -1.0, 1.0)
         gaps = np.where(inside, np.abs(height), distance) - radii
-        normals = np.where(inside[:, None], side[:, None] * normal,
-                           offset / np.where(distance > 0.0, distance, 1.0)[:, None])
+        normals = np.where(
+            inside[:, None], side[:, None] * normal, offset / np.where(distance > 0.0, distance, 1.0)[:, None]
+        )
         return gaps, normals
 
     def gaps_at(self, t: float, positions: np.ndarray, radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -302,14 +330,19 @@ class Panel(SurfaceLaw, RowsNear, Translating):
         return self.corner + np.array([np.zeros(3), self.along, self.along + self.across, self.across])
 
     def describe(self) -> dict:
-        description = {"type": "panel", "corner": self.corner.tolist(), "along": self.along.tolist(),
-                       "across": self.across.tolist()}
+        description = {
+            "type": "panel",
+            "corner": self.corner.tolist(),
+            "along": self.along.tolist(),
+            "across": self.across.tolist(),
+        }
         return with_motion(description, self._translation)
 
     @classmethod
     def from_description(cls, description: dict) -> "Panel":
-        return cls(description["corner"], description["along"], description["across"],
-                   velocity=described_velocity(description))
+        return cls(
+            description["corner"], description["along"], description["across"], velocity=described_velocity(description)
+        )
 
     def surface_names(self, start: int) -> list[str]:
         return [f"panel {start}"]
@@ -365,8 +398,11 @@ class Polygon:
         return [f"wall {start}"]
 
     def shape(self, bounds: np.ndarray) -> WallShape:
-        normal = self.normal if self.normal is not None else np.cross(self.vertices[1] - self.vertices[0],
-                                                                      self.vertices[2] - self.vertices[0])
+        normal = (
+            self.normal
+            if self.normal is not None
+            else np.cross(self.vertices[1] - self.vertices[0], self.vertices[2] - self.vertices[0])
+        )
         return WallShape([(self.vertices, 0, drawing.unit(normal))], drawing.polygon_edges(self.vertices))
 
     def bounding_box(self) -> np.ndarray:

@@ -21,6 +21,7 @@ A wall (`granular.walls.Plane`, `Box`, `Cylinder`, `Panel`, `Cone`,
 A new wall type is one module: a class with these methods, decorated with
 `register_wall`. Nothing else in the package switches on the wall's type.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -102,8 +103,9 @@ class ContactSurface(Protocol):
     @property
     def moves(self) -> bool: ...
 
-    def rows(self, positions: np.ndarray, radii: np.ndarray, margin: float, t: float,
-             h: float | None = None) -> ContactRows:
+    def rows(
+        self, positions: np.ndarray, radii: np.ndarray, margin: float, t: float, h: float | None = None
+    ) -> ContactRows:
         """The rows of the spheres (positions (N, 3) m, radii (N,) m) whose gap at time
         ``t`` is at most ``margin`` (m); the material velocities over ``(t - h, t)``
         when ``h`` is given and the surface moves."""
@@ -166,7 +168,7 @@ def _load_builtin_walls() -> None:
     for module in ("walls", "meshes"):
         try:
             importlib.import_module(f"{__package__}.{module}")
-        except ModuleNotFoundError as error:      # a module not yet written in a partial install
+        except ModuleNotFoundError as error:  # a module not yet written in a partial install
             if error.name != f"{__package__}.{module}":
                 raise
 

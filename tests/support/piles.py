@@ -7,6 +7,7 @@ box of 8 x 8 cm with e = 0 and settle (about 10 s of computing each). A test
 loads one and steps it a few times, recording every step, so that the frames it
 measures are steps of a pile at rest.
 """
+
 from __future__ import annotations
 
 import functools
@@ -20,9 +21,9 @@ from granular.records.configurations import read_configuration, write_configurat
 from granular.spheres.packing import fill_box
 
 DATA = Path(__file__).parent.parent / "data"
-SIDE = 0.08                 # m, the box's side
-DT = 1e-3                   # s
-DENSITY = 2500.0            # kg/m^3
+SIDE = 0.08  # m, the box's side
+DT = 1e-3  # s
+DENSITY = 2500.0  # kg/m^3
 #: Settling time (s) of each pile: a frictional pile creeps for longer.
 SETTLE = {0.0: 0.8, 0.5: 2.0}
 
@@ -38,8 +39,16 @@ def path(friction: float) -> Path:
 def world(positions, radii, friction: float, velocities=None) -> gr.SphereWorld:
     # "separate": a settled pile keeps overlaps of the solver's tolerance (1e-9 m here),
     # which the first steps close at a fraction of a micrometre a second.
-    return gr.SphereWorld(positions, radii, density=DENSITY, walls=[box()], restitution=0.0,
-                          friction=friction, velocities=velocities, initial_overlaps="separate")
+    return gr.SphereWorld(
+        positions,
+        radii,
+        density=DENSITY,
+        walls=[box()],
+        restitution=0.0,
+        friction=friction,
+        velocities=velocities,
+        initial_overlaps="separate",
+    )
 
 
 def pour(friction: float) -> gr.SphereWorld:
@@ -64,5 +73,7 @@ def pile(friction: float = 0.0, steps: int = 5) -> gr.Trajectory:
 if __name__ == "__main__":
     for mu in SETTLE:
         last = pour(mu)
-        print(f"mu = {mu:g}: kinetic energy {last.kinetic_energy[-1]:.3g} J, "
-              f"largest speed {np.abs(last.velocities[-1]).max():.3g} m/s -> {path(mu)}")
+        print(
+            f"mu = {mu:g}: kinetic energy {last.kinetic_energy[-1]:.3g} J, "
+            f"largest speed {np.abs(last.velocities[-1]).max():.3g} m/s -> {path(mu)}"
+        )

@@ -1,11 +1,13 @@
 """Independent references the tests compare the solvers with (cvxpy, imported when used)."""
+
 from __future__ import annotations
 
 import numpy as np
 
 
-def reference_contact_law(M: np.ndarray, G: np.ndarray, T: np.ndarray, mu: float, v: np.ndarray,
-                     lower: float = 0.0) -> np.ndarray:
+def reference_contact_law(
+    M: np.ndarray, G: np.ndarray, T: np.ndarray, mu: float, v: np.ndarray, lower: float = 0.0
+) -> np.ndarray:
     """The discrete contact law ``S(q, v)`` for one contact, solved as written in the study of
     Moreau's contact dynamics with Coulomb friction (Springer, 2017,
     doi:10.1007/978-3-319-55795-3_40), as a reference.

@@ -1,5 +1,6 @@
 """The scenes that ship with granular (``granular/scenes/``), listed and loaded by
 `granular.scenes` as the command does."""
+
 from __future__ import annotations
 
 from granular import scenes

@@ -1,4 +1,5 @@
 """Small systems several test files share."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -11,9 +12,13 @@ def exploding_spring(stiffness: float = 1e8) -> gr.ConstrainedSystem:
     that never acts (gap 1e300 - q): stepped explicitly with dt = 1e-3 s (omega dt = 10
     for 1e8 N/m, far past the stability limit 2) it grows about 100-fold a step until
     it overflows."""
-    return gr.ConstrainedSystem([0.5], [0.0], mass=[[1.0]], force=lambda t, q, u: -stiffness * q,
-                                constraints=[gr.Constraint(gap=lambda t, q: 1e300 - q[0],
-                                                           gradient=lambda t, q: np.array([-1.0]))])
+    return gr.ConstrainedSystem(
+        [0.5],
+        [0.0],
+        mass=[[1.0]],
+        force=lambda t, q, u: -stiffness * q,
+        constraints=[gr.Constraint(gap=lambda t, q: 1e300 - q[0], gradient=lambda t, q: np.array([-1.0]))],
+    )
 
 
 def lattice_in_a_box(seed: int) -> gr.SphereWorld:
@@ -26,8 +31,14 @@ def lattice_in_a_box(seed: int) -> gr.SphereWorld:
     positions = (sites + 0.5) * (side / 4) + np.array([0.0, 0.0, 0.002])
     positions[:, :2] += rng.uniform(-0.1, 0.1, (64, 2)) * radius
     velocities = rng.normal(0.0, 0.02, (64, 3))
-    return gr.SphereWorld(positions, radius, velocities=velocities, density=2500.0,
-                          walls=[gr.Box([0, 0, 0], [side, side, 0.08], open_top=True)], restitution=0.0)
+    return gr.SphereWorld(
+        positions,
+        radius,
+        velocities=velocities,
+        density=2500.0,
+        walls=[gr.Box([0, 0, 0], [side, side, 0.08], open_top=True)],
+        restitution=0.0,
+    )
 
 
 def sand_pile_scene():

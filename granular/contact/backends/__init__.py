@@ -4,6 +4,7 @@ Each backend module exposes ``solve(problem, warm_start) -> BackendResult``:
 ``osqp_`` (the hot path, multiplier form) and ``cvxpy_`` (velocity form, an
 independent reference for tests). `BACKENDS` maps the public names to them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -5,6 +5,7 @@
 solved by an interior-point solver (Clarabel by default). The multipliers are the
 duals of the constraints. cvxpy is imported here only, so the core runs without it.
 """
+
 from __future__ import annotations
 
 import numpy as np

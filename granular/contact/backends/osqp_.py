@@ -13,6 +13,7 @@ the rows that matter (constraint generation in
 are exactly those rows (figures in benchmarks/README.md, `qp_forms.py`). The
 velocity form is kept (``form="velocity"``) for that benchmark.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,8 +38,7 @@ _STATUS = {
     osqp.SolverStatus.OSQP_TIME_LIMIT_REACHED: "not_converged",
 }
 
-SETTINGS = dict(max_iter=OSQP_MAX_ITER, polishing=True, verbose=False,
-                eps_prim_inf=1e-10, eps_dual_inf=1e-10)
+SETTINGS = dict(max_iter=OSQP_MAX_ITER, polishing=True, verbose=False, eps_prim_inf=1e-10, eps_dual_inf=1e-10)
 
 
 @contextlib.contextmanager
@@ -64,8 +64,7 @@ def _status(result) -> str:
     return _STATUS.get(result.info.status_val, str(result.info.status))
 
 
-def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual",
-          eps: float = OSQP_EPS) -> BackendResult:
+def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual", eps: float = OSQP_EPS) -> BackendResult:
     """Solve ``problem`` (a `granular.contact.problem.ContactProblem`); see the module docstring."""
     if form == "velocity":
         return _solve_velocity_form(problem, eps)
@@ -78,8 +77,16 @@ def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual",
     v_ref = max(float(np.abs(c).max()), np.finfo(float).tiny)
     scaled = sp.diags(D) @ W @ sp.diags(D)
     solver = osqp.OSQP()
-    solver.setup(sp.triu(scaled, format="csc"), D * c / v_ref, sp.identity(m, format="csc"),
-                 np.zeros(m), np.full(m, np.inf), eps_abs=eps, eps_rel=eps, **SETTINGS)
+    solver.setup(
+        sp.triu(scaled, format="csc"),
+        D * c / v_ref,
+        sp.identity(m, format="csc"),
+        np.zeros(m),
+        np.full(m, np.inf),
+        eps_abs=eps,
+        eps_rel=eps,
+        **SETTINGS,
+    )
     if warm_start is not None:
         solver.warm_start(x=np.maximum(warm_start, 0.0) / (D * v_ref))
     with _c_stdout_silenced():
@@ -89,12 +96,23 @@ def solve(problem, warm_start: np.ndarray | None = None, form: str = "dual",
 
 
 def _solve_velocity_form(problem, eps: float) -> BackendResult:
-    M = sp.csc_matrix(problem.metric.matrix()) if not hasattr(problem.metric, "diagonal") \
+    M = (
+        sp.csc_matrix(problem.metric.matrix())
+        if not hasattr(problem.metric, "diagonal")
         else sp.diags(problem.metric.diagonal, format="csc")
+    )
     G = sp.csc_matrix(problem.jacobian)
     solver = osqp.OSQP()
-    solver.setup(sp.triu(M, format="csc"), -(M @ problem.predicted), G, problem.lower,
-                 np.full(problem.lower.size, np.inf), eps_abs=eps, eps_rel=eps, **SETTINGS)
+    solver.setup(
+        sp.triu(M, format="csc"),
+        -(M @ problem.predicted),
+        G,
+        problem.lower,
+        np.full(problem.lower.size, np.inf),
+        eps_abs=eps,
+        eps_rel=eps,
+        **SETTINGS,
+    )
     with _c_stdout_silenced():
         result = solver.solve(raise_error=False)
     # OSQP's y is the multiplier of l <= G u: negative on an active lower bound.
