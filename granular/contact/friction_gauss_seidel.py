@@ -82,6 +82,7 @@ times the tolerance in 3-20 linear solves, so `solve` hands over to it after
 impulse a local answer again, accepted by the same residual test as the sweeps'
 (otherwise the sweeps go on from there).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -90,8 +91,10 @@ from ..errors import ConvergenceError
 from .coulomb_newton import newton_on_cluster, newton_on_loaded
 from .coulomb_rows import SweepRows, add_impulses, contact_residuals, kernels, onto_cones, velocities
 
-def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
-          max_sweeps: int, names=None) -> tuple[np.ndarray, int, float]:
+
+def solve(
+    rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance, max_sweeps: int, names=None
+) -> tuple[np.ndarray, int, float]:
     """Sweep until the natural residual of every contact is below ``TARGET`` times its
     tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
     the sweeps stall.
@@ -128,7 +131,7 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
     reached it. The best iterate is then returned if within the tolerance, else
     `ConvergenceError` carries it. On Siconos' box of 3,375 turning spheres (mu = 0.5,
     seed 1) a stall wandered at 2.03 tolerances for 20,000 sweeps and 31 Newton calls
-    (17 s) without a new low; it now ends after about 2,000 sweeps with that same best
+    (17 s) without a new low; it now ends after about 4,000 sweeps with that same best
     (benchmarks/README.md, `stress.py`).
 
     Newton hand-over: after `_first_newton_wait` residual checks without a 10%
@@ -150,13 +153,13 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
     compiled = rows.compiled
     scale = compiled.visit_scale(tolerance)
     history, previous, newton_at, newton_wait = [], None, 0, _first_newton_wait(m)
-    progressed_at = 0   # the sweep of the last measured residual 10% below the best before it
-    best_ratio, best = np.inf, None   # the measured iterate nearest its law, kept if none is accepted
-    estimate, calibration = None, 1.0   # the residual's estimate (below)
+    progressed_at = 0  # the sweep of the last measured residual 10% below the best before it
+    best_ratio, best = np.inf, None  # the measured iterate nearest its law, kept if none is accepted
+    estimate, calibration = None, 1.0  # the residual's estimate (below)
     accelerated = _Momentum(r, u)
-    newton_work = 0.0   # the Newton calls' factorisations so far, in sweeps (`factorisation_cost`)
-    cluster, repaired_at = np.zeros(m, dtype=bool), 0   # the local repairs' contacts, and the last one's check
-    repair_every = _REPAIR_EVERY   # checks between repairs, doubled after each repair that misses
+    newton_work = 0.0  # the Newton calls' factorisations so far, in sweeps (`factorisation_cost`)
+    cluster, repaired_at = np.zeros(m, dtype=bool), 0  # the local repairs' contacts, and the last one's check
+    repair_every = _REPAIR_EVERY  # checks between repairs, doubled after each repair that misses
     for sweep in range(max_sweeps + 1):
         check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
@@ -165,11 +168,10 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
             # the pass over the contacts that the residual costs (two thirds of a
             # sweep) is made at the checks that test for a drift, and to confirm an answer.
             history.append(None if estimate is None else calibration * estimate)
-            measured = (estimate is None or _accepts(history) or _drift_check(len(history))
-                        or sweep == max_sweeps)
+            measured = estimate is None or _accepts(history) or _drift_check(len(history)) or sweep == max_sweeps
             if measured:
                 residual = contact_residuals(rows, u, r)
-                history[-1] = (residual / tolerance).max(initial=0.0)   # in units of each tolerance
+                history[-1] = (residual / tolerance).max(initial=0.0)  # in units of each tolerance
                 if history[-1] < best_ratio:
                     if history[-1] < _PROGRESS * best_ratio:
                         progressed_at = sweep
@@ -178,8 +180,12 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
                     calibration = history[-1] / estimate
                 if _accepts(history):
                     return r, sweep, float(residual.max(initial=0.0))
-            if (accelerated.enabled and sweep >= _MOMENTUM_PATIENCE and history[-1] <= _MOMENTUM_STALL
-                    and _no_new_low(history)):
+            if (
+                accelerated.enabled
+                and sweep >= _MOMENTUM_PATIENCE
+                and history[-1] <= _MOMENTUM_STALL
+                and _no_new_low(history)
+            ):
                 # A long stall near the tolerance: plain sweeps from the best iterate (`_Momentum`).
                 accelerated.stop()
                 r = best.copy()
@@ -214,13 +220,14 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
             members = np.flatnonzero(grown)
             if np.any(grown != cluster) and members.size <= _REPAIR_LARGEST * m:
                 cluster = grown
-                r, ratio, work = newton_on_cluster(rows, u, r, members, tolerance, 0.25 * TARGET,
-                                                   budget=sweep - newton_work)
+                r, ratio, work = newton_on_cluster(
+                    rows, u, r, members, tolerance, 0.25 * TARGET, budget=sweep - newton_work
+                )
                 newton_work += work
                 if ratio > 1.0:
                     repair_every *= 2
                 r, u, residual = _swept_once(rows, predicted, r)
-                if (residual / tolerance).max(initial=0.0) <= 1.0:   # the answer of the stall (`_accepts`)
+                if (residual / tolerance).max(initial=0.0) <= 1.0:  # the answer of the stall (`_accepts`)
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
                 accelerated.restart()
@@ -228,8 +235,9 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
             newton_at = len(history)
             newton_wait = _NEWTON_RETRY
             residual = contact_residuals(rows, u, r)
-            solved, ratio, work = newton_on_loaded(rows, predicted, r, residual, tolerance, 0.25 * TARGET,
-                                                   budget=sweep - newton_work)
+            solved, ratio, work = newton_on_loaded(
+                rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget=sweep - newton_work
+            )
             newton_work += work
             if ratio < (residual / tolerance).max(initial=0.0):
                 r, u, residual = _swept_once(rows, predicted, solved)
@@ -248,11 +256,17 @@ def solve(rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance,
         # Short of the target but within the tolerance: what a stall would accept.
         return r, max_sweeps, float(residual.max(initial=0.0))
     which = f"contact {worst}" if names is None else names(worst)
-    raise ConvergenceError(f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps: "
-                           f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
-                           f"{tolerance[worst]:.3g} m/s; no progress over the last "
-                           f"{max_sweeps - progressed_at} sweeps)", status="gauss_seidel", best=r,
-                           residual=float(residual[worst]), tolerance=float(tolerance[worst]), where=which)
+    raise ConvergenceError(
+        f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps: "
+        f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
+        f"{tolerance[worst]:.3g} m/s; no progress over the last "
+        f"{max_sweeps - progressed_at} sweeps)",
+        status="gauss_seidel",
+        best=r,
+        residual=float(residual[worst]),
+        tolerance=float(tolerance[worst]),
+        where=which,
+    )
 
 
 def _swept_once(rows: SweepRows, predicted: np.ndarray, r: np.ndarray):
@@ -328,7 +342,7 @@ class _Momentum:
 #: and the sweeps stop after a stall without progress as long as the sweeps before it,
 #: and at least `_NO_PROGRESS_FLOOR` sweeps (`solve`).
 _PROGRESS = 0.9
-_NO_PROGRESS_FLOOR = 2000
+_NO_PROGRESS_FLOOR = 4000
 #: Whether the sweeps carry Nesterov's momentum (`_Momentum`).
 _MOMENTUM = True
 #: Momentum stops at a stall whose residual is within this many tolerances, once the
@@ -461,7 +475,6 @@ def _extrapolate(rows: SweepRows, u: np.ndarray, r: np.ndarray, delta: np.ndarra
     return jumped
 
 
-
 def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
     """How far to extrapolate ``r + a delta`` (k, 3): up to the first contact that
     changes status (its normal impulse reaches 0 or a sticking impulse its cone's
@@ -469,6 +482,11 @@ def _longest_step(r, delta, mu, limit: float = 1e4) -> float:
     Contacts that would change within one sweep (``a < 1``) are at their bound
     already and do not limit the step (the caller projects them back onto their
     cones); ``limit`` caps it."""
-    return float(kernels().longest_step(np.ascontiguousarray(r[:, :3], dtype=float),
-                                            np.ascontiguousarray(delta[:, :3], dtype=float),
-                                            np.ascontiguousarray(mu, dtype=float), float(limit)))
+    return float(
+        kernels().longest_step(
+            np.ascontiguousarray(r[:, :3], dtype=float),
+            np.ascontiguousarray(delta[:, :3], dtype=float),
+            np.ascontiguousarray(mu, dtype=float),
+            float(limit),
+        )
+    )
