@@ -37,17 +37,13 @@ def test_whole_block_exchanges_give_up_on_the_captured_pile():
     def accepted(impulses, slack):
         return kkt_holds(slack, impulses, rows.diagonal, feasibility, complementarity)
 
-    workspace = active_set.Workspace()
-    stats = workspace.last = active_set.ActiveSetStats()
+    context = active_set.SolveContext(
+        rows, keys, accepted, feasibility, active_set.Workspace(), active_set.ActiveSetStats()
+    )
     impulses = np.where(warm * rows.diagonal > feasibility, warm, 0.0)
     active = active_set.predicted_active(rows, impulses, feasibility)
-    reference = active_set.without_self_stress(
-        rows, keys, impulses, active, active_set.RHO, feasibility, workspace, stats
-    )
-    outcome = active_set.exchange_rounds(
-        rows, keys, active_set.RHO, impulses, active, accepted, feasibility, workspace, stats, reference
-    )
-    assert outcome is None
+    reference = active_set.without_self_stress(context, impulses, active, active_set.RHO)
+    assert active_set.exchange_rounds(context, active_set.RHO, impulses, active, reference) is None
 
 
 def test_the_ratio_step_keeps_feasibility_and_never_raises_a_convex_objective():

@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 import scipy.linalg
@@ -170,6 +171,29 @@ class Workspace:
     last: ActiveSetStats = field(default_factory=ActiveSetStats)
 
 
+@dataclass
+class SolveContext:
+    """One call of `solve`: the rows (`DelassusRows`) and their keys (m,), the caller's
+    KKT test ``accurate(l, s) -> bool`` and feasibility tolerance (velocity units;
+    linear solves aim at a tenth of it), the workspace and the call's statistics."""
+
+    rows: DelassusRows
+    keys: np.ndarray
+    accurate: Callable[[np.ndarray, np.ndarray], bool]
+    feasibility: float
+    workspace: Workspace
+    stats: ActiveSetStats
+
+    def proximal_answer(self, rho: float, active: np.ndarray, reference: np.ndarray, start: np.ndarray):
+        """One round's linear solve: ``(rows, l_A)`` with ``rows`` the indices of the
+        working set ``active`` (m,) bool and ``l_A = (W_AA + rho D_A)^{-1} (-c_A + rho D_A
+        reference_A)``, conjugate gradients started from ``start[rows]``."""
+        self.stats.rounds += 1
+        rows = np.flatnonzero(active)
+        right = -self.rows.c[rows] + rho * self.rows.diagonal[rows] * reference[rows]
+        return rows, _solve_block(self, rows, rho, right, start[rows])
+
+
 def solve(
     rows_data: DelassusRows,
     keys: np.ndarray,
@@ -200,41 +224,31 @@ def solve(
     # An impulse whose velocity change is below the feasibility tolerance is noise
     # of the previous solve (OSQP leaves ~1e-17 on inactive rows), not a contact.
     impulses = np.where(warm * rows_data.diagonal > feasibility, warm, 0.0)
+    context = SolveContext(rows_data, keys, accurate, feasibility, workspace, stats)
     try:
-        answer = _plain_level(rows_data, keys, impulses, accurate, feasibility, workspace, stats)
+        answer = _plain_level(context, impulses)
         if answer is None:
-            answer = _continuation(rows_data, keys, impulses, CONTINUATION, accurate, feasibility, workspace, stats)
+            answer = _continuation(context, impulses, CONTINUATION)
         return answer
     finally:
         stats.seconds = time.perf_counter() - start
 
 
-def _plain_level(rows_data, keys, impulses, accurate, feasibility, workspace, stats) -> np.ndarray | None:
+def _plain_level(context: SolveContext, impulses: np.ndarray) -> np.ndarray | None:
     """The proximal problem at `RHO` by `_monotone_rounds`, from the working set that
     `predicted_active` guesses (else the support of ``impulses``, else the rows
     approaching, ``c < 0``) and from ``impulses`` (m,) on it, centred on them without
     their self-stress. Returns the accepted impulses or None."""
-    active = predicted_active(rows_data, impulses, feasibility)
+    active = predicted_active(context.rows, impulses, context.feasibility)
     if active is None:
         active = impulses > 0.0
     if not active.any():
-        active = rows_data.c < 0.0
-    reference = without_self_stress(rows_data, keys, impulses, active, RHO, feasibility, workspace, stats)
-    return _monotone_rounds(
-        rows_data,
-        keys,
-        RHO,
-        np.where(active, impulses, 0.0),
-        active,
-        accurate,
-        feasibility,
-        workspace,
-        stats,
-        reference,
-    )
+        active = context.rows.c < 0.0
+    reference = without_self_stress(context, impulses, active, RHO)
+    return _monotone_rounds(context, RHO, np.where(active, impulses, 0.0), active, reference)
 
 
-def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, workspace, stats):
+def _continuation(context: SolveContext, impulses: np.ndarray, schedule) -> np.ndarray | None:
     """The levels of ``schedule`` in turn, each started from the previous answer and
     offered to ``accurate``; the first accepted answer is returned (the last level
     makes proximal updates until it is accepted). The first active set is the support
@@ -245,24 +259,14 @@ def _continuation(rows_data, keys, impulses, schedule, accurate, feasibility, wo
     its rounds must exchange. Returns the impulses or None."""
     active = impulses > 0.0
     if not active.any():
-        active = rows_data.c < 0.0
-    reference = without_self_stress(rows_data, keys, impulses, active, schedule[0], feasibility, workspace, stats)
+        active = context.rows.c < 0.0
+    reference = without_self_stress(context, impulses, active, schedule[0])
     levels, answered, bisections = list(schedule), None, 0
     while levels:
         rho = levels.pop(0)
+        last = not levels
         outcome = exchange_rounds(
-            rows_data,
-            keys,
-            rho,
-            impulses,
-            active,
-            accurate,
-            feasibility,
-            workspace,
-            stats,
-            reference,
-            max_updates=_updates_at(rho, last=not levels),
-            last=not levels,
+            context, rho, impulses, active, reference, max_updates=_updates_at(rho, last=last), last=last
         )
         if outcome is None:
             if answered is None or bisections == MAX_BISECTIONS:
@@ -337,7 +341,7 @@ def predicted_active(rows_data, impulses, feasibility) -> np.ndarray | None:
     return active if active.any() else None
 
 
-def without_self_stress(rows_data, keys, impulses, active, rho, feasibility, workspace, stats) -> np.ndarray:
+def without_self_stress(context: SolveContext, impulses: np.ndarray, active: np.ndarray, rho: float) -> np.ndarray:
     """The previous impulses on the rows ``active`` with their self-stress removed:
     ``(W_AA + rho D_A)^{-1} W_AA l_A``, which keeps each component of ``l_A`` along an
     eigenvector of ``D^{-1} W_AA`` of eigenvalue ``sigma`` scaled by
@@ -349,19 +353,17 @@ def without_self_stress(rows_data, keys, impulses, active, rho, feasibility, wor
     as zeros. (Solved on the support of ``l`` alone, the block differed from the
     first round's whenever the sweeps changed the set, and every step paid a second
     factorisation; benchmarks/README.md, "Measurements behind the constants".)"""
-    reference = np.zeros(rows_data.size)
+    reference = np.zeros(context.rows.size)
     if not np.any(active & (impulses > 0.0)):
         return reference
     rows = np.flatnonzero(active)
-    loads = rows_data.operator(rows, 0.0)(impulses[rows])
-    reference[rows] = _solve_block(
-        rows_data, rows, keys, rho, loads, impulses[rows], 0.1 * feasibility, workspace, stats
-    )
+    loads = context.rows.operator(rows, 0.0)(impulses[rows])
+    reference[rows] = _solve_block(context, rows, rho, loads, impulses[rows])
     return reference
 
 
 def _monotone_rounds(
-    rows_data, keys, rho, impulses, active, accurate, feasibility, workspace, stats, reference
+    context: SolveContext, rho: float, impulses: np.ndarray, active: np.ndarray, reference: np.ndarray
 ) -> np.ndarray | None:
     """Primal active-set rounds (module docstring) on the proximal problem with ``rho``
     centred on ``reference``, from the feasible ``impulses`` (m,), ``>= 0`` and zero
@@ -369,25 +371,21 @@ def _monotone_rounds(
     ``accurate`` rejects is refined by up to `MAX_PROXIMAL` proximal updates, each
     continuing the rounds from it. Returns the accepted impulses, or None after
     `MAX_ROUNDS` rounds or the updates."""
-    diagonal = rows_data.diagonal
     impulses, active, updates = impulses.copy(), active.copy(), 0
     for _ in range(MAX_ROUNDS):
-        stats.rounds += 1
-        rows = np.flatnonzero(active)
-        right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
-        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility, workspace, stats)
+        rows, values = context.proximal_answer(rho, active, reference, impulses)
         if (values < 0.0).any():
             impulses[rows], leaving = ratio_step(impulses[rows], values)
             active[rows[leaving]] = False
             continue
-        impulses = np.zeros(rows_data.size)
+        impulses = np.zeros(context.rows.size)
         impulses[rows] = values
-        slack = rows_data.slack(impulses)
-        violated = ~active & (slack + rho * diagonal * (impulses - reference) < -feasibility)
+        slack = context.rows.slack(impulses)
+        violated = ~active & (slack + rho * context.rows.diagonal * (impulses - reference) < -context.feasibility)
         if violated.any():
             active |= violated
             continue
-        if accurate(impulses, slack):
+        if context.accurate(impulses, slack):
             return impulses
         updates += 1
         if updates > MAX_PROXIMAL:
@@ -415,18 +413,13 @@ def ratio_step(current: np.ndarray, target: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def exchange_rounds(
-    rows_data,
-    keys,
-    rho,
-    impulses,
-    active,
-    accurate,
-    feasibility,
-    workspace,
-    stats,
-    reference,
-    max_updates=MAX_PROXIMAL,
-    last=True,
+    context: SolveContext,
+    rho: float,
+    impulses: np.ndarray,
+    active: np.ndarray,
+    reference: np.ndarray,
+    max_updates: int = MAX_PROXIMAL,
+    last: bool = True,
 ):
     """Active-set rounds on the proximal problem with ``rho`` centred on ``reference``:
     ``(impulses, active, accepted)`` once no row is wrong, ``accepted`` by
@@ -436,26 +429,22 @@ def exchange_rounds(
     level gives up (``last``). None also if no answer comes in `MAX_ROUNDS`, or
     when the count of wrong rows has reached no new low for `STALL_ROUNDS` rounds
     (after an answer of a level that is not ``last``: that answer)."""
-    diagonal = rows_data.diagonal
     updates, answered = 0, None  # answered: the level's first answer, kept if updates stall
     exchange = ExchangeRule()
     for _ in range(MAX_ROUNDS):
-        stats.rounds += 1
-        rows = np.flatnonzero(active)
-        right = -rows_data.c[rows] + rho * diagonal[rows] * reference[rows]
-        values = _solve_block(rows_data, rows, keys, rho, right, impulses[rows], 0.1 * feasibility, workspace, stats)
-        impulses = np.zeros(rows_data.size)
+        rows, values = context.proximal_answer(rho, active, reference, impulses)
+        impulses = np.zeros(context.rows.size)
         impulses[rows] = values
-        slack = rows_data.slack(impulses)
-        proximal_slack = slack + rho * diagonal * (impulses - reference)
-        wrong = (active & (impulses < 0.0)) | (~active & (proximal_slack < -feasibility))
+        slack = context.rows.slack(impulses)
+        proximal_slack = slack + rho * context.rows.diagonal * (impulses - reference)
+        wrong = (active & (impulses < 0.0)) | (~active & (proximal_slack < -context.feasibility))
         if wrong.any():
             if exchange.stalled():
                 return None if last or answered is None else answered
             active = active ^ exchange.rows_to_flip(wrong)
             updates = 0
             continue
-        if accurate(impulses, slack):
+        if context.accurate(impulses, slack):
             return impulses, active, True
         answered = answered or (impulses, active, False)
         updates += 1
@@ -507,9 +496,12 @@ class ExchangeRule:
         return flip
 
 
-def _solve_block(rows_data, rows, keys, rho, right, start, tolerance, workspace, stats) -> np.ndarray:
+def _solve_block(context: SolveContext, rows: np.ndarray, rho: float, right: np.ndarray, start: np.ndarray):
     """``(W_AA + rho D_A)^{-1} right`` on ``rows`` by preconditioned conjugate
-    gradients, refactorising the base on the current matrix when it no longer serves."""
+    gradients to a tenth of the feasibility tolerance, refactorising the base on the
+    current matrix when it no longer serves."""
+    rows_data, keys, workspace, stats = context.rows, context.keys, context.workspace, context.stats
+    tolerance = 0.1 * context.feasibility
     if rows.size == 0:
         return np.zeros(0)
     if rows.size <= DENSE_ROWS:
