@@ -43,13 +43,13 @@ def settling_box():
 @pytest.fixture
 def without_newton_on_the_loaded_contacts(monkeypatch):
     """The global hand-over held back, so that the repairs alone are tested."""
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_AFTER", 10**9)
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_CHECKS_PER_CONTACT", 10**6)
+    monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)
+    monkeypatch.setattr(gauss_seidel, "NEWTON_CHECKS_PER_CONTACT", 10**6)
 
 
 def test_the_sweeps_alone_stall_on_the_settling_box(settling_box, without_newton_on_the_loaded_contacts, monkeypatch):
     data, _, _, rows = settling_box
-    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)  # no repairs
+    monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)  # no repairs
     with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
 
@@ -69,7 +69,7 @@ def test_a_repair_holds_the_impulses_outside_its_cluster(
     all the impulses): the held impulses were folded into the cluster's prediction."""
     data, _, _, rows = settling_box
     tolerance = data["tolerance"]
-    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)
+    monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)
     with pytest.raises(ConvergenceError) as stalled_sweeps:  # the sweeps' best iterate at the stall
         gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 1000)
     r = stalled_sweeps.value.best

@@ -43,7 +43,7 @@ def cluster():
 
 def test_plain_sweeps_stall_on_the_captured_cluster(cluster, monkeypatch):
     data, _, _, rows = cluster
-    monkeypatch.setattr(gauss_seidel, "_NEWTON_AFTER", 10**9)  # the sweeps alone, as before the fix
+    monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)  # the sweeps alone, as before the fix
     with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 5000)
 
@@ -76,8 +76,8 @@ def test_newton_takes_in_the_contacts_its_answer_approaches(approached, monkeypa
     assert sweeps < 20000
     assert_coulomb_law(data, G, T, r)
     monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)  # Newton on its first contacts only
-    monkeypatch.setattr(gauss_seidel, "_MOMENTUM", False)  # and plain sweeps
-    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)  # without local repairs
+    monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)  # and plain sweeps
+    monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)  # without local repairs
     with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
         gauss_seidel.solve(*arguments)
 
@@ -133,7 +133,7 @@ def test_the_turning_pour_whose_newton_attempts_came_too_seldom_runs_on():
     """The sand pile's pour of turning spheres (mu = 0.6, seed 4) stopped at
     t = 1.297 s after 5,000 sweeps when the Newton attempts after the first came
     500 and 1,000 residual checks apart (all three missed); with attempts
-    `_NEWTON_RETRY` checks apart the pour runs on (about 30 s of processor time)."""
+    `NEWTON_RETRY` checks apart the pour runs on (about 30 s of processor time)."""
     outcome = sand_pile_scene().pour(0.6, duration=1.35, rotation=True, rolling_friction=0.0, seed=4)
     assert outcome["failure"] is None
     assert outcome["t"] == pytest.approx(1.35)
@@ -200,8 +200,8 @@ def test_a_stall_without_progress_ends_after_as_many_sweeps_as_reached_its_best(
     the 20,000 allowed, and the error carries that best iterate, in its cones."""
     data, G, T, rows = approached
     monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
-    monkeypatch.setattr(gauss_seidel, "_MOMENTUM", False)
-    monkeypatch.setattr(gauss_seidel, "_REPAIR_LEVEL", 0.0)
+    monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)
+    monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)
     with pytest.raises(ConvergenceError) as failure:
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000)
     made = int(re.search(r"did not converge in (\d+) sweeps", str(failure.value)).group(1))

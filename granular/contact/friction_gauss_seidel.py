@@ -111,7 +111,7 @@ def solve(
     sticking contacts whose gaps ``D/h`` are incompatible by round-off, measured
     in the pile: ``delta`` constant to 1e-9 for thousands of sweeps). Gauss-Seidel
     would walk until an impulse reaches its cone's boundary; the step jumps there
-    at once (`_longest_step`) when that is at least `_SHORTEST_JUMP` sweeps away.
+    at once (`_longest_step`) when that is at least `SHORTEST_JUMP` sweeps away.
     This only moves the starting point of the next sweeps: the answer is accepted
     by the residual alone.
 
@@ -125,8 +125,8 @@ def solve(
     (4,924) ended it; repairs of 150-300 contacts end it after about 1,700 sweeps.
 
     Stopping a stall: the sweeps end once the best measured residual has not fallen by
-    10% (`_PROGRESS`) for as many sweeps as came before that best, and at least
-    `_NO_PROGRESS_FLOOR`: the ski-rental rule of the Newton budget below, applied to
+    10% (`PROGRESS`) for as many sweeps as came before that best, and at least
+    `NO_PROGRESS_FLOOR`: the ski-rental rule of the Newton budget below, applied to
     the sweeps themselves, so that a stall costs at most about twice the work that
     reached it. The best iterate is then returned if within the tolerance, else
     `ConvergenceError` carries it. On Siconos' box of 3,375 turning spheres (mu = 0.5,
@@ -135,12 +135,12 @@ def solve(
     (benchmarks/README.md, `stress.py`).
 
     Newton hand-over: after `_first_newton_wait` residual checks without a 10%
-    decrease (and `_NEWTON_RETRY` checks after an attempt), `coulomb_newton.newton_on_loaded` starts from the current
+    decrease (and `NEWTON_RETRY` checks after an attempt), `coulomb_newton.newton_on_loaded` starts from the current
     impulses, with a budget: the Newton calls' factorisations together cost no more
     than the sweeps made so far plus one factorisation (`factorisation_cost`), so a
     stall whose Newton steps do not help costs at most about twice its sweeps (the
     ski-rental bound again, now on every call: on a stall of a settling layer of 1,000
-    turning spheres, calls every `_NEWTON_RETRY` checks made 1,361 factorisations, 363
+    turning spheres, calls every `NEWTON_RETRY` checks made 1,361 factorisations, 363
     s, for answers no better than the sweeps'); after one sweep from its answer (so that every impulse is a local
     answer again) the impulses are returned when their residual is within the
     tolerance (the stalled-sweeps criterion above); otherwise the sweeps go on
@@ -159,9 +159,9 @@ def solve(
     accelerated = _Momentum(r, u)
     newton_work = 0.0  # the Newton calls' factorisations so far, in sweeps (`factorisation_cost`)
     cluster, repaired_at = np.zeros(m, dtype=bool), 0  # the local repairs' contacts, and the last one's check
-    repair_every = _REPAIR_EVERY  # checks between repairs, doubled after each repair that misses
+    repair_every = REPAIR_EVERY  # checks between repairs, doubled after each repair that misses
     for sweep in range(max_sweeps + 1):
-        check = sweep % _CHECK_EVERY == 0 or sweep == max_sweeps
+        check = sweep % CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
             # The last sweep's largest residual at a visit, scaled by the last ratio
             # of the residual to it, stands in for the residual between measurements:
@@ -173,7 +173,7 @@ def solve(
                 residual = contact_residuals(rows, u, r)
                 history[-1] = (residual / tolerance).max(initial=0.0)  # in units of each tolerance
                 if history[-1] < best_ratio:
-                    if history[-1] < _PROGRESS * best_ratio:
+                    if history[-1] < PROGRESS * best_ratio:
                         progressed_at = sweep
                     best_ratio, best = history[-1], r.copy()
                 if estimate is not None and estimate > 0.0:
@@ -182,8 +182,8 @@ def solve(
                     return r, sweep, float(residual.max(initial=0.0))
             if (
                 accelerated.enabled
-                and sweep >= _MOMENTUM_PATIENCE
-                and history[-1] <= _MOMENTUM_STALL
+                and sweep >= MOMENTUM_PATIENCE
+                and history[-1] <= MOMENTUM_STALL
                 and _no_new_low(history)
             ):
                 # A long stall near the tolerance: plain sweeps from the best iterate (`_Momentum`).
@@ -193,13 +193,13 @@ def solve(
                 estimate = None
         if sweep == max_sweeps:
             break
-        if check and sweep - progressed_at > max(_NO_PROGRESS_FLOOR, progressed_at):
+        if check and sweep - progressed_at > max(NO_PROGRESS_FLOOR, progressed_at):
             # A stall that made no progress for as long as the sweeps took to reach it.
             max_sweeps = sweep
             break
         # The change of the impulses is needed only by the drift test of the checks that
         # make it (`_drift_check`): at such a check and at the sweep before it.
-        next_check = (sweep + 1) % _CHECK_EVERY == 0 or sweep + 1 == max_sweeps
+        next_check = (sweep + 1) % CHECK_EVERY == 0 or sweep + 1 == max_sweeps
         tracked = (check and _drift_check(len(history))) or (next_check and _drift_check(len(history) + 1))
         before = r.copy() if tracked else None
         accelerated.extrapolate(r, u)
@@ -216,9 +216,9 @@ def solve(
             # their neighbours (`coulomb_newton.newton_on_cluster`), the cluster growing
             # from one repair to the next.
             repaired_at = len(history)
-            grown = cluster | rows.neighbourhood(contact_residuals(rows, u, r) > tolerance, _REPAIR_HOPS)
+            grown = cluster | rows.neighbourhood(contact_residuals(rows, u, r) > tolerance, REPAIR_HOPS)
             members = np.flatnonzero(grown)
-            if np.any(grown != cluster) and members.size <= _REPAIR_LARGEST * m:
+            if np.any(grown != cluster) and members.size <= REPAIR_LARGEST * m:
                 cluster = grown
                 r, ratio, work = newton_on_cluster(
                     rows, u, r, members, tolerance, 0.25 * TARGET, budget=sweep - newton_work
@@ -233,7 +233,7 @@ def solve(
                 accelerated.restart()
         if check and len(history) - newton_at >= newton_wait and _stalled(history, newton_wait):
             newton_at = len(history)
-            newton_wait = _NEWTON_RETRY
+            newton_wait = NEWTON_RETRY
             residual = contact_residuals(rows, u, r)
             solved, ratio, work = newton_on_loaded(
                 rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget=sweep - newton_work
@@ -301,8 +301,8 @@ class _Momentum:
     constants"); mass-damped sweeps alone (over-relaxation) failed on some of them.
 
     Momentum stops for good at a long stall near the tolerance: after
-    `_MOMENTUM_PATIENCE` sweeps, within `_MOMENTUM_STALL` tolerances, and no new low
-    of the residual over `_STALL_WINDOW` checks (`_no_new_low`); the plain sweeps
+    `MOMENTUM_PATIENCE` sweeps, within `MOMENTUM_STALL` tolerances, and no new low
+    of the residual over `STALL_WINDOW` checks (`_no_new_low`); the plain sweeps
     then go on from the best iterate measured. Where the current stick/slip pattern has no
     solution the plain sweeps drift and are accepted at the tolerance once stalled
     (`_accepts`); momentum amplifies the drift instead: in a step of the rotating
@@ -313,7 +313,7 @@ class _Momentum:
     def __init__(self, r: np.ndarray, u: np.ndarray):
         self.r_previous, self.u_previous = r.copy(), u.copy()
         self.count, self.last = 0, np.inf
-        self.enabled = _MOMENTUM
+        self.enabled = MOMENTUM
 
     def extrapolate(self, r: np.ndarray, u: np.ndarray) -> None:
         """``r`` and ``u`` (in place) moved to the next sweep's starting point."""
@@ -340,15 +340,15 @@ class _Momentum:
 
 #: A measured residual below this fraction of the best before it counts as progress,
 #: and the sweeps stop after a stall without progress as long as the sweeps before it,
-#: and at least `_NO_PROGRESS_FLOOR` sweeps (`solve`).
-_PROGRESS = 0.9
-_NO_PROGRESS_FLOOR = 4000
+#: and at least `NO_PROGRESS_FLOOR` sweeps (`solve`).
+PROGRESS = 0.9
+NO_PROGRESS_FLOOR = 4000
 #: Whether the sweeps carry Nesterov's momentum (`_Momentum`).
-_MOMENTUM = True
+MOMENTUM = True
 #: Momentum stops at a stall whose residual is within this many tolerances, once the
 #: solve has made this many sweeps (`_Momentum`).
-_MOMENTUM_STALL = 10.0
-_MOMENTUM_PATIENCE = 1000
+MOMENTUM_STALL = 10.0
+MOMENTUM_PATIENCE = 1000
 #: The sweeps aim at this fraction of the tolerance and accept the tolerance only
 #: once they stall (`_stalled`). Why: an answer at the tolerance leaves gaps wrong
 #: by ``h`` times it, which the next step's loops of sticking contacts cannot all
@@ -356,48 +356,48 @@ _MOMENTUM_PATIENCE = 1000
 #: in the pile). Aiming lower keeps that floor under the tolerance.
 TARGET = 0.125
 #: Residual checks (2 sweeps each) without a 10% decrease that count as a stall.
-_STALL_WINDOW = 25
+STALL_WINDOW = 25
 #: The residual is checked every this many sweeps: measured at the drift checks and
 #: whenever it may accept, estimated from the sweeps in between (`solve`).
-_CHECK_EVERY = 2
+CHECK_EVERY = 2
 #: Residual checks over which a stalled residual (down by less than 10%) calls for
 #: extrapolation (10 sweeps).
-_STALL_CHECKS = 5
+STALL_CHECKS = 5
 #: Residual checks without a 10% decrease after which the sweeps first hand over to
-#: `coulomb_newton.newton_on_loaded`: the larger of `_NEWTON_AFTER` and `_NEWTON_CHECKS_PER_CONTACT` per contact
+#: `coulomb_newton.newton_on_loaded`: the larger of `NEWTON_AFTER` and `NEWTON_CHECKS_PER_CONTACT` per contact
 #: (`_first_newton_wait`). Why so many: most slow descents are not stalls, and a Newton
 #: call costs as much as thousands of sweeps (`tests/data/stalled_turning_cluster.npz`,
 #: the settling 1,000-sphere pour of `benchmarks/rotation_speed.py`). Waiting until the
 #: stalled sweeps have cost about as much as a call bounds the work by twice the
 #: better choice made in hindsight, stall or slow descent (the ski-rental argument).
 #: Tuned; benchmarks/README.md, "Measurements behind the constants".
-_NEWTON_AFTER = 800
-_NEWTON_CHECKS_PER_CONTACT = 1
+NEWTON_AFTER = 800
+NEWTON_CHECKS_PER_CONTACT = 1
 #: Residual checks without a 10% decrease between a Newton attempt that did not end
 #: the solve and the next. Whether Newton reaches the tolerance depends on where it
 #: starts, so a stall needs several attempts: in the sand pile's pour (seed 4,
 #: t = 1.297 s, 435 contacts) three attempts 500 and 1,000 checks apart all missed
 #: the tolerance and the step failed; attempts 100 checks apart end it (figures in
 #: benchmarks/README.md, "Measurements behind the constants").
-_NEWTON_RETRY = 100
+NEWTON_RETRY = 100
 #: A drift is followed only when the jump is worth at least this many sweeps. Why:
 #: trying a jump costs about two sweeps (the velocities moved, the residual), and
 #: among thousands of contacts one changes status at once, so most jumps are
 #: shorter than that and following them all costs more than it saves. The drifts
 #: the jumps were made for are long (the pile: the same change for 1000s of
 #: sweeps). Tuned; benchmarks/README.md, "Measurements behind the constants".
-_SHORTEST_JUMP = 2.0
+SHORTEST_JUMP = 2.0
 #: A jump is kept when the residual grows by at most this factor: along a pure
 #: drift it stays constant until a contact changes status at the end of the jump.
-_JUMP_GROWTH = 1.01
+JUMP_GROWTH = 1.01
 
 #: Local repairs (`solve`, `coulomb_newton.newton_on_cluster`). The first comes once
-#: the residual is within `_REPAIR_LEVEL` tolerances and has made no new low over
-#: `_REPAIR_WINDOW` checks, the next ones at least `_REPAIR_EVERY` checks apart while
+#: the residual is within `REPAIR_LEVEL` tolerances and has made no new low over
+#: `REPAIR_WINDOW` checks, the next ones at least `REPAIR_EVERY` checks apart while
 #: that lasts (twice as far apart after each repair that misses its cluster's
 #: tolerance), each only if the cluster grew: the contacts above their tolerance and
-#: those within `_REPAIR_HOPS` shared spheres of them, joined to the last cluster,
-#: up to `_REPAIR_LARGEST` of the contacts (beyond, Newton on the loaded contacts is
+#: those within `REPAIR_HOPS` shared spheres of them, joined to the last cluster,
+#: up to `REPAIR_LARGEST` of the contacts (beyond, Newton on the loaded contacts is
 #: the way out). Why these: repairs made at the first sign of a stall, or at 10
 #: tolerances, took in hundreds of contacts that were still descending and cost more
 #: than the sweeps they saved; a fresh cluster each time (not joined to the last) let
@@ -405,22 +405,22 @@ _JUMP_GROWTH = 1.01
 #: the repaired cluster's edge above the tolerance more often than two. Measured on
 #: the Siconos boxes of 1,000 and 3,375 turning spheres and on the rotating drum
 #: (benchmarks/README.md, "Measurements behind the constants").
-_REPAIR_LEVEL = 3.0
-_REPAIR_WINDOW = 200
-_REPAIR_EVERY = 100
-_REPAIR_HOPS = 2
-_REPAIR_LARGEST = 0.5
+REPAIR_LEVEL = 3.0
+REPAIR_WINDOW = 200
+REPAIR_EVERY = 100
+REPAIR_HOPS = 2
+REPAIR_LARGEST = 0.5
 
 
 def _repair_due(history, since: int, every: int) -> bool:
     """Whether a local repair is due, ``since`` checks after the last one and at
     least ``every`` checks apart."""
-    return since >= every and history[-1] <= _REPAIR_LEVEL and _no_new_low(history, _REPAIR_WINDOW)
+    return since >= every and history[-1] <= REPAIR_LEVEL and _no_new_low(history, REPAIR_WINDOW)
 
 
 def _first_newton_wait(contacts: int) -> int:
-    """Stalled residual checks before the first Newton attempt (`_NEWTON_AFTER`)."""
-    return max(_NEWTON_AFTER, _NEWTON_CHECKS_PER_CONTACT * contacts)
+    """Stalled residual checks before the first Newton attempt (`NEWTON_AFTER`)."""
+    return max(NEWTON_AFTER, NEWTON_CHECKS_PER_CONTACT * contacts)
 
 
 def _accepts(history) -> bool:
@@ -429,12 +429,12 @@ def _accepts(history) -> bool:
     return history[-1] <= TARGET or (history[-1] <= 1.0 and _stalled(history))
 
 
-def _stalled(history, window: int = _STALL_WINDOW) -> bool:
+def _stalled(history, window: int = STALL_WINDOW) -> bool:
     """Whether the residual fell by less than 10% over the last ``window`` checks."""
     return len(history) > window and history[-1] > 0.9 * history[-1 - window]
 
 
-def _no_new_low(history, window: int = _STALL_WINDOW) -> bool:
+def _no_new_low(history, window: int = STALL_WINDOW) -> bool:
     """Whether the last ``window`` checks found no residual 10% below the lowest
     before them (momentum's residual oscillates, so `_stalled`'s test of the last
     value against one ``window`` back misses its stalls)."""
@@ -443,15 +443,15 @@ def _no_new_low(history, window: int = _STALL_WINDOW) -> bool:
 
 def _drift_check(checks: int) -> bool:
     """Whether the residual check that makes ``checks`` checks in all tests for a drift."""
-    return checks > _STALL_CHECKS and checks % _STALL_CHECKS == 0
+    return checks > STALL_CHECKS and checks % STALL_CHECKS == 0
 
 
 def _drifting(history, delta, previous) -> bool:
-    """Whether the residual stalled over `_STALL_CHECKS` checks and the last two
+    """Whether the residual stalled over `STALL_CHECKS` checks and the last two
     sweeps moved the impulses alike (within 5%)."""
     if previous is None or not _drift_check(len(history)):
         return False
-    if history[-1] < 0.9 * history[-1 - _STALL_CHECKS]:
+    if history[-1] < 0.9 * history[-1 - STALL_CHECKS]:
         return False
     size = np.linalg.norm(delta)
     return size > 0.0 and np.linalg.norm(delta - previous) <= 0.05 * size
@@ -461,15 +461,15 @@ def _extrapolate(rows: SweepRows, u: np.ndarray, r: np.ndarray, delta: np.ndarra
     """``r`` moved along the drift ``delta`` up to `_longest_step`, projected onto the
     cones, with ``u`` moved in place; kept only if its largest residual does not
     exceed ``before`` (m/s, the residual at the check, one sweep earlier) by more
-    than `_JUMP_GROWTH` (the drift is linear only near where it was measured:
+    than `JUMP_GROWTH` (the drift is linear only near where it was measured:
     unchecked jumps of 1000 sweeps' worth made a 108-contact set of the pile wander)."""
     step = _longest_step(r, delta, rows.mu)
-    if step < _SHORTEST_JUMP:
+    if step < SHORTEST_JUMP:
         return r
     jumped = onto_cones(rows, r + step * delta)
     trial = u.copy()
     add_impulses(rows, trial, jumped - r)
-    if contact_residuals(rows, trial, jumped).max(initial=0.0) > _JUMP_GROWTH * before:
+    if contact_residuals(rows, trial, jumped).max(initial=0.0) > JUMP_GROWTH * before:
         return r
     u[:] = trial
     return jumped

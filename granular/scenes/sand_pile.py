@@ -25,59 +25,20 @@ fitted flanks).
 
     python -m granular.scenes.sand_pile [--workers 1]
 
-Measured (two processes on the 2 cores; commit 9c22ad7: the Coulomb sweeps reading
-their contacts in sweep order and skipping open ones, Newton taking in the contacts
-its answer approaches; `FRICTION_SWEEPS` = 20,000), angles in degrees, flanks left /
-right::
-
-    setting (mu = 0.6)         seed  angle  flanks       rest at   processor  ms/step
-    points, column 0.1 m         3   22.9   11.8/34.1    0.96 s     6 s        5.8
-                                 4   43.8   43.5/44.2    1.08 s     6 s        5.9
-                                 5   48.2   50.4/45.9    0.69 s     6 s        8.5
-    turning, mu_r = 0            3    7.2    9.3/5.0     not at rest at 2 s, 71 moving
-                                                                   16 s        8.1
-                                 4   10.8   11.7/9.8     not at rest, 93 moving
-                                                                   13 s        6.5
-                                 5   stopped: `ConvergenceError` at t = 0.203 s
-                                     (`tests/test_known_limits.py`)
-    turning, mu_r = 0.1          3   18.8   18.6/19.1    1.41 s    21 s       15.0
-                                 4   14.6   16.3/12.9    1.63 s    23 s       14.3
-                                 5   16.7   19.4/14.0    1.23 s    23 s       19.6
-    turning, mu_r = 0.2          3   21.6   21.3/21.8    1.01 s    17 s       18.1
-                                 4   23.8   20.1/27.5    1.17 s    17 s       15.0
-                                 5   15.6   15.4/15.7    0.92 s    17 s       17.9
-    turning, mu_r = 0.3          3   19.8   22.3/17.2    0.70 s    10 s       14.6
-                                 4   18.4   19.4/17.5    0.70 s    11 s       15.5
-                                 5   24.1   22.8/25.4    0.72 s    11 s       15.4
-
-Means: points 38.3 deg (22.9-48.2); turning spheres without rolling resistance 9.0
-deg (7.2-10.8, a mound still shedding spheres); mu_r = 0.1: 16.7 deg (14.6-18.8);
-mu_r = 0.2: 20.3 deg (15.6-23.8); mu_r = 0.3: 20.8 deg (18.4-24.1). The 15 pours
-took 108 s on two processes (173 s with the solver before, 278 s before that; the
-turning pours 10-23 s of processor each, 18-35 s before). The run before (the
-commit of the sweeps' first working set with the slowly separating rows,
-`granular.contact.friction.NEAR_CONTACT`) gave 42.8, 10.9, 15.9, 20.4 and 22.3 deg for the
-same settings; its trajectories differ from these from the first frictional steps
-(other answers within the same tolerances, other rounding), and each run has one
-pour that meets a stall no Newton attempt ends: seed 3 without rolling resistance at
-t = 0.149 s then (it runs on now), seed 5 at t = 0.203 s now (Newton ends at 4.3
-times the tolerance on its contacts, attempt after attempt; a strict expected
-failure). Before that (commit 031b14c) all 15 pours ran to their end (47.7, 8.6,
-17.2, 19.5 and 21.6 deg), and before that (commit cce0313) two pours had stopped
-with a `ConvergenceError` because the Newton attempts after the first came too
-seldom (`granular.contact.friction_gauss_seidel`, ``_NEWTON_RETRY``);
-`tests/test_friction_stall.py` keeps that stall.
+The angles of the 15 pours, their times, and how they changed with the solvers are
+in `benchmarks/README.md` ("`scenes/sand_pile.py`"): without rolling resistance the
+turning spheres leave a low mound, and the angle grows with ``mu_r``.
 
 What the numbers mean. Spheres that turn need rolling resistance to stand as a free
 heap. Without it (mu_r = 0) nothing stops a sphere rolling on the flat floor: the
-pour leaves a low mound (7-13 deg over the last two runs) and 62-118 of the 300
+pour leaves a low mound (7-13 deg) and 62-118 of the 300
 spheres still move at 2 s,
 rolling out towards the end walls 1 m away; on a floor 0.5 m long they banked
-against its walls (the layer earlier versions reported). With mu_r = 0.1 the heap
+against its walls. With mu_r = 0.1 the heap
 stands free within x = +-0.3 m (a few runaway spheres to 0.65 m: rolling on the
 floor decelerates at 5/7 mu_r g = 0.7 m/s^2, `tests/test_rotation.py`, so a sphere
 leaving at 1 m/s rolls 0.7 m) and the angle grows with mu_r: 17, 20 and 21 deg for
-mu_r = 0.1, 0.2 and 0.3 (16, 20 and 22 in the run before), above the slope down which a lone sphere rolls on a plane
+mu_r = 0.1, 0.2 and 0.3, above the slope down which a lone sphere rolls on a plane
 of the same mu_r, ``atan(mu_r)`` = 6, 11 and 17 deg. The pour matters as much: from
 a column 0.1 m wide (0.68 m tall, the last spheres landing at 3.7 m/s) the same
 spheres spread to 11 deg at mu_r = 0.3 and 3 deg at mu_r = 0.1 (seed 3, floor
@@ -85,12 +46,12 @@ spheres spread to 11 deg at mu_r = 0.3 and 3 deg at mu_r = 0.1 (seed 3, floor
 to 2 m/s. And one pour is one sample: identical settings (column 0.2 m, mu_r = 0.3,
 seed 3) gave 19.5, 19.6 and 21.3 deg under successive versions of the solver
 (round-off changed the order of events), so the seeds' spread, 4-9 deg for the
-turning heaps in the run above, is the precision of these angles: the means for
+turning heaps in `benchmarks/README.md`'s runs, is the precision of these angles: the means for
 mu_r = 0.2 and 0.3 do not tell apart.
 Frictional points cannot roll (as
 if their rolling resistance were unbounded): they stop where they land and the
 narrow column leaves a loose deposit of vertical chains, 38 deg on average (one
-flank as low as 12 deg and others up to 56 over the last two runs), steeper than
+flank as low as 12 deg and others up to 56), steeper than
 any heap of turning spheres; from the 0.3 m column they leave a flat-topped block as
 wide as the column, with no flank to fit.
 
