@@ -28,7 +28,7 @@ import numpy as np
 
 from .constraints import Contacts
 from .errors import GranularError, InvalidInputError, NonFiniteError, RunInterrupted, TimeStepWarning
-from .spheres.flows import FlowCounters
+from .records.restarts import continue_from
 from .protocols import CoordinateSystem, searches_neighbours
 from .records.recording import Frame, Recorder, missed_summary
 from .records.results import StepResult
@@ -95,7 +95,7 @@ class Simulation:
         self.solver = solver
         self.scheme = make_scheme(scheme, system, self.dt, solver, **options)
         self.t0 = float(system.initial_state()[0])
-        self._spheres = searches_neighbours(system)
+        self.is_sphere_world = searches_neighbours(system)
         self.steps_taken = 0
         self._record_rotation = False  # set by run(): whether its frames keep the spin
         self.dissipated_energy = 0.0
@@ -109,9 +109,9 @@ class Simulation:
         #: residual / tolerance; summarised in a run file's meta (`_meta`).
         self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
-        self._flows = self._spheres and bool(getattr(system, "has_flows", False))
+        self.has_flows = self.is_sphere_world and bool(getattr(system, "has_flows", False))
         self._stepped = (np.zeros(0, dtype=np.int64), np.zeros(0))  # ids and counters of the last step
-        if self._flows and not hasattr(self.scheme, "exchanged"):
+        if self.has_flows and not hasattr(self.scheme, "exchanged"):
             raise InvalidInputError(
                 f"scheme {self.scheme.name!r} cannot carry its state over spheres that come "
                 "and go: inlets and outlets need scheme='velocity'"
@@ -168,7 +168,7 @@ class Simulation:
             )
         else:
             simulation, _ = rebuild_simulation(trajectory.meta, scene_file)
-        simulation._continue_from(trajectory, k)
+        continue_from(simulation, trajectory, k)
         return simulation
 
     def warm_state(self) -> dict:
@@ -192,81 +192,9 @@ class Simulation:
         values = {name: _copied(value) for name, value in state["values"].items()}
         self.scheme.state = self.scheme.restored(self.scheme.state, values)
 
-    def _continue_from(self, trajectory, k: int) -> None:
-        """Set the state of frame ``k`` of ``trajectory`` (`from_trajectory`)."""
-        steps = (float(trajectory.t[k]) - self.t0) / self.dt
-        if not (steps >= 0 and abs(steps - round(steps)) <= 1e-6 * max(1.0, steps)):
-            raise InvalidInputError(
-                f"frame {k} is at t = {trajectory.t[k]:.9g} s, not a whole number of steps "
-                f"of {self.dt:g} s after the scene's start t = {self.t0:g} s"
-            )
-        if self._flows:
-            self._set_spheres(trajectory, k)
-        elif getattr(trajectory, "flow", None) is not None:
-            raise InvalidInputError("this run had inlets or outlets; the rebuilt world has none")
-        shape = self.system.state_shape
-        positions, velocities = (
-            self._frame_arrays(trajectory, k, "positions"),
-            self._frame_arrays(trajectory, k, "velocities"),
-        )
-        if positions.shape != tuple(shape) or velocities.shape != tuple(shape):
-            raise InvalidInputError(
-                f"frame {k} holds a state of shape {positions.shape}; the rebuilt scene's "
-                f"is {tuple(shape)} (the scene changed since the run)"
-            )
-        self.steps_taken = int(round(steps))
-        # a fresh start of the scheme at the frame (nothing carried), then what it carried there
-        self.scheme.state = self.scheme.init(self.t, positions.reshape(-1), velocities.reshape(-1))
-        self.dissipated_energy = float(trajectory.dissipated_energy[k])
-        work = getattr(trajectory, "wall_work", None)
-        self.wall_work = 0.0 if work is None else float(work[k])
-        state = getattr(trajectory, "warm_state", None)  # only the last frame's state is stored
-        if state and state.get("scheme") == self.scheme.name and state.get("t") == float(trajectory.t[k]):
-            self.set_warm_state(state)
-        else:
-            self._set_rotation(trajectory, k)
-
-    def _set_spheres(self, trajectory, k: int) -> None:
-        """Make the world's spheres those of frame ``k`` of a run with inlets or outlets:
-        their ids, radii and masses, and the inlets' and outlets' counters."""
-        if getattr(trajectory, "flow", None) is None:
-            raise InvalidInputError("this world has inlets or outlets but the run stores no flow counters")
-        system = self.system
-        ids = trajectory.present(k)
-        counters = FlowCounters.from_row(trajectory.flow[k], len(system.inlets), len(system.outlets))
-        masses = trajectory.meta.get("masses")
-        if masses is not None and len(masses) >= counters.issued:
-            system.masses_by_id = np.asarray(masses, dtype=float)[: counters.issued].copy()
-        system.set_spheres(ids, np.asarray(trajectory.radii[k], float)[ids], counters)
-
-    @staticmethod
-    def _frame_arrays(trajectory, k: int, name: str) -> np.ndarray:
-        """``name`` of frame ``k``, of the spheres present in it (in the order of their ids)."""
-        value = np.asarray(getattr(trajectory, name)[k], float)
-        return value[trajectory.present(k)] if getattr(trajectory, "flow", None) is not None else value
-
-    def _angular_velocities(self):
+    def angular_velocities(self):
         """The spheres' angular velocities the scheme carries (N, 3), or None."""
-        return self.scheme.state.omega if self._spheres else None
-
-    def _set_rotation(self, trajectory, k: int) -> None:
-        """Angular velocities and orientations of frame ``k`` for a scheme that carries them."""
-        scheme = self.scheme
-        if self._angular_velocities() is None:
-            return
-        omega, orientations = trajectory.angular_velocities, trajectory.orientations
-        if omega is not None and orientations is not None:
-            scheme.set_rotation(
-                self._frame_arrays(trajectory, k, "angular_velocities"),
-                self._frame_arrays(trajectory, k, "orientations"),
-            )
-            return
-        # a run without them: fine only if nothing turns (the scheme's initial rotation stays exact)
-        if self.system.rotates or np.any(self._angular_velocities() != 0):
-            raise InvalidInputError(
-                "this run did not record angular velocities and orientations, so its "
-                "turning spheres cannot be continued"
-            )
+        return self.scheme.state.omega if self.is_sphere_world else None
 
     @property
     def t(self) -> float:
@@ -294,7 +222,7 @@ class Simulation:
 
         Raises `NonFiniteError` (a `SolverError`) naming the time when the step
         produces a state that is not finite (a numerical blow-up)."""
-        if self._flows:
+        if self.has_flows:
             self.exchange()
         with np.errstate(over="ignore", invalid="ignore"):
             state, result = self.scheme.advance(self.scheme.state, self.t)
@@ -307,7 +235,7 @@ class Simulation:
                 status="non_finite",
             )
         self.scheme.state = state
-        if self._flows:  # who took part in this step, for its frame (`_frame_extras`)
+        if self.has_flows:  # who took part in this step, for its frame (`_frame_extras`)
             self._stepped = (self.system.ids.copy(), self.system.flow.as_row())
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
@@ -336,7 +264,7 @@ class Simulation:
         kept it under, ``dt MAX_TRAVEL / max_i(dt |u_i| / r_i)`` (s), rounded down to
         two digits. Returns that step when it warns, else None; systems other than
         spheres are not checked."""
-        if not self._spheres or result.radii is None:
+        if not self.is_sphere_world or result.radii is None:
             return None
         speeds = np.linalg.norm(np.asarray(result.velocities, float).reshape(-1, 3), axis=1)
         travel = self.dt * speeds / np.asarray(result.radii, float)
@@ -507,8 +435,8 @@ class Simulation:
     def wall_poses(self, t: float) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Where the walls are at ``t`` (s): their displacements (W, 3) (m) when some wall
         moves and their rotations (W, 3, 3) when a mesh turns, else None each."""
-        moving = self._spheres and self.system.has_moving_walls
-        turning = self._spheres and self.system.has_turning_meshes
+        moving = self.is_sphere_world and self.system.has_moving_walls
+        turning = self.is_sphere_world and self.system.has_turning_meshes
         return (
             self.system.wall_displacements(t) if moving else None,
             self.system.wall_rotations(t) if turning else None,
@@ -541,19 +469,19 @@ class Simulation:
         """Whether a run records angular velocities and orientations: spheres that
         turn (friction couples their spin) or that were given a spin. Spheres that
         never turn would store identity orientations in every frame."""
-        omega = self._angular_velocities()
+        omega = self.angular_velocities()
         return omega is not None and (bool(self.system.rotates) or bool(np.any(omega != 0.0)))
 
     def _current_frame(self) -> Frame:
         system, t = self.system, self.t
-        radii = system.radii_at(t) if self._spheres else None
+        radii = system.radii_at(t) if self.is_sphere_world else None
         turning = self._record_rotation
         return Frame(
             t,
             self.positions,
             self.velocities,
             radii,
-            kinetic_energy(system, t, self._q, self._u, self._angular_velocities()),
+            kinetic_energy(system, t, self._q, self._u, self.angular_velocities()),
             system.potential_energy(t, self._q),
             self.dissipated_energy,
             Contacts.empty(self._normal_dimension()),
@@ -568,9 +496,9 @@ class Simulation:
         of the last step taken when ``contacts`` (its contacts) are given, else the
         world's now."""
         extras: dict = {}
-        if self._spheres and self.system.has_moving_walls:
+        if self.is_sphere_world and self.system.has_moving_walls:
             extras["wall_work"] = self.wall_work
-        if self._flows:
+        if self.has_flows:
             ids, flow = (self.system.ids.copy(), self.system.flow.as_row()) if contacts is None else self._stepped
             extras.update(ids=ids, flow=flow)
             if contacts is not None and len(contacts):
@@ -607,9 +535,9 @@ class Simulation:
             meta["simulation_options"] = dict(self.options)
         except (TypeError, ValueError):
             pass
-        if self._flows:
+        if self.has_flows:
             meta["masses"] = np.asarray(self.system.masses_by_id).tolist()  # by id
-        elif self._spheres:
+        elif self.is_sphere_world:
             meta["masses"] = np.asarray(self.system.masses_at(self.t)).tolist()
         if self.missed_steps:
             meta["missed_steps"] = missed_summary(self.missed_steps)

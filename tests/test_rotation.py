@@ -581,7 +581,7 @@ def test_orientation_bands_are_the_body_equator_turned_and_placed_on_each_sphere
 
 @pytest.mark.exact
 def test_a_restarted_rotational_state_is_used_and_reported():
-    """`VelocityScheme.set_rotation` restarts omega in the scheme's state, and the next
+    """`MauryScheme.set_rotation` restarts omega in the scheme's state, and the next
     run's first frame reports it in its kinetic energy; bad shapes are refused."""
     world, _, _ = incline(np.radians(20.0), 0.3)
     simulation = gr.Simulation(world, 1e-3)

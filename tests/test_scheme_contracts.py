@@ -226,7 +226,7 @@ def test_the_old_module_name_is_the_maury_module():
     import granular.schemes.maury as maury
     import granular.schemes.velocity as velocity
 
-    assert velocity is maury and velocity.VelocityScheme.name == "velocity"
+    assert velocity is maury and velocity.MauryScheme.name == "velocity"
 
 
 # -- the beam's fast path ----------------------------------------------------------------------

@@ -2,7 +2,7 @@
 `registry` lists them with what each needs of a system (`granular.protocols`), and
 `common` holds what they share. A step is ``state, result = scheme.advance(state)``.
 
-- ``velocity`` (`maury.VelocityScheme`; `velocity` is the module's former name):
+- ``velocity`` (`maury.MauryScheme`; `velocity` is the module's former name):
   Maury's velocity projection with the restitution law, for every system (Bernicot and Lefebvre-Lepot, *Existence
   results for non-smooth second order differential inclusions, convergence result
   for a numerical scheme and application to the modelling of inelastic

@@ -113,7 +113,13 @@ from ..spheres.rotation import rotate_quaternions, unit_quaternions
 from ..validation import finite_array
 from .common import initial_state, make_result
 from .maury_impacts import restitution_stage
-from .maury_state import MauryState, exchanged_state
+from .maury_state import (
+    MauryState,
+    exchanged_state,
+    remembered,
+    warm_impulses,
+    warm_tangential_impulses,
+)
 from .registry import refuse_unless_supported
 
 
@@ -125,7 +131,7 @@ def _missed_ratio(missed) -> float:
     return float(missed.residual / missed.tolerance)
 
 
-class VelocityScheme:
+class MauryScheme:
     """The default scheme: velocity projection with restitution (module docstring).
 
     Parameters
@@ -324,7 +330,7 @@ class VelocityScheme:
             raise self._jamming(error, t_next) from None
         increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse, t_next)
         restitution_impulse = restitution_impulse + absorbed
-        warm = self._warm(constraints, state)
+        warm = warm_impulses(constraints, state, self._n, self.warm_start)
         try:
             with solver_errors_at(t_next):
                 # granular.contact.friction
@@ -335,7 +341,7 @@ class VelocityScheme:
                         u_star + increment,
                         h,
                         warm_start=warm,
-                        warm_tangential=self._warm_tangential(constraints, state),
+                        warm_tangential=warm_tangential_impulses(constraints, state, self._n, self.warm_start),
                     )
                     maury = project_frictional(problem, strict=self.strict)
                 else:
@@ -441,51 +447,6 @@ class VelocityScheme:
             status="fixed_point",
         )
 
-    def _warm(self, constraints, state):
-        """Previous normal impulses (m,) of the rows that persist, 0 elsewhere."""
-        found, position = self._persisting(constraints, state)
-        if found is None:
-            return None
-        return np.where(found, state.previous_impulses[position], 0.0)
-
-    def _warm_tangential(self, constraints, state):
-        """Previous friction impulses (m, s) of the rows that persist (in their own
-        tangent bases, which `granular.spheres.assembly.tangent_basis` derives from the normal
-        alone), or None."""
-        found, position = self._persisting(constraints, state)
-        previous = state.previous_tangential
-        if found is None or previous is None or previous.ndim != 2 or previous.shape[1] == 0:
-            return None
-        return np.where(found[:, None], previous[position], 0.0)
-
-    def _persisting(self, constraints, state):
-        """``(found (m,) bool, position (m,) int)`` of this step's rows among the
-        previous step's, or ``(None, None)`` without a warm start."""
-        previous_keys = state.previous_keys
-        if not self.warm_start or previous_keys.size == 0 or constraints.size == 0:
-            return None, None
-        keys = constraints.keys(self._n)
-        position = np.searchsorted(previous_keys, keys)
-        position = np.minimum(position, previous_keys.size - 1)
-        return previous_keys[position] == keys, position
-
-    def _remembered(self, constraints, impulses, tangential, state) -> dict:
-        """The warm-start fields of the next state: this step's contacts sorted by key
-        (the previous ones, unchanged, without warm starts)."""
-        if not self.warm_start:
-            return dict(
-                previous_keys=state.previous_keys,
-                previous_impulses=state.previous_impulses,
-                previous_tangential=state.previous_tangential,
-            )
-        keys = constraints.keys(self._n)
-        order = np.argsort(keys)
-        return dict(
-            previous_keys=keys[order],
-            previous_impulses=impulses[order],
-            previous_tangential=None if tangential is None else np.asarray(tangential)[order],
-        )
-
     def _jamming(self, error: JammingError, t_next: float) -> JammingError:
         fraction = self.system.packing_fraction(t_next) if self._spheres else None
         detail = "" if fraction is None else f"; packing fraction {fraction:.4f}"
@@ -505,7 +466,7 @@ class VelocityScheme:
         maury_tangential, maury_rolling = outcome.get("maury_tangential"), outcome.get("maury_rolling")
         # Maury's impulses alone start the next step's projection: a row that bounced
         # separates at the next step, and its impact impulse would only mislead it.
-        carried = self._remembered(constraints, outcome["maury_impulses"], maury_tangential, state)
+        carried = remembered(constraints, outcome["maury_impulses"], maury_tangential, state, self._n, self.warm_start)
         contact_change = constraints.jacobian.T @ impulses
         sustained = outcome["sustained"]
         # Without impacts the sustained impulses are all of them (one product saved).

@@ -1,5 +1,7 @@
-"""What Maury's scheme carries from one step to the next (`MauryState`), and how that
-state follows the spheres when inlets and outlets change them (`exchanged_state`)."""
+"""What Maury's scheme carries from one step to the next (`MauryState`), the warm
+start it gives the next projection (the impulses of the contacts that persist, by
+their keys), and how that state follows the spheres when inlets and outlets change
+them (`exchanged_state`)."""
 
 from __future__ import annotations
 
@@ -92,4 +94,54 @@ def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) ->
         previous_kick=kick,
         omega=omega,
         orientations=orientations,
+    )
+
+
+def persisting(constraints, state: MauryState, n: int, warm_start: bool):
+    """``(found (m,) bool, position (m,) int)`` of this step's rows among the previous
+    step's (by `granular.constraints.ConstraintSet.keys` for ``n`` bodies), or ``(None,
+    None)`` without a warm start."""
+    previous_keys = state.previous_keys
+    if not warm_start or previous_keys.size == 0 or constraints.size == 0:
+        return None, None
+    keys = constraints.keys(n)
+    position = np.minimum(np.searchsorted(previous_keys, keys), previous_keys.size - 1)
+    return previous_keys[position] == keys, position
+
+
+def warm_impulses(constraints, state: MauryState, n: int, warm_start: bool):
+    """Previous normal impulses (m,) (N s) of the rows that persist, 0 elsewhere; None
+    without a warm start."""
+    found, position = persisting(constraints, state, n, warm_start)
+    if found is None:
+        return None
+    return np.where(found, state.previous_impulses[position], 0.0)
+
+
+def warm_tangential_impulses(constraints, state: MauryState, n: int, warm_start: bool):
+    """Previous friction impulses (m, s) (N s) of the rows that persist (in their own
+    tangent bases, which `granular.spheres.assembly.tangent_basis` derives from the normal
+    alone), or None."""
+    found, position = persisting(constraints, state, n, warm_start)
+    previous = state.previous_tangential
+    if found is None or previous is None or previous.ndim != 2 or previous.shape[1] == 0:
+        return None
+    return np.where(found[:, None], previous[position], 0.0)
+
+
+def remembered(constraints, impulses, tangential, state: MauryState, n: int, warm_start: bool) -> dict:
+    """The warm-start fields of the next state: this step's contacts sorted by key (the
+    previous ones, unchanged, without warm starts)."""
+    if not warm_start:
+        return dict(
+            previous_keys=state.previous_keys,
+            previous_impulses=state.previous_impulses,
+            previous_tangential=state.previous_tangential,
+        )
+    keys = constraints.keys(n)
+    order = np.argsort(keys)
+    return dict(
+        previous_keys=keys[order],
+        previous_impulses=impulses[order],
+        previous_tangential=None if tangential is None else np.asarray(tangential)[order],
     )

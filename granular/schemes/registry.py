@@ -71,7 +71,7 @@ SCHEMES = {
     "velocity": SchemeEntry(
         "velocity",
         "maury",
-        "VelocityScheme",
+        "MauryScheme",
         protocols.MechanicalSystem,
         "a SphereWorld or a ConstrainedSystem",
         friction=True,

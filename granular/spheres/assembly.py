@@ -96,7 +96,8 @@ def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: floa
     positions = q.reshape(n, 3)
     radii = world.radii_at(t_next)
     skin = SEARCH_SKIN * float(radii.min(initial=np.inf) if radii.size else 0.0)
-    world.check_periodic_cell(radii, margin=2.0 * h * max_speed + skin)
+    if world.periodic is not None:
+        world.periodic.check_cell(radii, margin=2.0 * h * max_speed + skin)
     i, j, vectors, distances = candidate_contacts(positions, radii, 2.0 * h * max_speed + skin, world.periodic)
     searched = time.perf_counter()
     if np.any(distances == 0.0):

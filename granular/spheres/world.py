@@ -220,7 +220,8 @@ class SphereWorld:
         self.separation_speed = (
             None if separation_speed is None else positive_scalar(separation_speed, "separation_speed")
         )
-        self.check_periodic_cell(initial_radii, margin=0.0)
+        if self.periodic is not None:
+            self.periodic.check_cell(initial_radii, margin=0.0)
         if initial_overlaps == "error":
             self.check_admissible(self.t0, positions)
         self.q0 = positions.reshape(-1)
@@ -563,18 +564,6 @@ class SphereWorld:
         "box x-max", "cylinder side", "plane 5 (normal 0, 0, -1)")."""
         names = self.surface_names
         return names[k] if 0 <= k < len(names) else f"wall {k}"
-
-    def check_periodic_cell(self, radii: np.ndarray, margin: float) -> None:
-        if self.periodic is None:
-            return
-        reach = 2.0 * (2.0 * float(radii.max()) + margin)
-        lengths = self.periodic.lengths
-        for axis in self.periodic.axes:
-            if lengths[axis] <= reach:
-                raise InvalidInputError(
-                    f"periodic cell length {lengths[axis]:.6g} m along axis {axis} must exceed twice the "
-                    f"largest diameter plus the search margin ({reach:.6g} m)"
-                )
 
     def packing_fraction(self, t: float) -> float | None:
         """Sphere volume over container volume (the first wall that encloses a volume, a

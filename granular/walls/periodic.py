@@ -57,6 +57,18 @@ class PeriodicBox:
             lengths[a] = self.upper[a] - self.lower[a]
         return lengths
 
+    def check_cell(self, radii: np.ndarray, margin: float) -> None:
+        """`InvalidInputError` unless every periodic length exceeds twice the largest
+        diameter plus ``margin`` (m): a sphere must not meet two images of one other
+        sphere, nor its own image, within the neighbour search's reach."""
+        reach = 2.0 * (2.0 * float(radii.max()) + margin)
+        for axis in self.axes:
+            if self.lengths[axis] <= reach:
+                raise InvalidInputError(
+                    f"periodic cell length {self.lengths[axis]:.6g} m along axis {axis} must exceed twice the "
+                    f"largest diameter plus the search margin ({reach:.6g} m)"
+                )
+
     def wrap(self, positions: np.ndarray) -> np.ndarray:
         """Positions (N, 3) wrapped into the cell along the periodic axes."""
         wrapped = positions.copy()
