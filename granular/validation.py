@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, NonFiniteError
 
 
 def finite_array(value, name: str, shape: tuple | None = None) -> np.ndarray:
@@ -109,3 +109,20 @@ def unit_coefficient(value, name: str) -> float:
     if not 0.0 <= number <= 1.0:  # NaN fails too
         raise InvalidInputError(f"{name} must lie in [0, 1], got {number}")
     return number
+
+
+def checked_force(t: float, value, shape: tuple) -> np.ndarray:
+    """A user force (N) returned at time ``t`` (s) as a float array of ``shape``;
+    `InvalidInputError` for another shape, `NonFiniteError` for a NaN or an infinity
+    (a numerical blow-up or a force singular there)."""
+    value = np.asarray(value, dtype=float)
+    if value.shape != shape:
+        raise InvalidInputError(f"force returned shape {value.shape} at t = {t:.6g} s, expected {shape}")
+    if not np.all(np.isfinite(value)):
+        raise NonFiniteError(
+            f"force returned a non-finite value at t = {t:.6g} s: a numerical blow-up "
+            "(reduce the time step) or a force singular there",
+            t=t,
+            status="non_finite",
+        )
+    return value

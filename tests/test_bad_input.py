@@ -156,6 +156,16 @@ def test_force_callable_of_the_wrong_shape_or_non_finite_names_the_time():
         sim.step()
 
 
+def test_force_callable_of_a_constrained_system_is_checked_as_a_worlds():
+    def system(force):
+        return gr.ConstrainedSystem([1.0], [0.0], mass=[[1.0]], force=force)
+
+    with pytest.raises(gr.InvalidInputError, match=r"force returned shape \(2,\) at t = 0 s, expected \(1,\)"):
+        system(lambda t, q, u: np.zeros(2)).force(0.0, np.ones(1), np.zeros(1))
+    with pytest.raises(gr.NonFiniteError, match=r"force returned a non-finite value at t = 0.5 s"):
+        system(lambda t, q, u: np.array([np.inf])).force(0.5, np.ones(1), np.zeros(1))
+
+
 def test_walls_must_be_walls():
     with pytest.raises(gr.InvalidInputError, match=r"walls\[1\] must be a wall .*Surface\), got tuple"):
         world(walls=[gr.Plane([0, 0, 0], [0, 0, 1]), (0, 0, 1)])

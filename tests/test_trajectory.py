@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import granular as gr
+from granular.records.trajectory_format import FRAME_ARRAYS
 
 h5py = pytest.importorskip("h5py")
 
@@ -145,3 +146,26 @@ def test_round_trip_of_the_planar_rod_keeps_the_empty_first_frame(tmp_path):
             assert getattr(back, name).shape == getattr(original, name).shape, name
             np.testing.assert_array_equal(getattr(back, name), getattr(original, name), err_msg=name)
     assert np.abs(trajectory.contacts[-1].tangential_impulse).max() > 0.0
+
+
+def _assert_same_frames(trajectory, expected):
+    for name in FRAME_ARRAYS:
+        value, wanted = getattr(trajectory, name), getattr(expected, name)
+        assert (value is None) == (wanted is None), name
+        if wanted is not None:
+            np.testing.assert_array_equal(value, wanted, err_msg=name)
+    assert len(trajectory.contacts) == len(expected.contacts)
+    for contacts, wanted in zip(trajectory.contacts, expected.contacts):
+        np.testing.assert_array_equal(contacts.impulse, wanted.impulse)
+
+
+def test_a_run_in_two_parts_concatenates_to_the_whole_run_and_first_frames_cut_it_back(growing_pile):
+    world = growing_pile[0]
+    whole = gr.Simulation(world, 1e-3).run(steps=40, record_every=5)
+    simulation = gr.Simulation(world, 1e-3)
+    parts = [simulation.run(steps=20, record_every=5), simulation.run(steps=20, record_every=5)]
+    joined = gr.Trajectory.concatenate(parts)
+    _assert_same_frames(joined, whole)
+    head = joined.first_frames(len(parts[0]))
+    _assert_same_frames(head, parts[0])
+    assert head.system is joined.system and head.meta is joined.meta

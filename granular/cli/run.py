@@ -229,7 +229,7 @@ def _continued_run(args, scene_file) -> _Job:
             f"granular run: continuing from the checkpoint at t = {previous.t[k]:.6g} s; the "
             f"{len(previous) - 1 - k} frames after it are computed again\n"
         )
-        previous = _first_frames(previous, k + 1)
+        previous = previous.first_frames(k + 1)
     name = str(meta.get("scene", path.stem))
     module = scenes.load_scene(path)
     parameters = dict(meta.get("parameters") or scenes.declared_parameters(module, name))
@@ -248,33 +248,6 @@ def _continued_run(args, scene_file) -> _Job:
     out = Path(args.out) if args.out else Path(args.restart)
     return _Job(
         name, path, module, parameters, settings, simulation, args.duration, settings.record_every, out, previous
-    )
-
-
-def _first_frames(trajectory, count: int):
-    """The first ``count`` frames of ``trajectory``."""
-    from dataclasses import replace
-
-    def cut(value):
-        return None if value is None else value[:count]
-
-    return replace(
-        trajectory,
-        t=cut(trajectory.t),
-        positions=cut(trajectory.positions),
-        velocities=cut(trajectory.velocities),
-        radii=cut(trajectory.radii),
-        kinetic_energy=cut(trajectory.kinetic_energy),
-        potential_energy=cut(trajectory.potential_energy),
-        dissipated_energy=cut(trajectory.dissipated_energy),
-        contacts=trajectory.contacts[:count],
-        angular_velocities=cut(trajectory.angular_velocities),
-        orientations=cut(trajectory.orientations),
-        wall_forces=cut(trajectory.wall_forces),
-        wall_displacements=cut(trajectory.wall_displacements),
-        wall_rotations=cut(trajectory.wall_rotations),
-        wall_work=cut(trajectory.wall_work),
-        flow=cut(trajectory.flow),
     )
 
 

@@ -257,14 +257,7 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
         velocities = predicted + metric.solve(G.T @ normal + T.T @ tangential.reshape(-1))
         return RoundAnswer(velocities, G @ velocities - lower, normal, status, tangential)
 
-    answer, _ = working_set.grow(
-        working,
-        solve,
-        lambda answer: answer.slack < -feasibility,
-        _MAX_GENERATION_ROUNDS,
-        joins=lambda answer: answer.slack < 0.0,
-        full_last=True,
-    )
+    answer = working_set.grow_until_feasible(working, solve, feasibility, _MAX_GENERATION_ROUNDS)
     violation = float(max((-answer.slack).max(initial=0.0), 0.0))
     if violation > max(feasibility, FRICTION_TOLERANCE * scale) or not np.all(np.isfinite(answer.velocities)):
         raise SolverError(

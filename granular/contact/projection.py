@@ -325,14 +325,7 @@ def _generate_constraints(metric, jacobian, predicted, lower, solver, warm, feas
         warm = answer.impulses  # each round starts from the last answer
         return answer
 
-    answer, _ = working_set.grow(
-        working,
-        solve,
-        lambda answer: answer.slack < -feasibility,
-        _MAX_GENERATION_ROUNDS,
-        joins=lambda answer: answer.slack < 0.0,
-        full_last=True,
-    )
+    answer = working_set.grow_until_feasible(working, solve, feasibility, _MAX_GENERATION_ROUNDS)
     return answer.velocities, answer.impulses, answer.status, iterations
 
 

@@ -79,3 +79,25 @@ def grow(
             break
         working = working | (outside if joins is None else joins(answer))
     return answer, working
+
+
+def grow_until_feasible(
+    working: np.ndarray, solve: Callable[[np.ndarray], RoundAnswer], feasibility: float, max_rounds: int
+) -> RoundAnswer:
+    """`grow` with the rule of the refined rounds of the contact solvers; returns the
+    last answer.
+
+    A row is violated when its slack ``G u - b`` is below ``-feasibility`` (velocity
+    units); after a round that left one outside the set, every row with a negative
+    slack joins; after ``max_rounds`` rounds that did not settle, all m rows are
+    solved once.
+    """
+    answer, _ = grow(
+        working,
+        solve,
+        lambda answer: answer.slack < -feasibility,
+        max_rounds,
+        joins=lambda answer: answer.slack < 0.0,
+        full_last=True,
+    )
+    return answer

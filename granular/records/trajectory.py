@@ -69,6 +69,7 @@ from .files import atomic_path
 from .trajectory_format import (
     CONTACT_FIELDS,
     FORMAT,
+    FRAME_ARRAYS,
     OPTIONAL_CONTACT_FIELDS,
     PER_SPHERE,
     READABLE_VERSIONS,
@@ -316,23 +317,20 @@ class Trajectory:
         for part in parts[1:]:
             contacts += list(part.contacts[1:])
         return cls(
-            t=join("t"),
-            positions=join("positions"),
-            velocities=join("velocities"),
-            radii=join("radii"),
-            kinetic_energy=join("kinetic_energy"),
-            potential_energy=join("potential_energy"),
-            dissipated_energy=join("dissipated_energy"),
             contacts=contacts,
             system=parts[-1].system,
             meta=parts[-1].meta,
-            angular_velocities=join("angular_velocities"),
-            orientations=join("orientations"),
-            wall_forces=join("wall_forces"),
-            wall_displacements=join("wall_displacements"),
-            wall_work=join("wall_work"),
-            flow=join("flow"),
-            wall_rotations=join("wall_rotations"),
+            **{name: join(name) for name in FRAME_ARRAYS},
+        )
+
+    def first_frames(self, count: int) -> "Trajectory":
+        """The trajectory of the first ``count`` frames (its system and meta shared)."""
+
+        def cut(value):
+            return None if value is None else value[:count]
+
+        return dataclasses.replace(
+            self, contacts=self.contacts[:count], **{name: cut(getattr(self, name)) for name in FRAME_ARRAYS}
         )
 
     # -- files ---------------------------------------------------------------------

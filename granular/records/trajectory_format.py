@@ -18,6 +18,24 @@ READABLE_VERSIONS = (1, 2)
 CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse", "rolling_impulse")
 #: Contact fields that files of earlier versions may lack (then zeros of width 0).
 OPTIONAL_CONTACT_FIELDS = ("rolling_impulse",)
+#: The arrays of a trajectory with a row per frame (each None when not recorded):
+#: cutting or joining frames cuts or joins each of them alike.
+FRAME_ARRAYS = (
+    "t",
+    "positions",
+    "velocities",
+    "radii",
+    "kinetic_energy",
+    "potential_energy",
+    "dissipated_energy",
+    "angular_velocities",
+    "orientations",
+    "wall_forces",
+    "wall_displacements",
+    "wall_work",
+    "flow",
+    "wall_rotations",
+)
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -96,21 +114,7 @@ def check_structure(trajectory) -> None:
             or (shape is None and np.ndim(value) != 2)
         ):
             fail(f"{name} have shape {np.shape(value)} for {frames} frames")
-    for name in (
-        "t",
-        "positions",
-        "velocities",
-        "radii",
-        "kinetic_energy",
-        "potential_energy",
-        "dissipated_energy",
-        "angular_velocities",
-        "orientations",
-        "wall_forces",
-        "wall_displacements",
-        "wall_work",
-        "flow",
-    ):
+    for name in FRAME_ARRAYS:
         value = getattr(trajectory, name)
         if value is not None and not np.issubdtype(np.asarray(value).dtype, np.number):
             fail(f"{name} are not numbers (dtype {np.asarray(value).dtype})")

@@ -84,27 +84,6 @@ def summary(trajectory: gr.Trajectory) -> dict:
     return dict(packing_fraction=volume / BOX**3, t_end=float(trajectory.t[-1]))
 
 
-def join(parts: list) -> gr.Trajectory:
-    """One trajectory from consecutive runs of one simulation (each starts where the last ended)."""
-
-    def cat(name):
-        return np.concatenate([getattr(parts[0], name)] + [getattr(p, name)[1:] for p in parts[1:]])
-
-    contacts = list(parts[0].contacts) + [c for p in parts[1:] for c in p.contacts[1:]]
-    return gr.Trajectory(
-        t=cat("t"),
-        positions=cat("positions"),
-        velocities=cat("velocities"),
-        radii=cat("radii"),
-        kinetic_energy=cat("kinetic_energy"),
-        potential_energy=cat("potential_energy"),
-        dissipated_energy=cat("dissipated_energy"),
-        contacts=contacts,
-        system=parts[-1].system,
-        meta=parts[-1].meta,
-    )
-
-
 def confirm_jamming(sim: gr.Simulation) -> str:
     """Ask cvxpy whether the step that OSQP could not solve is infeasible."""
     world = build(positions=sim.positions, velocities=sim.velocities, t0=sim.t)
@@ -131,7 +110,7 @@ def main(duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"]) -> 
         outcome = f"jammed at t = {jam.t:.4f} s: JammingError"
     except gr.SolverError as failure:
         outcome = f"projection failed at t = {failure.t:.4f} s; {confirm_jamming(sim)}"
-    trajectory = join(parts)
+    trajectory = gr.Trajectory.concatenate(parts)
     fraction = world.packing_fraction(sim.t)
     print(f"growing_spheres: {N} spheres in a {BOX} m box, radii r0 (1 + {GROWTH} t), r0 = {R0 * 1e3:.3f} mm")
     print(f"  initial packing fraction    {world.packing_fraction(0.0):.4f}")

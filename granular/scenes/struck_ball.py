@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -82,49 +81,8 @@ def summary(trajectory: gr.Trajectory) -> dict:
 def run(
     duration: float = DEFAULTS["duration"], dt: float = DEFAULTS["dt"], record_every: int = 5, **parameters
 ) -> gr.Trajectory:
-    """Step the scene and keep the angular velocities and orientations in the
-    trajectory (each frame is a `StepResult`)."""
-    world = build(**parameters)
-    simulation = gr.Simulation(world, dt)
-    frames, dissipated = [], 0.0
-    first = SimpleNamespace(
-        t=world.t0,
-        positions=world.q0.reshape(-1, 3),
-        velocities=world.u0.reshape(-1, 3),
-        radii=world.radii_at(world.t0),
-        kinetic_energy=world.kinetic_energy(0.0, world.q0, world.u0),
-        potential_energy=world.potential_energy(0.0, world.q0),
-        contacts=gr.Contacts.empty(),
-        angular_velocities=world.omega0,
-        orientations=world.orientations0,
-        cumulative_dissipation=0.0,
-    )
-    frames.append(first)
-    steps = int(round(duration / dt))
-    for k in range(1, steps + 1):
-        result = simulation.step()
-        dissipated += result.dissipated_energy
-        if k % record_every == 0 or k == steps:
-            frames.append(
-                SimpleNamespace(
-                    **{
-                        name: getattr(result, name)
-                        for name in (
-                            "t",
-                            "positions",
-                            "velocities",
-                            "radii",
-                            "kinetic_energy",
-                            "potential_energy",
-                            "contacts",
-                            "angular_velocities",
-                            "orientations",
-                        )
-                    },
-                    cumulative_dissipation=dissipated,
-                )
-            )
-    return gr.Trajectory.from_frames(frames, world.describe(), {"dt": dt, "record_every": record_every})
+    """Run the scene; the trajectory keeps the balls' angular velocities and orientations."""
+    return gr.Simulation(build(**parameters), dt).run(duration=duration, record_every=record_every)
 
 
 def main(speed: float = 2.0, friction: float = 0.2, dt: float = DEFAULTS["dt"]) -> gr.Trajectory:

@@ -49,14 +49,21 @@ from typing import Callable
 import numpy as np
 
 from ..constraints import ConstraintSet
-from ..errors import InvalidInputError, NonFiniteError, RadiusError
+from ..errors import InvalidInputError, RadiusError
 from .flows import Exchange, FlowCounters, checked_flows, inserted, inserted_restitution, leaving
 from ..metric import DiagonalMetric
 from .rotation import identity_quaternions, unit_quaternions
 from .assembly import COMBINATION_RULES, raise_if_overlapping, sphere_constraints
 from ..walls.surfaces import Surface
 from ..tolerances import SEARCH_SKIN
-from ..validation import coefficient_per_item, finite_array, positive_per_item, positive_scalar, unit_coefficient
+from ..validation import (
+    checked_force,
+    coefficient_per_item,
+    finite_array,
+    positive_per_item,
+    positive_scalar,
+    unit_coefficient,
+)
 from ..walls import PeriodicBox
 from ..walls.common import warn_if_turning_without_friction
 
@@ -428,19 +435,8 @@ class SphereWorld:
         total = masses[:, None] * self.gravity[None, :]
         generalised = u.size == 6 * self.n
         if self.force_callable is not None:
-            extra = np.asarray(
-                self.force_callable(t, q.reshape(self.n, 3), u[: 3 * self.n].reshape(self.n, 3)), dtype=float
-            )
-            if extra.shape != (self.n, 3):
-                raise InvalidInputError(f"force returned shape {extra.shape} at t = {t:.6g} s, expected ({self.n}, 3)")
-            if not np.all(np.isfinite(extra)):
-                raise NonFiniteError(
-                    f"force returned a non-finite value at t = {t:.6g} s: a numerical "
-                    "blow-up (reduce the time step) or a force singular there",
-                    t=t,
-                    status="non_finite",
-                )
-            total = total + extra
+            extra = self.force_callable(t, q.reshape(self.n, 3), u[: 3 * self.n].reshape(self.n, 3))
+            total = total + checked_force(t, extra, (self.n, 3))
         if generalised:
             return np.concatenate([total.reshape(-1), np.zeros(3 * self.n)])
         return total.reshape(-1)

@@ -37,9 +37,9 @@ import scipy.sparse as sp
 
 from ..constraints import ConstraintSet
 from ..contact_laws import RowLaws
-from ..errors import InvalidInputError, MassMatrixError, NonFiniteError, OverlapError
+from ..errors import InvalidInputError, MassMatrixError, OverlapError
 from ..metric import DenseMetric
-from ..validation import finite_array
+from ..validation import checked_force, finite_array
 
 
 @dataclass(frozen=True)
@@ -213,24 +213,10 @@ class ConstrainedSystem:
 
     def force(self, t: float, q: np.ndarray, u: np.ndarray) -> np.ndarray:
         if self.stiffness is not None:
-            return self._finite_force(t, self.load(t) - self.stiffness @ q)
+            return checked_force(t, self.load(t) - self.stiffness @ q, (self.d,))
         if self.force_callable is None:
             return np.zeros(self.d)
-        value = np.asarray(self.force_callable(t, q, u), dtype=float)
-        if value.shape != (self.d,):
-            raise InvalidInputError(f"force returned shape {value.shape} at t = {t:.6g}, expected ({self.d},)")
-        return self._finite_force(t, value)
-
-    @staticmethod
-    def _finite_force(t: float, value: np.ndarray) -> np.ndarray:
-        if not np.all(np.isfinite(value)):
-            raise NonFiniteError(
-                f"force returned a non-finite value at t = {t:.6g} s: a numerical blow-up "
-                "(reduce the time step) or a force singular there",
-                t=t,
-                status="non_finite",
-            )
-        return value
+        return checked_force(t, self.force_callable(t, q, u), (self.d,))
 
     # -- the linear part (granular.protocols.LinearSystem) ----------------------------
     def load(self, t: float) -> np.ndarray:

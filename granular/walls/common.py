@@ -249,6 +249,13 @@ def orthogonal_unit(axis: np.ndarray) -> np.ndarray:
     return other / np.linalg.norm(other)
 
 
+def unit_rows(vectors: np.ndarray, lengths: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """Each row of ``vectors`` (N, k) divided by its length ``lengths`` (N,), and
+    ``fallback`` ((k,) or (N, k)) in the rows of length 0 (a centre on an axis or on a
+    shell, where every direction of the fallback's kind is as near)."""
+    return np.where(lengths[:, None] > 0.0, vectors / np.where(lengths > 0.0, lengths, 1.0)[:, None], fallback)
+
+
 def warn_if_turning_without_friction(walls, friction: float) -> None:
     """A wall that turns (a `Cylinder` about its axis, a `Plane` about its normal)
     moves its surface tangentially only, which reaches the spheres through friction

@@ -23,6 +23,7 @@ from .common import (
     set_translation,
     Translation,
     Turning,
+    unit_rows,
     unit_vector,
     vector3,
     with_motion,
@@ -214,9 +215,7 @@ class CylinderSide(SurfaceLaw, RowsNear):
         along = relative @ self.axis
         rho = relative - along[:, None] * self.axis
         distance = np.linalg.norm(rho, axis=1)
-        normals = np.where(
-            distance[:, None] > 0.0, -rho / np.where(distance > 0.0, distance, 1.0)[:, None], orthogonal_unit(self.axis)
-        )
+        normals = unit_rows(-rho, distance, orthogonal_unit(self.axis))
         gaps = self.radius - distance - radii
         if self.half_height is not None:
             gaps = np.where(np.abs(along) <= self.half_height, gaps, np.inf)
@@ -310,9 +309,7 @@ class Cone(SurfaceLaw, RowsNear, Turning):
         z = relative @ self.axis
         radial = relative - z[:, None] * self.axis
         rho = np.linalg.norm(radial, axis=1)
-        outward = np.where(
-            rho[:, None] > 0.0, radial / np.where(rho > 0.0, rho, 1.0)[:, None], orthogonal_unit(self.axis)
-        )
+        outward = unit_rows(radial, rho, orthogonal_unit(self.axis))
         start, direction = (
             np.array([self.lower_radius, 0.0]),
             np.array([self.upper_radius - self.lower_radius, self.height]),
@@ -323,7 +320,7 @@ class Cone(SurfaceLaw, RowsNear, Turning):
         distance = np.linalg.norm(offset, axis=1)
         # on the shell itself (an overlap of a whole radius): the side the axis is on
         inward = np.array([-direction[1], direction[0]]) / np.linalg.norm(direction)
-        offset = np.where(distance[:, None] > 0.0, offset / np.where(distance > 0.0, distance, 1.0)[:, None], inward)
+        offset = unit_rows(offset, distance, inward)
         normals = offset[:, :1] * outward + offset[:, 1:] * self.axis
         return distance - radii, normals
 
