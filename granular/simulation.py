@@ -38,7 +38,7 @@ from .schemes.registry import check_options, make_scheme
 from .records.streaming import FrameWriter, StopRequest
 from .records.trajectory import Trajectory
 from .validation import positive_scalar
-from .render.geometry import check_frame
+from .records.trajectory import check_frame
 from .schemes.newmark import NewmarkScheme
 
 SCHEMES = tuple(registry.SCHEMES)

@@ -10,7 +10,7 @@ import pytest
 
 import granular as gr
 import granular.analysis as A
-from granular.app.runs import noise_impulse
+from granular.records.active_contacts import noise_impulse
 
 SIDE = 0.1  # m, the box's side
 

@@ -249,7 +249,7 @@ def test_noise_multipliers_are_neither_counted_nor_plotted(here, capsys):
     import matplotlib.pyplot as plt
 
     from granular.render import plots
-    from granular.app.runs import active_counts, noise_impulse
+    from granular.records.active_contacts import active_counts, noise_impulse
 
     clean = gr.Trajectory.load(here / "runs" / "tiny.h5")
     path = damaged(here, "noisy.h5", _with_noise)

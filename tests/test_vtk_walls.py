@@ -6,7 +6,7 @@ import pytest
 
 import granular as gr
 from granular.render.vtkfiles import export_vtk
-from granular.app.runs import noise_impulse
+from granular.records.active_contacts import noise_impulse
 from granular.walls import Cylinder
 
 pyvista = pytest.importorskip("pyvista")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..app.runs import noise_impulse
+from ..records.active_contacts import noise_impulse
 from ..spheres.assembly import tangent_basis
 from ..walls import PeriodicBox
 
@@ -166,7 +166,7 @@ def frame_forces(trajectory, k: int, threshold: float | None = None) -> FrameFor
     """The contact forces of frame ``k`` (`FrameForces`).
 
     ``threshold`` (N s): contacts whose normal impulse is at most this are left out;
-    None: the solver's noise level (`granular.app.runs.noise_impulse`), so that the
+    None: the solver's noise level (`granular.records.active_contacts.noise_impulse`), so that the
     contacts are those ``granular inspect`` calls active. 0 keeps every contact
     that carries an impulse.
     """

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CommandError, InvalidInputError, TrajectoryFileError
-from ..render.geometry import check_frame
+from ..records.trajectory import check_frame
 from ..app.runs import load_run
 
 # The exit statuses of the package docstring (granular.cli).

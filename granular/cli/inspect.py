@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..app.runs import active, dissipation_text
+from ..app.runs import dissipation_text
+from ..records.active_contacts import active
 from .arguments import add_command, positive_int
 from .common import frame_index, load_run_file
 from ..analysis.tables import floor_load, weight

@@ -22,7 +22,6 @@ import numpy as np
 from .. import scenes
 from ..app.runs import (
     ProgressBar,
-    active_counts,
     dissipation_text,
     failure_reason,
     plural,
@@ -35,6 +34,7 @@ from .common import FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError, check
 from .render import render_run
 from ..errors import InvalidInputError, RunInterrupted, TimeStepWarning
 from ..render.output import output_kind
+from ..records.active_contacts import active_counts
 from ..records.streaming import update_meta
 from ..records.trajectory import Trajectory
 

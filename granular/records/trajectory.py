@@ -552,3 +552,20 @@ def wall_forces(contacts: list, system: dict, meta: dict) -> np.ndarray | None:
     except (ValueError, IndexError, TypeError, MemoryError) as error:
         raise TrajectoryFileError(f"the contacts do not give wall forces: {error}") from None
     return forces
+
+
+def check_frame(trajectory, frame: int) -> int:
+    """``frame`` as a non-negative index into ``trajectory`` (negative counts from the end)."""
+    n = len(trajectory)
+    try:
+        index = int(frame)
+        exact = index == frame
+    except (TypeError, ValueError):
+        exact = False
+    if not exact:
+        raise InvalidInputError(f"frame must be an integer, got {frame!r}")
+    if not -n <= index < n:
+        raise InvalidInputError(
+            f"frame {index} is out of range: the trajectory has {n} frames (0..{n - 1}, or -{n}..-1 from the end)"
+        )
+    return index % n

@@ -36,14 +36,13 @@ from .geometry import (
     impulse_reference,
     scene_bounds,
     select_frames,
-    check_frame,
     clip_walls,
     time_format,
     wall_geometry,
 )
 from .output import SUFFIXES, VideoWriter, output_kind, write_image
 from ..errors import InvalidInputError
-from ..records.trajectory import Trajectory
+from ..records.trajectory import Trajectory, check_frame
 
 #: With ``fit="bodies"``, walls are cut this fraction of the bodies' box diagonal
 #: beyond the box: enough floor around a pile to read it as a floor, not the far

@@ -25,7 +25,8 @@ from ..drawing.adapters import Shapes, UnknownAdapterError, shapes_of
 from ..errors import InvalidInputError
 from ..walls.surfaces import wall_from_description
 from ..drawing.walls import box_faces, plane_patch, polygon_edges, tangent_basis  # noqa: F401  (public here too)
-from ..app.runs import active
+from ..records.active_contacts import active
+from ..records.trajectory import check_frame
 
 #: Colourings by name; anything else must be an array.
 COLORINGS = ("speed", "id", "none")
@@ -85,23 +86,6 @@ class WallGeometry:
 
 
 # -- frames -----------------------------------------------------------------------
-def check_frame(trajectory, frame: int) -> int:
-    """``frame`` as a non-negative index into ``trajectory`` (negative counts from the end)."""
-    n = len(trajectory)
-    try:
-        index = int(frame)
-        exact = index == frame
-    except (TypeError, ValueError):
-        exact = False
-    if not exact:
-        raise InvalidInputError(f"frame must be an integer, got {frame!r}")
-    if not -n <= index < n:
-        raise InvalidInputError(
-            f"frame {index} is out of range: the trajectory has {n} frames (0..{n - 1}, or -{n}..-1 from the end)"
-        )
-    return index % n
-
-
 def select_frames(trajectory, frames=None, every: int = 1) -> np.ndarray:
     """Indices of the frames to draw: ``frames`` (all by default) thinned to every ``every``-th.
 
@@ -213,7 +197,8 @@ def skipped_steps_note(trajectory, k: int) -> str:
 
 
 def _active_contacts(trajectory, k: int) -> int:
-    """Active contacts of frame ``k``, solver noise left out as in every count (`granular.app.runs.active`)."""
+    """Active contacts of frame ``k``, solver noise left out as in every count
+    (`granular.records.active_contacts.active`)."""
     return int(np.count_nonzero(active(trajectory, k))) if k < len(trajectory.contacts) else 0
 
 

@@ -18,7 +18,7 @@
 `plot_stress_strain` draws the stress on a moving plane (a piston: force along its
 motion over an area, Pa) against its strain (travel over the sample's height).
 
-Impulses below the solver's tolerance (`granular.app.runs.noise_impulse`) count as zero
+Impulses below the solver's tolerance (`granular.records.active_contacts.noise_impulse`) count as zero
 in every figure, as in ``granular inspect`` and ``granular run``.
 
 Figures are written under a temporary name and renamed (``.png``, ``.svg`` or ``.pdf``).
@@ -33,7 +33,7 @@ import numpy as np
 from ..errors import InvalidInputError
 from ..records.files import atomic_path
 from . import analysis_plots
-from ..app.runs import active_counts, noise_impulse
+from ..records.active_contacts import active_counts, noise_impulse
 from ..walls import first_surface, surface_names
 
 KINDS = (
@@ -111,7 +111,7 @@ def _energy(plt, trajectory):
 
 def _multipliers(plt, trajectory):
     t = trajectory.t
-    # multipliers below the solver's tolerance are zeros (granular.app.runs.noise_impulse):
+    # multipliers below the solver's tolerance are zeros (granular.records.active_contacts.noise_impulse):
     # left in, their noise stretched the histogram down to 1e-136 N s
     impulses = [np.asarray(c.impulse, float) for c in trajectory.contacts]
     impulses = [np.where(v > noise_impulse(trajectory, k), v, 0.0) for k, v in enumerate(impulses)]

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..records.files import atomic_path
 from ..analysis import frame_forces
-from ..app.runs import active
+from ..records.active_contacts import active
 from .geometry import scene_bounds, wall_polygons
 
 #: Position quantum, as a fraction of the smallest radius.

@@ -15,7 +15,7 @@ For a trajectory of spheres, in ``DIR`` with ``STEM`` the run file's name::
         from centre i to centre j, or to the contact point on the wall
         cell data: impulse (N s), force (N, impulse / dt), gap (m), i, j, wall
         (wall = -1 for a sphere pair, j = -1 for a wall contact), active (1 when
-        the impulse is above the solver's noise, `granular.app.runs.noise_impulse`,
+        the impulse is above the solver's noise, `granular.records.active_contacts.noise_impulse`,
         else 0); with ``active_only=True`` only the active contacts are written
     STEM_walls_00000.vtp             part 2, when the system has walls: one polygon
         per face at the frame's position (a moving wall where it was then); an
@@ -63,7 +63,7 @@ from .geometry import (
     wall_polygons,
 )
 from ..records.files import atomic_path
-from ..app.runs import noise_impulse
+from ..records.active_contacts import noise_impulse
 
 _TYPES = {np.dtype(np.float64): "Float64", np.dtype(np.int64): "Int64"}
 
@@ -179,7 +179,7 @@ def _sphere_parts(trajectory, k: int, dt: float, active_only: bool = False) -> t
     spheres = polydata_xml(positions, verts=np.arange(n), point_data=point_data)
 
     contacts = trajectory.contacts[k]
-    # Below the solver's tolerance an impulse is zero (granular.app.runs.noise_impulse).
+    # Below the solver's tolerance an impulse is zero (granular.records.active_contacts.noise_impulse).
     active = np.asarray(contacts.impulse, float) > noise_impulse(trajectory, k)
     if active_only:
         contacts, active = contacts.take(np.flatnonzero(active)), active[active]
