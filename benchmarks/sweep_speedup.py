@@ -21,26 +21,26 @@ import statistics
 import tempfile
 import time
 
-from granular.app import sweep
+from granular.app import parameter_sweeps
 
 
 def warm_up() -> str:
     """Import what a run imports (numpy, scipy, the solvers), on a worker."""
     import granular.simulation  # noqa: F401
-    import granular.app.sweep  # noqa: F401
+    import granular.app.parameter_sweeps  # noqa: F401
 
     return "ready"
 
 
 def time_sweep(plan, workers: int) -> tuple[float, list]:
     """Wall time (s) of ``plan`` on a fresh LocalCluster of ``workers`` processes, and its rows."""
-    with sweep.connect(workers=workers) as client, tempfile.TemporaryDirectory(prefix="sweep-bench-") as out:
+    with parameter_sweeps.connect(workers=workers) as client, tempfile.TemporaryDirectory(prefix="sweep-bench-") as out:
         client.wait_for_workers(workers)
         client.run(warm_up)
         start = time.perf_counter()
-        result = sweep.run_sweep(plan, out, client, force=True)
+        result = parameter_sweeps.run_sweep(plan, out, client, force=True)
         seconds = time.perf_counter() - start
-    failed = [row for row in result.rows if row["status"] != sweep.STATUS_OK]
+    failed = [row for row in result.rows if row["status"] != parameter_sweeps.STATUS_OK]
     if failed:
         raise SystemExit(f"{len(failed)} runs failed: {failed[0]['status']}")
     return seconds, result.rows
@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=8, help="seeds per restitution (8: 32 runs)")
     parser.add_argument("--duration", type=float, default=0.5, help="simulated time of a run (s)")
     args = parser.parse_args()
-    plan = sweep.plan_sweep(
+    plan = parameter_sweeps.plan_sweep(
         "granular_gas_cooling",
         ["n=100", "packing=0.1", "restitution=0.6,0.7,0.8,0.9"],
         seeds=args.seeds,

@@ -106,6 +106,9 @@ class ConvergenceError(SolverError):
         The tolerance that residual missed, at the same contact (m/s).
     where : str or None
         Which contact (or unknown) holds that residual.
+    iterations, idle : int or None
+        The iterations made (sweeps, for the Coulomb sweeps) and how many of the last
+        ones made no progress.
     """
 
     def __init__(
@@ -117,12 +120,16 @@ class ConvergenceError(SolverError):
         residual: float | None = None,
         tolerance: float | None = None,
         where: str | None = None,
+        iterations: int | None = None,
+        idle: int | None = None,
     ):
         super().__init__(message, t=t, status=status)
         self.best = best
         self.residual = residual
         self.tolerance = tolerance
         self.where = where
+        self.iterations = iterations
+        self.idle = idle
 
 
 def at_time(error: SolverError, t: float) -> SolverError:

@@ -70,7 +70,7 @@ def test_the_command_and_a_sweep_task_run_a_scene_fed_by_an_inlet(tmp_path, monk
     loads with its flow counters."""
     from granular import scenes
     from granular.cli.__main__ import main
-    from granular.app.sweep import run_task
+    from granular.app.parameter_sweeps import run_task
 
     monkeypatch.chdir(tmp_path)
     assert main(["run", "silo_filling", "--duration", "0.01", "--every", "10", "--out", "silo.h5", "--quiet"]) == 0

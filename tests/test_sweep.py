@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import granular as gr
-from granular.app import sweep
+from granular.app import parameter_sweeps
 from granular.cli import FAILURE, USAGE, main
 
 distributed = pytest.importorskip("distributed")
@@ -86,8 +86,8 @@ def read_csv(path) -> list:
 def test_product_of_values_and_seeds_gives_one_row_per_run(cluster, tmp_path):
     _, client = cluster
     scene, counter = write_scene(tmp_path / "scenes")
-    plan = sweep.plan_sweep(str(scene), ["restitution=0.3,0.8", "n=5"], seeds=3)
-    result = sweep.run_sweep(plan, tmp_path / "out", client)
+    plan = parameter_sweeps.plan_sweep(str(scene), ["restitution=0.3,0.8", "n=5"], seeds=3)
+    result = parameter_sweeps.run_sweep(plan, tmp_path / "out", client)
     rows = read_csv(tmp_path / "out" / "summary.csv")
     assert len(rows) == 6 == result.ran and result.failed == 0
     assert sorted((float(r["restitution"]), int(r["seed"])) for r in rows) == sorted(
@@ -151,14 +151,14 @@ def test_a_failing_run_is_a_failed_row_and_the_others_go_on(cluster, tmp_path, c
 def test_resume_skips_finished_runs_and_force_runs_them_again(cluster, tmp_path):
     _, client = cluster
     scene, counter = write_scene(tmp_path / "scenes")
-    plan = sweep.plan_sweep(str(scene), ["restitution=0.3,0.6"], seeds=2)
+    plan = parameter_sweeps.plan_sweep(str(scene), ["restitution=0.3,0.6"], seeds=2)
     out = tmp_path / "out"
-    first = sweep.run_sweep(plan, out, client)
+    first = parameter_sweeps.run_sweep(plan, out, client)
     files = sorted(out.glob("*.h5"))
     stamps = {f: f.stat().st_mtime_ns for f in files}
     assert len(files) == 4 and len(builds(counter)) == 4 and first.skipped == 0
 
-    again = sweep.run_sweep(plan, out, client)
+    again = parameter_sweeps.run_sweep(plan, out, client)
     assert again.skipped == 4 and again.ran == 0
     assert len(builds(counter)) == 4  # nothing was built
     assert {f: f.stat().st_mtime_ns for f in files} == stamps
@@ -167,17 +167,19 @@ def test_resume_skips_finished_runs_and_force_runs_them_again(cluster, tmp_path)
 
     # a damaged file is run again, the others are not
     files[0].write_bytes(files[0].read_bytes()[:200])
-    repaired = sweep.run_sweep(plan, out, client)
+    repaired = parameter_sweeps.run_sweep(plan, out, client)
     assert repaired.ran == 1 and repaired.skipped == 3 and len(builds(counter)) == 5
     gr.Trajectory.load(files[0])
 
-    forced = sweep.run_sweep(plan, out, client, force=True)
+    forced = parameter_sweeps.run_sweep(plan, out, client, force=True)
     assert forced.ran == 4 and forced.skipped == 0 and len(builds(counter)) == 9
     assert all(f.stat().st_mtime_ns != stamps[f] for f in files)
 
     # an edited scene file makes every run stale
     scene.write_text(scene.read_text() + "\n# edited\n")
-    edited = sweep.run_sweep(sweep.plan_sweep(str(scene), ["restitution=0.3,0.6"], seeds=2), out, client)
+    edited = parameter_sweeps.run_sweep(
+        parameter_sweeps.plan_sweep(str(scene), ["restitution=0.3,0.6"], seeds=2), out, client
+    )
     assert edited.ran == 4 and len(builds(counter)) == 13
 
 
@@ -185,8 +187,10 @@ def test_other_settings_are_other_runs(cluster, tmp_path):
     _, client = cluster
     scene, counter = write_scene(tmp_path / "scenes")
     out = tmp_path / "out"
-    sweep.run_sweep(sweep.plan_sweep(str(scene), ["restitution=0.3"], seeds=2), out, client)
-    longer = sweep.run_sweep(sweep.plan_sweep(str(scene), ["restitution=0.3"], seeds=2, duration=0.03), out, client)
+    parameter_sweeps.run_sweep(parameter_sweeps.plan_sweep(str(scene), ["restitution=0.3"], seeds=2), out, client)
+    longer = parameter_sweeps.run_sweep(
+        parameter_sweeps.plan_sweep(str(scene), ["restitution=0.3"], seeds=2, duration=0.03), out, client
+    )
     assert longer.skipped == 0 and longer.ran == 2 and len(builds(counter)) == 4
     assert len(list(out.glob("*.h5"))) == 4
     assert all(gr.Trajectory.load(out / r["file"]).t[-1] == pytest.approx(0.03) for r in longer.rows)
@@ -226,7 +230,7 @@ def test_a_worker_killed_mid_sweep_leaves_a_complete_summary_of_valid_files(tmp_
     import logging
 
     scene, counter = write_scene(tmp_path / "scenes")
-    plan = sweep.plan_sweep(str(scene), ["sleep=0.8"], seeds=6)
+    plan = parameter_sweeps.plan_sweep(str(scene), ["sleep=0.8"], seeds=6)
     out = tmp_path / "out"
     with (
         distributed.LocalCluster(
@@ -239,7 +243,7 @@ def test_a_worker_killed_mid_sweep_leaves_a_complete_summary_of_valid_files(tmp_
         outcome = {}
 
         def work():
-            outcome["result"] = sweep.run_sweep(plan, out, client)
+            outcome["result"] = parameter_sweeps.run_sweep(plan, out, client)
 
         thread = threading.Thread(target=work)
         thread.start()
@@ -281,7 +285,7 @@ def test_aggregate_gives_mean_and_seed_spread_per_x_and_group():
         dict(e=0.9, n=10, seed=3, tau=float("nan"), status="ok"),  # no value: not counted
         dict(e=0.5, n=20, seed=0, tau=3.0, status="ok"),
     ]
-    series = sweep.aggregate(description, rows, "e", "tau")
+    series = parameter_sweeps.aggregate(description, rows, "e", "tau")
     assert [s.group for s in series] == [{"n": 10}, {"n": 20}]
     ten, twenty = series
     assert ten.x == [0.5, 0.9] and ten.count == [3, 2]
@@ -290,16 +294,16 @@ def test_aggregate_gives_mean_and_seed_spread_per_x_and_group():
     assert ten.std == pytest.approx([7.0**0.5, 8.0**0.5])
     assert twenty.x == [0.5] and twenty.mean == [3.0] and np.isnan(twenty.std[0])
     with pytest.raises(gr.InvalidInputError, match="not a figure"):
-        sweep.aggregate(description, rows, "e", "taux")
+        parameter_sweeps.aggregate(description, rows, "e", "taux")
     with pytest.raises(gr.InvalidInputError, match="not a parameter"):
-        sweep.aggregate(description, rows, "tau", "tau")
+        parameter_sweeps.aggregate(description, rows, "tau", "tau")
 
 
 def test_plot_summary_writes_a_png_of_the_sweep(cluster, tmp_path, capsys):
     _, client = cluster
     scene, _ = write_scene(tmp_path / "scenes")
     out = tmp_path / "out"
-    sweep.run_sweep(sweep.plan_sweep(str(scene), ["restitution=0.2,0.9"], seeds=2), out, client)
+    parameter_sweeps.run_sweep(parameter_sweeps.plan_sweep(str(scene), ["restitution=0.2,0.9"], seeds=2), out, client)
     assert main(["plot", str(out), "summary", "--x", "restitution", "--y", "mean_height"]) == 0
     png = out / "summary_mean_height_vs_restitution.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
@@ -318,14 +322,14 @@ def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
     2.5 at e = 0.95 to 16 at e = 0.6). The tolerance is the slope's own standard
     error, from a least-squares fit weighted by the seeds' spread of each mean:
     |slope + 1| <= 3 sigma. Measured: slope -0.963 +- 0.025 (about 3 min on 2 workers)."""
-    plan = sweep.plan_sweep(
+    plan = parameter_sweeps.plan_sweep(
         "granular_gas_cooling", ["n=200", "packing=0.1", "restitution=0.6,0.7,0.8,0.9,0.95"], seeds=4, duration=3.0
     )
-    with sweep.connect(workers=2) as client:
-        result = sweep.run_sweep(plan, tmp_path, client)
+    with parameter_sweeps.connect(workers=2) as client:
+        result = parameter_sweeps.run_sweep(plan, tmp_path, client)
     assert result.failed == 0 and len(result.rows) == 20
-    description, rows = sweep.read_summary(tmp_path)
-    (series,) = sweep.aggregate(description, rows, "restitution", "tau")
+    description, rows = parameter_sweeps.read_summary(tmp_path)
+    (series,) = parameter_sweeps.aggregate(description, rows, "restitution", "tau")
     e, mean, count = np.array(series.x), np.array(series.mean), np.array(series.count)
     standard_error = np.array(series.std) / np.sqrt(count)
     x, y, sigma = np.log(1.0 - e**2), np.log(mean), standard_error / mean  # sigma of log(mean tau)
@@ -337,7 +341,7 @@ def test_haff_time_follows_kinetic_theorys_dependence_on_restitution(tmp_path):
     assert abs(slope + 1.0) <= 3.0 * slope_error, (slope, slope_error)
     assert slope_error < 0.1  # the test can tell -1 from -0.7
     # and the magnitude: kinetic theory's tau to the accuracy of 200 spheres and dt = 5e-4 s
-    (ratios,) = sweep.aggregate(description, rows, "restitution", "tau_ratio")
+    (ratios,) = parameter_sweeps.aggregate(description, rows, "restitution", "tau_ratio")
     assert np.all(np.abs(np.array(ratios.mean) - 1.0) < 0.25), ratios.mean
 
 
@@ -396,8 +400,8 @@ def test_a_run_failing_midway_keeps_its_frames_in_a_partial_file(cluster, tmp_pa
     _, client = cluster
     (tmp_path / "late.py").write_text(FAILING_LATE)
     # the command runs 20 steps at a time and keeps the complete ones' frames
-    plan = sweep.plan_sweep(str(tmp_path / "late.py"), ["fail_after=0.0305,1.0"])
-    result = sweep.run_sweep(plan, tmp_path / "out", client)
+    plan = parameter_sweeps.plan_sweep(str(tmp_path / "late.py"), ["fail_after=0.0305,1.0"])
+    result = parameter_sweeps.run_sweep(plan, tmp_path / "out", client)
     failed, ok = sorted(result.rows, key=lambda row: row["parameters"]["fail_after"])
     assert ok["status"] == "ok" and ok["figures"]["t_end"] == pytest.approx(0.04)
     assert failed["status"].startswith("failed: RuntimeError: force field undefined after t = 0.0305 s")
@@ -408,5 +412,5 @@ def test_a_run_failing_midway_keeps_its_frames_in_a_partial_file(cluster, tmp_pa
     listed = {row["file"] for row in read_csv(tmp_path / "out" / "summary.csv")}
     assert listed == {ok["file"], failed["file"]}
     # resuming runs the failed one again (and only it)
-    again = sweep.run_sweep(plan, tmp_path / "out", client)
+    again = parameter_sweeps.run_sweep(plan, tmp_path / "out", client)
     assert again.skipped == 1 and again.ran == 1

@@ -16,7 +16,7 @@ from typing import Callable
 
 from .arguments import add_command
 from .common import USAGE, CommandError, check_figure_suffix, load_run_file
-from ..app import sweep
+from ..app import parameter_sweeps
 from ..render.plots import FIGURE_SUFFIXES, plot
 
 
@@ -43,7 +43,7 @@ def plot_run(args) -> int:
 
 def plot_sweep(args) -> int:
     """``granular plot SWEEP_DIR summary --x PARAMETER --y FIGURE [OUT]``: prints the
-    mean and spread of each point, then draws them (`granular.app.sweep.plot_summary`)."""
+    mean and spread of each point, then draws them (`granular.app.parameter_sweeps.plot_summary`)."""
     if not args.x or not args.y:
         raise CommandError("a summary plot needs --x PARAMETER and --y FIGURE", USAGE)
     directory = Path(args.run)
@@ -51,14 +51,14 @@ def plot_sweep(args) -> int:
         raise CommandError(f"{directory} is not a sweep directory (granular plot SWEEP_DIR summary ...)", USAGE)
     out = Path(args.out) if args.out else directory / f"summary_{'_'.join(args.y)}_vs_{args.x}.png"
     check_figure_suffix(out, FIGURE_SUFFIXES)
-    description, rows = sweep.read_summary(directory)
+    description, rows = parameter_sweeps.read_summary(directory)
     for y in args.y:
-        for series in sweep.aggregate(description, rows, args.x, y):
+        for series in parameter_sweeps.aggregate(description, rows, args.x, y):
             group = ", ".join(f"{k}={v}" for k, v in series.group.items())
             print(f"{y}{' (' + group + ')' if group else ''} against {args.x}:")
             for x, mean, std, count in zip(series.x, series.mean, series.std, series.count):
                 print(f"  {args.x} = {x:<8g} {y} = {mean:.4g} +- {std:.2g} ({count} runs)")
-    sweep.plot_summary(directory, args.x, args.y, out)
+    parameter_sweeps.plot_summary(directory, args.x, args.y, out)
     print(f"wrote {out}")
     return 0
 

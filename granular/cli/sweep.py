@@ -1,4 +1,4 @@
-"""``granular sweep``: argument checks and printing around `granular.app.sweep`, which runs
+"""``granular sweep``: argument checks and printing around `granular.app.parameter_sweeps`, which runs
 a scene over a grid of parameters and seeds on Dask."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 from ..app.runs import plural
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_int
 from .common import FAILURE, USAGE, CommandError
-from ..app import sweep
+from ..app import parameter_sweeps
 
 #: The line of 'granular --help', and the text of 'granular sweep --help'.
 HELP = "run a scene over a grid of parameters and seeds on Dask"
@@ -54,7 +54,7 @@ def command_sweep(args) -> int:
         raise CommandError(
             "--workers starts a local cluster and --scheduler uses an existing one: give one of them", USAGE
         )
-    plan = sweep.plan_sweep(args.scene, args.set, args.seeds, args.duration, args.dt, args.every)
+    plan = parameter_sweeps.plan_sweep(args.scene, args.set, args.seeds, args.duration, args.dt, args.every)
     out = Path(args.out) if args.out else Path("sweeps") / plan.name
     if out.exists() and not out.is_dir():
         raise CommandError(f"--out {out} exists and is not a directory", USAGE)
@@ -66,16 +66,16 @@ def command_sweep(args) -> int:
     )
     start = time.perf_counter()
     line = SweepProgress(enabled=not args.quiet)
-    with sweep.connect(args.workers, args.scheduler) as client:
+    with parameter_sweeps.connect(args.workers, args.scheduler) as client:
         workers = len(client.scheduler_info().get("workers", {}))
-        link = sweep.dashboard_link(client)
+        link = parameter_sweeps.dashboard_link(client)
         print(
             f"  {'scheduler ' + args.scheduler if args.scheduler else 'local cluster'}: {plural(workers, 'worker')}; "
             f"dashboard {link or 'not served (install bokeh: pip install granular[cluster])'}"
         )
         sys.stdout.flush()
         try:
-            result = sweep.run_sweep(plan, out, client, force=args.force, progress=line.update)
+            result = parameter_sweeps.run_sweep(plan, out, client, force=args.force, progress=line.update)
         finally:
             line.finish()
     seconds = time.perf_counter() - start
@@ -84,7 +84,7 @@ def command_sweep(args) -> int:
         f"in {seconds:.1f} s"
     )
     for row in result.rows:
-        if row["status"] != sweep.STATUS_OK:
+        if row["status"] != parameter_sweeps.STATUS_OK:
             shown = ", ".join(f"{n}={row['parameters'][n]!r}" for n in plan.varying) or plan.name
             print(f"  {shown}: {row['status']}")
     print(f"  summary: {', '.join(str(p) for p in result.summary_files)}")

@@ -382,7 +382,8 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
         except ConvergenceError as error:
             if strict or error.best is None:
                 raise
-            solved, more, residual, missed = error.best, FRICTION_SWEEPS, error.residual, error
+            solved, residual, missed = error.best, error.residual, error
+            more = FRICTION_SWEEPS if error.iterations is None else error.iterations
         sweeps += more
         impulses = np.zeros((m, width))
         impulses[rows, : sub.width] = solved

@@ -266,6 +266,8 @@ def solve(
         residual=float(residual[worst]),
         tolerance=float(tolerance[worst]),
         where=which,
+        iterations=max_sweeps,
+        idle=max_sweeps - progressed_at,
     )
 
 
