@@ -42,8 +42,7 @@ class DelassusRows:
 
     def __init__(self, metric, jacobian: sp.csr_matrix | np.ndarray, c: np.ndarray):
         dense = isinstance(jacobian, np.ndarray)
-        if not dense and not sp.isspmatrix_csr(jacobian):
-            jacobian = sp.csr_matrix(jacobian)
+        csr = None if dense else sp.csr_matrix(jacobian)  # no copy when already CSR
         if dense and hasattr(metric, "inverse_diagonal"):
             # A small problem on the coordinates it touches (`granular.contact.projection`):
             # dense arrays throughout, no sparse constructor a call.
@@ -52,13 +51,14 @@ class DelassusRows:
         elif hasattr(metric, "inverse_diagonal"):
             # Built from the arrays (scipy's elementwise products and row sums cost a
             # tenth of a millisecond each, three projections a step).
-            data = jacobian.data * np.sqrt(metric.inverse_diagonal)[jacobian.indices]
-            self.H = sp.csr_matrix((data, jacobian.indices, jacobian.indptr), shape=jacobian.shape)
-            row_of_entry = np.repeat(np.arange(jacobian.shape[0]), np.diff(jacobian.indptr))
-            self.diagonal = np.bincount(row_of_entry, weights=data * data, minlength=jacobian.shape[0])
+            assert csr is not None
+            data = csr.data * np.sqrt(metric.inverse_diagonal)[csr.indices]
+            self.H = sp.csr_matrix((data, csr.indices, csr.indptr), shape=csr.shape)
+            row_of_entry = np.repeat(np.arange(csr.shape[0]), np.diff(csr.indptr))
+            self.diagonal = np.bincount(row_of_entry, weights=data * data, minlength=csr.shape[0])
         else:
             lower = scipy.linalg.cholesky(metric.matrix(), lower=True)
-            G = jacobian if dense else jacobian.toarray()
+            G = jacobian if csr is None else csr.toarray()
             self.H = scipy.linalg.solve_triangular(lower, G.T, lower=True).T
             self.diagonal = np.einsum("ij,ij->i", self.H, self.H)
         self.diagonal = np.maximum(self.diagonal, np.finfo(float).tiny)
@@ -66,8 +66,10 @@ class DelassusRows:
         # a CSR copy's, without the copy's cost.
         self.HT = self.H.T
         self.c = c
-        self._rows, self._H_rows = None, None
-        self.sparse_delassus, self._used_rows, self._uses = None, 0, 0  # W, once worth forming
+        self._rows: np.ndarray | None = None
+        self._H_rows: tuple | None = None
+        self.sparse_delassus: sp.csc_matrix | None = None  # W, once worth forming
+        self._used_rows, self._uses = 0, 0
         # Few rows: W itself, dense, serves every product (impact clusters).
         self.W = None
         if c.size <= DENSE_ROWS:
@@ -116,8 +118,9 @@ class DelassusRows:
         self._uses += 1
         spent = self._used_rows + USE_OVERHEAD_ROWS * self._uses  # this use included
         if self.sparse_delassus is None and self._uses > 1 and spent >= self.size:
-            self.sparse_delassus = sp.csc_matrix(self.H @ self.HT)
-            self.sparse_delassus.sort_indices()
+            delassus = sp.csc_matrix(self.H @ self.HT)
+            delassus.sort_indices()
+            self.sparse_delassus = delassus
         return self.sparse_delassus
 
     def dense_block(self, rows: np.ndarray, rho: float) -> np.ndarray:
