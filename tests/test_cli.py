@@ -508,7 +508,7 @@ def test_a_blow_up_fails_with_the_time_of_the_first_non_finite_step(in_workspace
 def test_progress_bar_shows_steps_rate_time_and_contacts_and_is_quiet_when_asked():
     import io
 
-    from granular.app.runs import ProgressBar
+    from granular.progress import ProgressBar
 
     stream = io.StringIO()
     bar = ProgressBar(40, stream=stream)
@@ -524,7 +524,7 @@ def test_progress_bar_shows_steps_rate_time_and_contacts_and_is_quiet_when_asked
 
 
 def test_progress_callback_draws_a_simulation_run_and_chains_another(capsys):
-    from granular.app.runs import progress
+    from granular.progress import progress
 
     seen = []
     world = gr.SphereWorld(np.array([[0.0, 0.0, 0.01]]), 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])])

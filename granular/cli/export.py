@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..app.runs import ProgressBar
+from ..progress import ProgressBar
 from .arguments import add_command, add_quiet, positive_int
 from .common import USAGE, CommandError, load_run_file
 from ..render.vtkfiles import export_vtk

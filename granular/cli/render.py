@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..app.runs import ProgressBar
+from ..progress import ProgressBar
 from .arguments import add_command, add_quiet, positive_float, positive_int, size
 from .common import USAGE, CommandError, frame_index, load_run_file
 from ..render import render

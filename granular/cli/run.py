@@ -21,13 +21,13 @@ import numpy as np
 
 from .. import scenes
 from ..app.runs import (
-    ProgressBar,
     dissipation_text,
     failure_reason,
     plural,
     restart_frame,
     stream_simulation,
 )
+from ..progress import ProgressBar
 from ..simulation import Simulation, signal_name
 from .arguments import add_command, add_quiet, add_run_settings, add_scene_argument, positive_float
 from .common import FAILURE, FILE_ERROR, INTERRUPTED, USAGE, CommandError, check_run_suffix, load_run_file

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.app.runs import progress
+from granular.progress import progress
 from granular.render import animate, snapshot
 from granular.render.viewer import write_html
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 import granular as gr
-from granular.app.runs import progress
+from granular.progress import progress
 
 RADIUS = 0.08  # m, the drum's inner radius
 LENGTH = 0.04  # m

@@ -41,7 +41,7 @@ import numpy as np
 
 import granular as gr
 from granular.spheres.flows import CylinderRegion, Inlet, Outlet, BoxRegion
-from granular.app.runs import progress
+from granular.progress import progress
 from granular.render import snapshot
 
 DENSITY = 2500.0  # kg/m^3, glass

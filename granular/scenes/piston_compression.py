@@ -29,7 +29,7 @@ import numpy as np
 import granular as gr
 from granular.render.plots import plot_stress_strain, stress_strain
 from granular.spheres.packing import fill_box
-from granular.app.runs import progress
+from granular.progress import progress
 
 RADIUS = 0.005  # m
 SIDE = 0.06  # m, the box's square cross-section

@@ -24,7 +24,7 @@ import numpy as np
 
 import granular as gr
 from granular.spheres.flows import CylinderRegion, Inlet
-from granular.app.runs import progress
+from granular.progress import progress
 
 DENSITY = 2500.0  # kg/m^3
 SILO_RADIUS = 0.04  # m

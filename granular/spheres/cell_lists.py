@@ -26,6 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..compiled_arrays import grown
+
 #: Grid cubes allowed per sphere before the k-d tree is used instead: the counting
 #: sort allocates one offset per cube.
 MAX_CELLS_PER_SPHERE = 8
@@ -173,16 +175,6 @@ def _contacts(positions, radii, margin, origin, side, dims):
                 distances[slot] = distance
                 count += 1
     return first[:count], second[:count], vectors[:count], distances[:count]
-
-
-@numba.njit(cache=True)
-def grown(values, count, capacity):
-    """``values[:count]`` (1-d) at the start of a new array of ``capacity`` entries of
-    the same type: the compiled searches' growing outputs (of `_pairs`,
-    `_pairs_periodic`, `_contacts`, `granular.walls.mesh_index`), doubled when full."""
-    larger = np.empty(capacity, dtype=values.dtype)
-    larger[:count] = values[:count]
-    return larger
 
 
 @numba.njit(cache=True)

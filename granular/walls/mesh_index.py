@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..spheres.cell_lists import grown
+from ..compiled_arrays import grown
 from .mesh_geometry import EDGE, FACE, FACE_TOLERANCE, MINIMUM_TOLERANCE, VERTEX
 
 #: Most cubes the grid may hold (its compressed rows allocate one offset per cube).
