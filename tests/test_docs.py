@@ -75,5 +75,5 @@ def test_the_readme_flows_example_feeds_at_its_rate(tmp_path, monkeypatch, capsy
     world, traj = names["world"], names["traj"]
     largest = 2500.0 * 4.0 / 3.0 * np.pi * 0.006**3
     assert 0.05 - largest < world.flow.inserted_mass.sum() <= 0.05 * (1 + 1e-12)
-    assert traj.sphere_counts()[-1] == world.n == world.flow.issued - world.flow.removed.sum()
+    assert traj.sphere_counts()[-1] == world.n == world.flow.ids_assigned - world.flow.removed.sum()
     assert "spheres per frame" in capsys.readouterr().out

@@ -45,6 +45,7 @@ import granular as gr
 from granular.schemes import maury_impacts
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
 from granular.spheres.assembly import tangent_basis
+from support.spinning import spinning_gas
 
 #: Relative round-off of a one-contact impact: a few dozen floating-point operations,
 #: counted generously (64 ulps).
@@ -447,20 +448,7 @@ def test_energy_never_rises_in_frictional_collisions_with_restitution():
     at most ``tau |P|`` a contact, ``tau = FRICTION_SWEEP_TOLERANCE`` times the velocity
     scale), and impacts with friction took place (a tangential impulse in a step with a
     bounce)."""
-    rng = np.random.default_rng(11)
-    grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
-    positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
-    world = gr.SphereWorld(
-        positions,
-        0.018,
-        velocities=rng.normal(0, 1.0, (20, 3)),
-        angular_velocities=rng.normal(0, 80.0, (20, 3)),
-        gravity=(0, 0, 0),
-        restitution=0.8,
-        friction=0.5,
-        tangential_restitution=0.2,
-        walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3, restitution=0.6)],
-    )
+    world = spinning_gas(wall_restitution=0.6, restitution=0.8, friction=0.5, tangential_restitution=0.2)
     simulation = gr.Simulation(world, 1e-3)
     energy_before = world.kinetic_energy(0.0, world.q0, world.u0)
     rises, allowed = [], []

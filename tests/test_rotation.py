@@ -28,6 +28,7 @@ import pytest
 import granular as gr
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
 from granular.spheres.rotation import rotate_quaternions
+from support.spinning import spinning_gas
 
 G_EARTH = 9.81
 #: Velocities a single persisting contact gets from the Gauss-Seidel sweeps: the
@@ -231,19 +232,7 @@ def test_energy_never_rises_in_frictional_collisions_without_external_forces():
     the sweeps' tolerance allows (a contact within ``tau`` m/s of its law does work at
     most ``tau |lambda|``: bound ``FRICTION_SWEEP_TOLERANCE x velocity scale x sum
     |lambda|``), and it falls by more than half: the contacts turn and dissipate."""
-    rng = np.random.default_rng(11)
-    grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
-    positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
-    world = gr.SphereWorld(
-        positions,
-        0.018,
-        velocities=rng.normal(0, 1.0, (20, 3)),
-        angular_velocities=rng.normal(0, 80.0, (20, 3)),
-        gravity=(0, 0, 0),
-        restitution=0.0,
-        friction=0.5,
-        walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)],
-    )
+    world = spinning_gas(restitution=0.0, friction=0.5)
     simulation = gr.Simulation(world, 1e-3)
     energy = [world.kinetic_energy(0.0, world.q0, world.u0)]
     rotational = 0.5 * np.sum(world.inertia_at(0.0) * np.sum(world.omega0**2, axis=1))
@@ -491,20 +480,7 @@ def test_energy_never_rises_and_torques_stay_in_their_discs_with_rolling_resista
     some reach it, and the energy falls faster than without rolling resistance."""
 
     def run(mu_r):
-        rng = np.random.default_rng(11)
-        grid = np.stack(np.meshgrid(*[np.arange(3)] * 3, indexing="ij"), -1).reshape(-1, 3)[:20]
-        positions = 0.05 + 0.05 * grid + rng.uniform(-0.005, 0.005, (20, 3))
-        world = gr.SphereWorld(
-            positions,
-            0.018,
-            velocities=rng.normal(0, 1.0, (20, 3)),
-            angular_velocities=rng.normal(0, 80.0, (20, 3)),
-            gravity=(0, 0, 0),
-            restitution=0.0,
-            friction=0.5,
-            rolling_friction=mu_r,
-            walls=[gr.Box([0, 0, 0], [0.2, 0.2, 0.2], friction=0.3)],
-        )
+        world = spinning_gas(restitution=0.0, friction=0.5, rolling_friction=mu_r)
         simulation = gr.Simulation(world, 1e-3)
         energy, allowed, saturated = [world.kinetic_energy(0.0, world.q0, world.u0)], [], 0
         for _ in range(200):

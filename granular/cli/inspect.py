@@ -61,7 +61,7 @@ def command_inspect(args) -> int:
     dt = float(meta.get("dt", float("nan")))
     n = trajectory.positions.shape[1] if trajectory.positions.ndim == 3 else trajectory.positions.shape[-1]
     bodies = f"{n} spheres" if system.get("kind") == "spheres" else f"{system.get('kind', 'system')}, {n} coordinates"
-    if trajectory.varying:  # spheres that come and go: the count of the frame, and the ids issued
+    if trajectory.varying:  # spheres that come and go: the count of the frame, and the ids assigned
         bodies = f"{trajectory.present(k).size} spheres in frame {k} ({n} ids over the run)"
     print(
         f"{args.run}: {bodies}, {len(trajectory)} frames from t = {trajectory.t[0]:.6g} s "

@@ -59,8 +59,8 @@ def _set_spheres(simulation: Simulation, trajectory, k: int) -> None:
     ids = trajectory.present(k)
     counters = FlowCounters.from_row(trajectory.flow[k], len(system.inlets), len(system.outlets))
     masses = trajectory.meta.get("masses")
-    if masses is not None and len(masses) >= counters.issued:
-        system.masses_by_id = np.asarray(masses, dtype=float)[: counters.issued].copy()
+    if masses is not None and len(masses) >= counters.ids_assigned:
+        system.masses_by_id = np.asarray(masses, dtype=float)[: counters.ids_assigned].copy()
     system.set_spheres(ids, np.asarray(trajectory.radii[k], float)[ids], counters)
 
 

@@ -45,7 +45,7 @@ on the spheres from the start of the run to each frame (a restart continues it).
 Spheres that come and go (`granular.spheres.flows`): a run whose world has inlets or
 outlets stores each sphere in the column of its permanent id, so positions,
 velocities (F, I, 3), radii (F, I), angular velocities and orientations have one
-column per id issued during the run (``I``) and hold NaN where that sphere is
+column per id assigned during the run (``I``) and hold NaN where that sphere is
 absent (not yet inserted, or removed); ``Contacts.i`` and ``Contacts.j`` are ids.
 ``/flow`` (F, 1 + 2 n_inlets + 2 n_outlets) holds the counters of each frame
 (`granular.spheres.flows.FlowCounters.as_row`), ``meta["masses"]`` the mass of each id.

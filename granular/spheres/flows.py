@@ -286,22 +286,22 @@ class Outlet:
 
 @dataclass
 class FlowCounters:
-    """What the inlets and outlets have done since the start: ``issued`` ids given out
+    """What the inlets and outlets have done since the start: ``ids_assigned`` ids given out
     (the next sphere's id); per inlet (I,) the spheres ``inserted`` and their mass
     ``inserted_mass`` (kg); per outlet (O,) the spheres ``removed`` and their mass
     ``removed_mass`` (kg). Mass is conserved: the spheres present weigh the initial
     ones plus the inserted minus the removed."""
 
-    issued: int
+    ids_assigned: int
     inserted: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     inserted_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))
     removed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     removed_mass: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     @staticmethod
-    def start(issued: int, inlets: int, outlets: int) -> "FlowCounters":
+    def start(ids_assigned: int, inlets: int, outlets: int) -> "FlowCounters":
         return FlowCounters(
-            int(issued),
+            int(ids_assigned),
             np.zeros(inlets, dtype=np.int64),
             np.zeros(inlets),
             np.zeros(outlets, dtype=np.int64),
@@ -310,15 +310,19 @@ class FlowCounters:
 
     def copy(self) -> "FlowCounters":
         return FlowCounters(
-            self.issued, self.inserted.copy(), self.inserted_mass.copy(), self.removed.copy(), self.removed_mass.copy()
+            self.ids_assigned,
+            self.inserted.copy(),
+            self.inserted_mass.copy(),
+            self.removed.copy(),
+            self.removed_mass.copy(),
         )
 
     def as_row(self) -> np.ndarray:
-        """The counters as one float row ``(issued, inserted .., inserted_mass .., removed
+        """The counters as one float row ``(ids_assigned, inserted .., inserted_mass .., removed
         .., removed_mass ..)``, what a trajectory stores per frame (counts below 2^53
         are exact in a float)."""
         return np.concatenate(
-            [[float(self.issued)], self.inserted, self.inserted_mass, self.removed, self.removed_mass]
+            [[float(self.ids_assigned)], self.inserted, self.inserted_mass, self.removed, self.removed_mass]
         ).astype(float)
 
     @staticmethod
@@ -422,8 +426,8 @@ def inserted(
             if centre is None:
                 break  # the region is full: this sphere waits for the next step
             present, radii = np.vstack([present, centre]), np.append(radii, radius)
-            rows.append((centre, inlet.velocity, flow.issued, radius, inlet.mass(radius, density)))
-            flow.issued += 1
+            rows.append((centre, inlet.velocity, flow.ids_assigned, radius, inlet.mass(radius, density)))
+            flow.ids_assigned += 1
             flow.inserted[k] += 1
             flow.inserted_mass[k] += rows[-1][4]
     if not rows:

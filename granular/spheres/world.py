@@ -309,7 +309,7 @@ class SphereWorld:
         if flow is not None:
             self.flow = flow.copy()
         known = self.masses_by_id
-        needed = int(max(self.flow.issued, ids.max(initial=-1) + 1))
+        needed = int(max(self.flow.ids_assigned, ids.max(initial=-1) + 1))
         if needed > known.size:
             known = np.concatenate([known, np.full(needed - known.size, np.nan)])
         unknown = np.isnan(known[ids])
