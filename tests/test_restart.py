@@ -134,17 +134,22 @@ def test_run_from_a_run_without_provenance_is_refused(here, capsys, tmp_path):
 
 
 @pytest.mark.exact
-def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch):
+@pytest.mark.parametrize("laws", ["friction=0.5, rotation=True,", "friction=0.5, rolling_friction=0.1,"])
+def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch, laws):
     """Friction turns the spheres: their angular velocities and orientations, which
-    the frames need not record, come back from the run file's warm state."""
-    scene = BOUNCY_SCENE.replace("restitution=0.6,", "restitution=0.6, friction=0.5, rotation=True,")
+    the frames need not record, come back from the run file's warm state, and so do
+    the friction and rolling impulses that start the next step's sweeps."""
+    scene = BOUNCY_SCENE.replace("restitution=0.6,", "restitution=0.6, " + laws)
     (tmp_path / "scenes").mkdir()
     (tmp_path / "scenes" / "turning.py").write_text(scene)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("GRANULAR_SCENES", str(tmp_path / "scenes"))
     assert main(["run", "turning", "--quiet", "--duration", "0.032", "--out", "full.h5"]) == 0
     assert main(["run", "turning", "--quiet", "--duration", "0.024", "--out", "half.h5"]) == 0
-    assert np.any(load_run("half.h5").warm_state["values"]["_omega"] != 0)  # the spheres turn
+    warm = load_run("half.h5").warm_state["values"]
+    assert np.any(warm["_omega"] != 0)  # the spheres turn
+    if "rolling" in laws:  # the rolling resistance acts, and its impulses are carried
+        assert np.any(warm["_previous_rolling"] != 0)
     assert main(["run", "--from", "half.h5", "--duration", "0.008", "--quiet"]) == 0
     full, continued = load_run("full.h5"), load_run("half.h5")
     assert_identical(full, continued)

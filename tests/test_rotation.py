@@ -472,6 +472,31 @@ def test_rolling_ball_stops_under_rolling_resistance_at_the_analytic_time():
     assert torque == pytest.approx(mu_r * r * results[10].contacts.impulse[0], rel=1e-9)
 
 
+def test_a_ball_held_on_an_incline_by_rolling_resistance_starts_each_step_from_its_torque():
+    """A ball at rest on an incline with tan(theta) = 0.1 below mu = 0.5 and mu_r = 0.2
+    stays at rest: friction carries m g sin(theta) and the rolling torque balances its
+    moment, so the torque impulse is r m g sin(theta) h a step (within r m e, ``e``
+    the sweeps' velocity tolerance: an impulse error of a row whose Delassus weight
+    is at least 1/m moves its velocity by at least that error over m). Its friction
+    and rolling impulses carry to the next step, so from the second step on the
+    carried impulses are the answer and the sweeps accept them at their first
+    check; started from no torque, every step would sweep again."""
+    from granular.contact.friction_gauss_seidel import CHECK_EVERY
+
+    g, r, m, h = G_EARTH, 0.05, 1.0, 1e-3
+    theta = np.arctan(0.1)
+    normal = np.array([-np.sin(theta), 0.0, np.cos(theta)])
+    floor = gr.Plane([0, 0, 0], normal, friction=0.5, rolling_friction=0.2)
+    simulation = gr.Simulation(gr.SphereWorld([r * normal], r, masses=m, walls=[floor]), h)
+    results = [simulation.step() for _ in range(30)]
+    tolerance = FRICTION_SWEEP_TOLERANCE * g * h
+    for result in results[1:]:
+        assert result.solver.iterations <= CHECK_EVERY
+        assert np.linalg.norm(result.velocities[0]) <= tolerance
+        torque = np.linalg.norm(result.contacts.rolling_impulse[0])
+        assert abs(torque - r * m * g * np.sin(theta) * h) <= r * m * tolerance
+
+
 def test_energy_never_rises_and_torques_stay_in_their_discs_with_rolling_resistance():
     """The spinning crowd of `test_energy_never_rises...` with rolling resistance
     mu_r = 0.3 between spheres and on the walls: the kinetic energy never rises

@@ -199,7 +199,8 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     and rolling coefficients). Its ``warm_start`` (m,) are the previous normal
     impulses (rows with a positive value join the first working set), its
     ``warm_tangential`` (m, s) the previous friction impulses in the rows' tangent
-    bases (used by the sphere sweeps only; None starts them from zero).
+    bases and its ``warm_rolling`` (m, 2) the previous rolling impulses (both used by
+    the sphere sweeps only; None starts them from zero).
 
     Working set: rows the prediction violates (``D + h G v < 0``) and warm rows are
     solved first; rows the answer violates are added until none is, as in
@@ -363,6 +364,8 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     if warm_tangential is not None:
         warm_tangential = np.nan_to_num(np.asarray(warm_tangential, dtype=float))
         impulses[:, 1 : 1 + warm_tangential.shape[1]] = warm_tangential
+    if R is not None and problem.warm_rolling is not None:
+        impulses[:, 3:5] = np.nan_to_num(np.asarray(problem.warm_rolling, dtype=float))
     working = (warm > 0.0) | (c < NEAR_CONTACT * scale)  # scale >= 0: the violated rows (c < 0) too
     sweeps, residual, missed = 0, 0.0, None
 

@@ -44,6 +44,7 @@ class ContactProblem:
         taken off ``T v``; None for fixed walls and pairs.
     warm_start : (m,) the previous step's normal impulses (N s) of the same rows, or None.
     warm_tangential : (m, s) their friction impulses (N s), or None.
+    warm_rolling : (m, 2) their rolling impulses (N s), or None.
     keys : (m,) int64 keys naming the rows across steps (`ConstraintSet.keys`), or None.
     contact_name : ``k -> str`` naming row ``k`` in messages ("contact 3 (sphere 1 and
         wall 0)"), or None.
@@ -61,6 +62,7 @@ class ContactProblem:
     tangential_offset: np.ndarray | None = None
     warm_start: np.ndarray | None = None
     warm_tangential: np.ndarray | None = None
+    warm_rolling: np.ndarray | None = None
     keys: np.ndarray | None = None
     contact_name: Callable[[int], str] | None = None
 
@@ -85,6 +87,7 @@ class ContactProblem:
         h: float,
         warm_start: np.ndarray | None = None,
         warm_tangential: np.ndarray | None = None,
+        warm_rolling: np.ndarray | None = None,
     ) -> "ContactProblem":
         """The frictional problem of a step's `ConstraintSet` (gaps at ``t_{n+1}``, rows at
         ``q^n``) for the step ``h`` (s): ``b = -D/h`` (`ConstraintSet.lower`), the tangent
@@ -112,6 +115,7 @@ class ContactProblem:
             tangential_offset=getattr(constraints, "tangential_offset", None),
             warm_start=warm_start,
             warm_tangential=warm_tangential,
+            warm_rolling=warm_rolling if R is not None else None,
             contact_name=lambda k: _contact_name(constraints, k),
         )
 

@@ -118,6 +118,7 @@ from .maury_state import (
     exchanged_state,
     remembered,
     warm_impulses,
+    warm_rolling_impulses,
     warm_tangential_impulses,
 )
 from .registry import refuse_unless_supported
@@ -342,6 +343,7 @@ class MauryScheme:
                         h,
                         warm_start=warm,
                         warm_tangential=warm_tangential_impulses(constraints, state, self._n, self.warm_start),
+                        warm_rolling=warm_rolling_impulses(constraints, state, self._n, self.warm_start),
                     )
                     maury = project_frictional(problem, strict=self.strict)
                 else:
@@ -466,7 +468,15 @@ class MauryScheme:
         maury_tangential, maury_rolling = outcome.get("maury_tangential"), outcome.get("maury_rolling")
         # Maury's impulses alone start the next step's projection: a row that bounced
         # separates at the next step, and its impact impulse would only mislead it.
-        carried = remembered(constraints, outcome["maury_impulses"], maury_tangential, state, self._n, self.warm_start)
+        carried = remembered(
+            constraints,
+            outcome["maury_impulses"],
+            maury_tangential,
+            state,
+            self._n,
+            self.warm_start,
+            rolling=maury_rolling,
+        )
         contact_change = constraints.jacobian.T @ impulses
         sustained = outcome["sustained"]
         # Without impacts the sustained impulses are all of them (one product saved).

@@ -21,6 +21,7 @@ class MauryState:
     previous_keys, previous_impulses : the sorted contact keys of the previous step
         and Maury's impulses on them (N s), the next projection's warm start;
     previous_tangential : their friction impulses (m, s) or None;
+    previous_rolling : their rolling impulses (m, 2) or None (rolling resistance);
     previous_kick : ``M^{-1} G^T lambda`` of the previous step's sustained contacts
         (m/s), which raises the next impact threshold (module docstring), or None;
     omega, orientations : angular velocities (N, 3) and unit quaternions (N, 4) of
@@ -33,6 +34,7 @@ class MauryState:
     previous_keys: np.ndarray
     previous_impulses: np.ndarray
     previous_tangential: np.ndarray | None = None
+    previous_rolling: np.ndarray | None = None
     previous_kick: np.ndarray | None = None
     omega: np.ndarray | None = None
     orientations: np.ndarray | None = None
@@ -43,6 +45,7 @@ class MauryState:
         "previous_keys": "_previous_keys",
         "previous_impulses": "_previous_impulses",
         "previous_tangential": "_previous_tangential",
+        "previous_rolling": "_previous_rolling",
         "previous_kick": "_previous_kick",
         "omega": "_omega",
         "orientations": "_orientations",
@@ -70,9 +73,12 @@ def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) ->
     u = np.concatenate([state.u.reshape(n_before, 3)[keep], exchange.velocities]).reshape(-1)
     kept, keys = remap_keys(state.previous_keys, n_before, exchange.new_index(), n_after)
     order = np.argsort(keys, kind="stable")
-    tangential = state.previous_tangential
-    if tangential is not None and tangential.shape[0] == state.previous_keys.size:
-        tangential = tangential[kept][order]
+
+    def follow(per_row):  # a per-contact warm start, under the new keys' order
+        if per_row is not None and per_row.shape[0] == state.previous_keys.size:
+            return per_row[kept][order]
+        return per_row
+
     omega, orientations, kick = state.omega, state.orientations, state.previous_kick
     if omega is not None and orientations is not None:
         omega = np.concatenate([omega[keep], np.zeros((k, 3))])
@@ -90,7 +96,8 @@ def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) ->
         u=u,
         previous_keys=keys[order],
         previous_impulses=state.previous_impulses[kept][order],
-        previous_tangential=tangential,
+        previous_tangential=follow(state.previous_tangential),
+        previous_rolling=follow(state.previous_rolling),
         previous_kick=kick,
         omega=omega,
         orientations=orientations,
@@ -121,22 +128,37 @@ def warm_impulses(constraints, state: MauryState, n: int, warm_start: bool):
 def warm_tangential_impulses(constraints, state: MauryState, n: int, warm_start: bool):
     """Previous friction impulses (m, s) (N s) of the rows that persist (in their own
     tangent bases, which `granular.spheres.assembly.tangent_basis` derives from the normal
-    alone), or None."""
+    alone), 0 elsewhere, or None."""
+    return _persisting_values(constraints, state, state.previous_tangential, n, warm_start)
+
+
+def warm_rolling_impulses(constraints, state: MauryState, n: int, warm_start: bool):
+    """Previous rolling impulses (m, 2) (N s) of the rows that persist (in the same
+    tangent bases as the friction impulses), 0 elsewhere, or None."""
+    return _persisting_values(constraints, state, state.previous_rolling, n, warm_start)
+
+
+def _persisting_values(constraints, state: MauryState, previous, n: int, warm_start: bool):
+    """The rows of ``previous`` (one per previous contact, sorted by key) of this step's
+    contacts that persist, 0 for the others; None without them."""
     found, position = persisting(constraints, state, n, warm_start)
-    previous = state.previous_tangential
     if found is None or previous is None or previous.ndim != 2 or previous.shape[1] == 0:
+        return None
+    if previous.shape[0] != state.previous_keys.size:
         return None
     return np.where(found[:, None], previous[position], 0.0)
 
 
-def remembered(constraints, impulses, tangential, state: MauryState, n: int, warm_start: bool) -> dict:
+def remembered(constraints, impulses, tangential, state: MauryState, n: int, warm_start: bool, rolling=None) -> dict:
     """The warm-start fields of the next state: this step's contacts sorted by key (the
-    previous ones, unchanged, without warm starts)."""
+    previous ones, unchanged, without warm starts): normal impulses (m,), friction
+    impulses (m, s) and rolling impulses (m, 2), each None when the step has none."""
     if not warm_start:
         return dict(
             previous_keys=state.previous_keys,
             previous_impulses=state.previous_impulses,
             previous_tangential=state.previous_tangential,
+            previous_rolling=state.previous_rolling,
         )
     keys = constraints.keys(n)
     order = np.argsort(keys)
@@ -144,4 +166,5 @@ def remembered(constraints, impulses, tangential, state: MauryState, n: int, war
         previous_keys=keys[order],
         previous_impulses=impulses[order],
         previous_tangential=None if tangential is None else np.asarray(tangential)[order],
+        previous_rolling=None if rolling is None else np.asarray(rolling)[order],
     )
