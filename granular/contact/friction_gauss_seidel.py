@@ -322,7 +322,11 @@ class _Momentum:
         if not self.enabled:
             return
         beta = max(self.count - 1, 0) / (self.count + 2)
-        kernels().momentum(r, u, self.r_previous, self.u_previous, beta)
+        if not r.flags.c_contiguous:  # reshape would copy, and the extrapolation be lost
+            raise ValueError("the sweeps' impulses must be a C-contiguous array")
+        momentum = kernels().momentum
+        momentum(r.reshape(-1), self.r_previous.reshape(-1), beta)
+        momentum(u, self.u_previous, beta)
         self.count += 1
 
     def stop(self) -> None:
