@@ -169,7 +169,7 @@ def sweep_rows(
         widest,
     )
     inverse_mass = np.append(np.asarray(inverse, dtype=float), 0.0)
-    full = (values * inverse_mass[cols][:, None, :]) @ values.transpose(0, 2, 1)
+    full = kernels().local_blocks(cols, values, inverse_mass)
     blocks = full[:, :3, :3]
     w = blocks[:, 0, 0]
     frictional = mu > 0.0
@@ -320,10 +320,13 @@ class CompiledRows:
         classes = colour_classes(rows.cols, dummy)
         order = np.concatenate(classes).astype(np.int64) if classes else np.zeros(0, dtype=np.int64)
         self.rows, self.order = rows, order
-        self.cols = np.ascontiguousarray(rows.cols[order], dtype=np.int64)
-        self.values = np.ascontiguousarray(rows.values[order], dtype=float)
-        self.width = np.count_nonzero(self.cols < dummy, axis=1).astype(np.int64)
-        self.scaled = self.values * rows.inverse_mass[self.cols][:, None, :]
+        self.cols, self.values, self.scaled, self.width = kernels().visit_order_rows(
+            order,
+            np.ascontiguousarray(rows.cols, dtype=np.int64),
+            np.ascontiguousarray(rows.values, dtype=float),
+            np.ascontiguousarray(rows.inverse_mass, dtype=float),
+            int(dummy),
+        )
         shift = np.zeros((m, 3))
         shift[:, 0] = rows.lower
         if rows.tangent_offset is not None:
