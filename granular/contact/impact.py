@@ -110,22 +110,23 @@ def is_frictional(constraints, rows: np.ndarray) -> bool:
     )
 
 
-def impact_set(constraints, rows: np.ndarray, u: np.ndarray, h: float, e: np.ndarray, et: np.ndarray):
-    """The constraint set of the impact problem on ``rows``: `project_frictional`
-    applied to ``u^-`` with it solves (I-N), (I-T) (module docstring).
+def impact_set(sub, u: np.ndarray, h: float, e: np.ndarray, et: np.ndarray):
+    """The constraint set of the impact problem on the impacting rows ``sub`` (a
+    `ConstraintSet` of k rows): `project_frictional` applied to ``u^-`` with it solves
+    (I-N), (I-T) (module docstring).
 
     Its bounds ``lower(h) = n - e U_N^-`` (m/s) are stored as gaps ``-h lower``, with no
     separation cap (a rebound is not an overlap being undone); its tangential offsets
     are ``o - et U_T^-`` (m/s)."""
-    sub = constraints.subset(rows)
-    normal_offset = np.zeros(rows.size) if sub.normal_offset is None else sub.normal_offset
+    k = sub.size
+    normal_offset = np.zeros(k) if sub.normal_offset is None else sub.normal_offset
     approach = sub.jacobian @ u - normal_offset  # U_N^- < 0 on impacting rows
     lower = normal_offset - e * approach
     offset = sub.tangential_offset
     T, s = tangential_jacobian(sub)
     if s and np.any(et > 0.0):
-        wall = np.zeros((rows.size, s)) if offset is None else offset
-        slip = (T @ u).reshape(rows.size, s) - wall  # U_T^-
+        wall = np.zeros((k, s)) if offset is None else offset
+        slip = (T @ u).reshape(k, s) - wall  # U_T^-
         offset = wall - et[:, None] * slip
     return replace(sub, gap=-h * lower, separation_speed=None, tangential_offset=offset, normal_offset=None)
 
@@ -141,15 +142,14 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
         if constraints.laws.tangential_restitution is None
         else constraints.laws.tangential_restitution[rows].astype(float)
     )
-    clusters = _clusters(constraints.jacobian[rows])
+    sub = constraints.subset(rows)
+    clusters = _clusters(sub.jacobian)
     moving = _moving(constraints, rows)
     iterations = 0
     for fallback in range(3):
-        answer = project_frictional(
-            ContactProblem.from_constraints(metric, impact_set(constraints, rows, u, h, e, et), u, h)
-        )
+        answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h))
         iterations += answer.iterations
-        rising = _rising_clusters(metric, constraints, rows, u, answer, clusters, moving)
+        rising = _rising_clusters(metric, sub, u, answer, clusters, moving)
         if not rising.size or fallback == 2:
             break
         for cluster in rising:  # smallest e and et = 0, then inelastic (module docstring)
@@ -185,32 +185,30 @@ def _moving(constraints, rows: np.ndarray) -> np.ndarray:
     return moving
 
 
-def _rising_clusters(metric, constraints, rows, u, answer, clusters, moving) -> np.ndarray:
-    """Labels of the clusters (without a moving wall) whose kinetic energy rose.
+def _rising_clusters(metric, sub, u, answer, clusters, moving) -> np.ndarray:
+    """Labels of the clusters (without a moving wall) of the impacting rows ``sub``
+    whose kinetic energy rose.
 
     A cluster's energy change is the work of its impulses, ``1/2 sum_k P_k . H_k
     (u^- + u^+)`` (clusters share no coordinate). Allowed: round-off of the energy,
     and the sweeps' tolerance, ``FRICTION_SWEEP_TOLERANCE`` times the velocity scale
     per unit impulse (a contact within ``tau`` m/s of its law does work at most ``tau
     |P|``)."""
-    sub = constraints.subset(rows)
+    k = sub.size
     mean = 0.5 * (u + answer.velocities)
     local = [answer.impulses * (sub.jacobian @ mean)]
     T, s = tangential_jacobian(sub)
     if s:
-        local.append(np.sum(answer.tangential_impulses * (T @ mean).reshape(rows.size, s), axis=1))
+        local.append(np.sum(answer.tangential_impulses * (T @ mean).reshape(k, s), axis=1))
     _, R = rolling_rows(sub)
     if R is not None and answer.rolling_impulses is not None:
-        local.append(np.sum(answer.rolling_impulses * (R @ mean).reshape(rows.size, 2), axis=1))
+        local.append(np.sum(answer.rolling_impulses * (R @ mean).reshape(k, 2), axis=1))
     work = np.sum(local, axis=0)
     impulse = answer.impulses + np.abs(answer.tangential_impulses).sum(axis=1)
     scale = max(float(np.abs(sub.jacobian @ u).max(initial=0.0)), float(np.abs(T @ u).max(initial=0.0)) if s else 0.0)
     energy = metric.kinetic_energy(u)
-    labels = np.setdiff1d(clusters, clusters[moving])
-    rising = [
-        c
-        for c in labels
-        if work[clusters == c].sum()
-        > ENERGY_ROUNDOFF * energy + FRICTION_SWEEP_TOLERANCE * scale * impulse[clusters == c].sum()
-    ]
-    return np.array(rising, dtype=int)
+    cluster_work = np.bincount(clusters, weights=work)
+    cluster_impulse = np.bincount(clusters, weights=impulse)
+    rising = cluster_work > ENERGY_ROUNDOFF * energy + FRICTION_SWEEP_TOLERANCE * scale * cluster_impulse
+    rising[clusters[moving]] = False
+    return np.flatnonzero(rising)
