@@ -68,36 +68,27 @@ def approached():
     return data, G, T, rows
 
 
-def test_the_approached_stall_meets_its_law_and_the_plain_sweeps_alone_do_not(approached, monkeypatch):
+def test_newton_takes_in_the_contacts_its_answer_approaches(approached, monkeypatch):
     data, G, T, rows = approached
     arguments = (rows, data["predicted"], data["start"], data["tolerance"], 20000)
     r, sweeps, _ = gauss_seidel.solve(*arguments)
     assert sweeps < 20000
     assert_coulomb_law(data, G, T, r)
-    monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)  # no Newton hand-over
-    monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)  # plain sweeps
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)  # Newton on its first contacts only
+    monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)  # and plain sweeps
     monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)  # without local repairs
     with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
         gauss_seidel.solve(*arguments)
 
 
-def test_newton_settles_the_contacts_its_answer_approaches_by_the_sweeps_after_it(approached):
-    """From the stalled start, Newton on the contacts that carry an impulse or miss
-    their law approaches open contacts left out of its system; the sweeps that follow
-    each step (`coulomb_newton.smoothed_newton`) settle them, so the answer meets the
-    law of every contact, those outside the system included."""
+def test_momentum_carries_the_approached_stall_without_newtons_rounds(approached, monkeypatch):
+    """The same stall, Newton on its first contacts only: the plain sweeps fail
+    (above), the sweeps with momentum reach the Coulomb law."""
     data, G, T, rows = approached
-    predicted, tolerance = data["predicted"], data["tolerance"]
-    r = coulomb_rows.onto_cones(rows, data["start"])
-    residual = coulomb_rows.natural_residual(rows, predicted, r)
-    outside = (r[:, 0] == 0.0) & (residual == 0.0)
-    assert outside.any()
-    solved, ratio, _ = coulomb_newton.newton_on_loaded(
-        rows, predicted, r, residual, tolerance, 0.25 * gauss_seidel.TARGET
-    )
-    assert ratio <= 1.0
-    assert np.any(solved[outside, 0] > 0.0)  # contacts outside Newton's system now push
-    assert_coulomb_law(data, G, T, solved)
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000)
+    assert sweeps < 20000
+    assert_coulomb_law(data, G, T, r)
 
 
 def assert_coulomb_law(data, G, T, r):
@@ -160,12 +151,13 @@ def test_the_narrow_pour_of_rolling_spheres_runs_through_its_impact_phase():
     assert outcome["t"] == pytest.approx(0.25)
 
 
-def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true_residual(cluster):
+def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true_residual(cluster, monkeypatch):
     """After 1,000 plain sweeps the cluster is stalled above its tolerance. Newton on
-    the contacts that carry an impulse or miss their law, with sweeps after its steps
-    (`coulomb_newton.smoothed_newton`), returns impulses in their cones whose ratio is
-    the natural residual of every contact, recomputed from them, and improves on the
-    stalled sweeps."""
+    the contacts that carry an impulse or miss their law (`_newton_on_loaded`, one
+    call) leaves the others at zero impulse, and the ratio it reports is the natural
+    residual of the contacts it solved, recomputed on the whole cluster from the
+    impulses it returns; it improves on the stalled sweeps."""
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
     data, _, _, rows = cluster
     predicted, tolerance = data["predicted"], data["tolerance"]
     r = coulomb_rows.onto_cones(rows, data["start"])
@@ -175,14 +167,15 @@ def test_newton_on_the_loaded_contacts_of_the_stalled_cluster_reports_their_true
         rows.compiled.sweep(u, r)
     residual = coulomb_rows.contact_residuals(rows, u, r)
     assert (residual / tolerance).max() > 1.0  # stalled
+    part = (r[:, 0] > 0.0) | (residual > 0.0)
+    assert 0 < part.sum() < len(r)  # some contacts are left out
     solved, ratio, _ = coulomb_newton.newton_on_loaded(
         rows, predicted, r, residual, tolerance, 0.25 * gauss_seidel.TARGET
     )
+    assert np.all(solved[~part] == 0.0)
     recomputed = coulomb_rows.natural_residual(rows, predicted, solved)
-    assert ratio == pytest.approx((recomputed / tolerance).max(), rel=1e-6, abs=1e-9)
+    assert ratio == pytest.approx((recomputed[part] / tolerance[part]).max(), rel=1e-6, abs=1e-9)
     assert ratio < (residual / tolerance).max()
-    normal, tangential = solved[:, 0], np.linalg.norm(solved[:, 1:3], axis=1)
-    assert normal.min() >= 0.0 and np.all(tangential <= data["mu"] * normal * (1 + 1e-12))
 
 
 @pytest.mark.long
@@ -200,12 +193,12 @@ def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
 
 
 def test_a_stall_without_progress_ends_after_as_many_sweeps_as_reached_its_best(approached, monkeypatch):
-    """The plain sweeps on the approached stall, without Newton and without repairs,
-    never meet the law; they stop once the best residual has not
+    """The plain sweeps on the approached stall, with Newton on its first contacts
+    only and no repairs, never meet the law; they stop once the best residual has not
     fallen by 10% for as many sweeps as came before it (at least 4,000), far short of
     the 20,000 allowed, and the error carries that best iterate, in its cones."""
     data, G, T, rows = approached
-    monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)
+    monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
     monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)
     monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)
     with pytest.raises(ConvergenceError) as failure:

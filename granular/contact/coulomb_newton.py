@@ -14,7 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from .coulomb_rows import SweepRows, add_impulses, contact_residuals, natural_residual, onto_cones, velocities
+from .coulomb_rows import SweepRows, add_impulses, natural_residual, onto_cones
 
 #: Newton iterations of one `newton` call (each: one sparse LU of the contacts' Jacobian).
 ITERATIONS = 20
@@ -24,6 +24,10 @@ PATIENCE = 6
 #: The Newton variants `newton` tries: (regularisation ``eps`` of ``J + eps I``, relative
 #: to the unit diagonal ``J`` has on a sticking or open contact; whether steps are damped).
 VARIANTS = ((1e-2, False), (1e-3, True), (3e-2, False))
+
+#: Newton calls of one hand-over, each with the contacts the last one's answer
+#: approached (`newton_on_loaded`).
+ROUNDS = 3
 
 
 def newton_on_loaded(
@@ -35,28 +39,53 @@ def newton_on_loaded(
     target: float,
     budget: float = np.inf,
 ) -> tuple[np.ndarray, float, float]:
-    """`smoothed_newton` from the impulses ``r`` (m, q) of ``rows``, whose natural
-    residual is ``residual`` (m,) (m/s): ``(r, ratio, work)``, ``ratio`` the largest
-    natural residual of every contact of the answer in units of ``tolerance``, ``work``
-    its factorisations and sweeps in sweeps of ``rows``, which ``budget`` bounds.
+    """`newton` on the contacts that carry an impulse in ``r`` or miss their law
+    (``residual`` (m,) > 0, m/s: the natural residual at ``r``), the others kept at
+    zero impulse: ``(r (m, q), ratio)``, the ratio over the contacts its last call
+    solved.
 
-    Newton's system holds the contacts that carry an impulse or miss their law; the
-    others keep no impulse in it. Why: an open contact with no impulse that meets its
-    law adds its rows to the system without taking part (its equation is ``r_k = 0``),
-    and the sweeps' working set holds many of them (the rows that join it before they
-    close, `granular.contact.friction.NEAR_CONTACT`): about 20% of the 2,300 contacts
-    of the stalls of the 1,000-sphere pour. On the same stalls, this set cost less than
-    the whole working set, with answers within the tolerance either way (figures in
-    benchmarks/README.md, "Measurements behind the constants"). A contact left out may
-    be approached by Newton's answer: the sweeps after each step settle it, and the
-    next step's system takes in the contacts that then carry an impulse or miss their
-    law. At stalls of the sand pile's pour of turning spheres (seed 4), Newton solved
-    its contacts to 0.03-0.86 times the tolerance and 2-3 contacts outside them then
-    missed their law by 10-30 times it, attempt after attempt
-    (`tests/data/stall_of_approached_contacts.npz`, `tests/test_friction_stall.py`)."""
+    Why: an open contact with no impulse that meets its law adds its rows to
+    Newton's system without taking part (its equation is ``r_k = 0``), and the
+    sweeps' working set holds many of them (the rows that join it before they close,
+    `granular.contact.friction.NEAR_CONTACT`): about 20% of the 2,300 contacts of the stalls
+    of the 1,000-sphere pour. On the same stalls, this set costs less than the whole
+    working set, with answers within the tolerance either way (figures in
+    benchmarks/README.md, "Measurements behind the constants").
+
+    ``budget`` (sweeps of ``rows``) bounds the factorisations of the call (`newton`);
+    returns ``(r, ratio, work)``, ``work`` the factorisations made, in sweeps.
+
+    A contact left out may be approached by Newton's answer. When Newton meets the
+    tolerance on its contacts and such contacts miss their law at its answer, they
+    join and Newton runs again from its answer, up to `ROUNDS` times (the
+    working set of `granular.contact.friction`, inside one call). Why: at stalls of the sand
+    pile's pour of turning spheres (seed 4), Newton solved its contacts to 0.03-0.86
+    times the tolerance and 2-3 contacts outside them then missed their law by 10-30
+    times it, attempt after attempt, until the solve failed after 20,000 sweeps; with
+    the rounds, the stall of t = 0.698 s (504 contacts,
+    `tests/data/stall_of_approached_contacts.npz`) is solved in 1,626 sweeps, and the
+    pour runs to its end. Contacts still left out are seen by the residual test `solve`
+    makes after one sweep from Newton's answer, and the sweeps go on."""
+    taking_part = (r[:, 0] > 0.0) | (residual > 0.0)
+    solved, ratio, start, work = np.zeros_like(r), np.inf, r, 0.0
     sweep_size = float(rows.values.size)  # what a sweep reads of the rows, the unit of `budget`
-    solved, ratio, work = smoothed_newton(rows, predicted, r, tolerance, target, budget * sweep_size)
-    return solved, ratio, work / sweep_size
+    for round_ in range(ROUNDS):
+        part = np.flatnonzero(taking_part)
+        if part.size == 0 or work >= budget:
+            break
+        solved = np.zeros_like(r)
+        solved[part], ratio, more = newton(
+            rows.subset(part), predicted, start[part], tolerance[part], target, (budget - work) * sweep_size
+        )
+        work += more / sweep_size
+        if ratio > 1.0 or round_ == ROUNDS - 1:
+            break
+        missed = (natural_residual(rows, predicted, onto_cones(rows, solved)) > tolerance) & ~taking_part
+        if not missed.any():
+            break
+        taking_part |= missed
+        start = solved
+    return solved, ratio, work
 
 
 #: The variants of `VARIANTS` a local repair tries (`newton_on_cluster`): the first only.
@@ -245,126 +274,6 @@ def newton(
             if best_residual <= target or stale >= PATIENCE:
                 break
     return best, best_residual, work
-
-
-#: Sweeps after each step of `smoothed_newton`, as a fraction of the step's
-#: factorisation cost in sweeps. Why: the smoothing costs a fixed share of an iteration
-#: and grows with the system as the factorisation does; on the two captured limit cycles
-#: (benchmarks/README.md, "Frictional boxes") 0.3 took 3-5 factorisations, 0.1 up to 10.
-SMOOTHING = 0.3
-#: The first and largest regularisation of `smoothed_newton` (relative to the unit
-#: diagonal of ``J`` on a sticking or open contact). It starts small: eps only rises
-#: after a rejected step, and a start at 1e-2 never reached the tolerance on one of the
-#: captured cycles; 1e-4 and 1e-3 both did.
-SMOOTHED_EPS = 1e-3
-SMOOTHED_EPS_LARGEST = 1.0
-#: Iterations of one `smoothed_newton` call.
-SMOOTHED_ITERATIONS = 15
-#: Measured residuals during a smoothing (one every this many sweeps).
-SMOOTHING_CHECK = 10
-
-
-def smoothed_newton(
-    rows: SweepRows,
-    predicted: np.ndarray,
-    r: np.ndarray,
-    tolerance: np.ndarray,
-    target: float,
-    budget: float = np.inf,
-) -> tuple[np.ndarray, float, float]:
-    """Impulses from semismooth Newton steps on `AlartCurnier`'s function, each followed
-    by Gauss-Seidel sweeps, started at ``r`` (m, q): ``(r, ratio, work)`` as `newton`
-    returns them (the best iterate met, its largest natural residual in units of
-    ``tolerance``, the work in entries a sweep reads), stopping below ``target`` or
-    before the work would exceed ``budget``.
-
-    Each iteration solves ``(J + eps I) dr = -F(r)`` at the best iterate, takes the full
-    step, then `SMOOTHING` times the factorisation's cost in sweeps from it and keeps the
-    lowest measured residual: the multiplicative composition of Newton's method with
-    nonlinear Gauss-Seidel (Brune, Knepley, Smith and Tu, *Composing scalable nonlinear
-    algebraic solvers*, SIAM Review, 2015). The step carries the correction that spans
-    the whole contact network, which the sweeps take thousands of sweeps to make; its
-    errors are local (contacts pushed out of their cones or across a change of status),
-    which the sweeps repair in tens. The step is accepted when the smoothed residual
-    falls below the best, and ``eps`` then shrinks tenfold (the model is trusted more);
-    otherwise the best is kept and ``eps`` grows tenfold: the Levenberg-Marquardt
-    update of a trust region (More, *The Levenberg-Marquardt algorithm: implementation
-    and theory*, 1978), judged by the natural residual, which a sweep makes monotone
-    enough to judge, where the merit ``1/2 |F / rho|^2`` of `newton` is not (it is not
-    smooth where contacts change status). Once the best is within the tolerance, the
-    first rejected step ends the call.
-
-    The system holds the contacts that carry an impulse or miss their law at the best
-    iterate (`newton_on_loaded`: why), chosen again after each accepted step; the
-    sweeps run over every contact of ``rows``. Measured (benchmarks/README.md,
-    "Frictional boxes"; `tests/test_friction_repair.py`): on the limit cycle of step 119
-    of Siconos' box of 2,000 turning spheres (4,048 contacts, best 1.4 tolerances) 0.02
-    tolerances in one factorisation, where `newton`'s variants made no progress; on the
-    stall of the 3,375-sphere box's step 135 (7,291 contacts) from the sweeps' best after
-    3,000 sweeps, 0.02 tolerances in two (`newton`: 0.24 in twelve), after 800 sweeps
-    0.97 in three. It does not end every cycle: on step 127 of the 3,375-sphere box,
-    seed 2, its step approaches contacts outside the system and the sweeps after it
-    fall back into the cycle."""
-    best, best_ratio = r, residual_ratio(rows, predicted, r, tolerance)
-    part, F, J = _loaded_system(rows, predicted, best)
-    eps, work = SMOOTHED_EPS, 0.0
-    # One ordering chosen by the rows, not by factorising with both (`sparse_solve`): the
-    # minimum-degree ordering halves COLAMD's fill for Coulomb contacts and doubles it
-    # with rolling resistance (benchmarks/README.md, "Measurements behind the constants").
-    ordering = "COLAMD" if rows.width == 5 else "MMD_AT_PLUS_A"
-    sweep_size = float(rows.values.size)
-    last = estimated_factorisation_cost(J.nnz + J.shape[0], J.shape[0])  # the next factorisation's price
-    for _ in range(SMOOTHED_ITERATIONS):
-        overhead = iteration_cost(J.nnz)
-        if part.size == 0 or best_ratio <= target or work + overhead + last > budget:
-            break
-        try:
-            step, ordering, cost = sparse_solve(J + eps * sp.identity(J.shape[0], format="csc"), -F.ravel(), ordering)
-        except RuntimeError:  # a singular factor: no step
-            break
-        work += cost + overhead
-        last = cost
-        if not np.all(np.isfinite(step)):
-            break
-        trial = best.copy()
-        trial[part] += step.reshape(part.size, -1)
-        sweeps = max(SMOOTHING_CHECK, int(SMOOTHING * cost / sweep_size))
-        trial, ratio = best_of_sweeps(rows, predicted, trial, tolerance, sweeps)
-        work += sweeps * sweep_size
-        if ratio < best_ratio:
-            best, best_ratio, eps = trial, ratio, max(eps / 10.0, SMOOTHED_EPS / 10.0)
-            part, F, J = _loaded_system(rows, predicted, best)
-        elif best_ratio <= 1.0:
-            break
-        else:
-            eps = min(eps * 10.0, SMOOTHED_EPS_LARGEST)
-    return best, best_ratio, work
-
-
-def _loaded_system(rows: SweepRows, predicted: np.ndarray, r: np.ndarray):
-    """``(part, F, J)``: the contacts that carry an impulse in ``r`` or miss their law
-    (indices), and the value and Jacobian of `AlartCurnier`'s function on them at
-    ``r[part]`` (the others carry no impulse, so the part's velocities are the whole
-    answer's)."""
-    part = np.flatnonzero((r[:, 0] > 0.0) | (natural_residual(rows, predicted, r) > 0.0))
-    F, J = AlartCurnier(rows.subset(part), predicted).value(r[part], jacobian=True)
-    return part, F, J
-
-
-def best_of_sweeps(rows: SweepRows, predicted: np.ndarray, r: np.ndarray, tolerance: np.ndarray, sweeps: int):
-    """``(r, ratio)``: the measured iterate with the lowest largest natural residual
-    (in units of ``tolerance``) among ``sweeps`` Gauss-Seidel sweeps from ``r`` (put onto
-    the cones first), measured every `SMOOTHING_CHECK` sweeps and at the last."""
-    r = onto_cones(rows, r)
-    u = velocities(rows, predicted, r)
-    best, best_ratio = r.copy(), np.inf
-    for sweep in range(1, sweeps + 1):
-        rows.compiled.sweep(u, r)
-        if sweep % SMOOTHING_CHECK == 0 or sweep == sweeps:
-            ratio = float((contact_residuals(rows, u, r) / tolerance).max(initial=0.0))
-            if ratio < best_ratio:
-                best, best_ratio = r.copy(), ratio
-    return best, best_ratio
 
 
 #: SuperLU's orderings for Newton's matrices ``J + eps I`` (`sparse_solve`): a

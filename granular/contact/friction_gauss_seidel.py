@@ -78,10 +78,9 @@ impulse field alone (``H^T dr = 0``): 60% of it is, 40% moves velocities, and th
 residual, in velocity units, does not fall. A regularised semismooth Newton
 method on the same law (`granular.contact.coulomb_newton`) from the stalled impulses reaches 0.002-0.04
 times the tolerance in 3-20 linear solves, so `solve` hands over to it after
-`NEWTON_AFTER` checks without progress, from the best iterate, each Newton step
-followed by sweeps (`coulomb_newton.smoothed_newton`); sweeps from its answer make every
+`_first_newton_wait` checks without progress; one sweep from its answer makes every
 impulse a local answer again, accepted by the same residual test as the sweeps'
-(otherwise the sweeps go on from there when it is below their current residual).
+(otherwise the sweeps go on from there).
 """
 
 from __future__ import annotations
@@ -89,7 +88,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConvergenceError
-from .coulomb_newton import SMOOTHING, best_of_sweeps, newton_on_cluster, newton_on_loaded
+from .coulomb_newton import newton_on_cluster, newton_on_loaded
 from .coulomb_rows import SweepRows, add_impulses, contact_residuals, kernels, onto_cones, velocities
 
 
@@ -135,23 +134,17 @@ def solve(
     (17 s) without a new low; it now ends after about 4,000 sweeps with that same best
     (benchmarks/README.md, `stress.py`).
 
-    Newton hand-over: once the best measured residual has not fallen by 10% for
-    `NEWTON_AFTER` checks, `coulomb_newton.newton_on_loaded` starts from the best
-    iterate (from a peak of a limit cycle Newton's steps overshoot; from its best they
-    converge), with a budget: the Newton calls' work together costs no more than the
-    sweeps made so far (`factorisation_cost`), so a stall whose Newton steps do not
-    help costs at most about twice its sweeps (the ski-rental bound: on a stall of a
-    settling layer of 1,000 turning spheres, unbudgeted calls made 1,361
-    factorisations, 363 s, for answers no better than the sweeps'). A further call
-    comes `NEWTON_RETRY` checks later, and only from a new best (from the same start
-    it would take the same steps). Sweeps from its answer (`coulomb_newton.SMOOTHING`
-    of its work) make every impulse a local answer again and settle the contacts it
-    left out; the impulses are returned when their residual is within the tolerance
-    (the stalled-sweeps criterion above), otherwise the sweeps go on from there if it
-    is below their current residual. On the captured limit cycle of Siconos' box of
-    2,000 turning spheres (step 119, seed 0) the step is solved in 2,000 sweeps and one
-    call, where it missed after two rounds of 4,000 (benchmarks/README.md, "Frictional
-    boxes").
+    Newton hand-over: after `_first_newton_wait` residual checks without a 10%
+    decrease (and `NEWTON_RETRY` checks after an attempt), `coulomb_newton.newton_on_loaded` starts from the current
+    impulses, with a budget: the Newton calls' factorisations together cost no more
+    than the sweeps made so far plus one factorisation (`factorisation_cost`), so a
+    stall whose Newton steps do not help costs at most about twice its sweeps (the
+    ski-rental bound again, now on every call: on a stall of a settling layer of 1,000
+    turning spheres, calls every `NEWTON_RETRY` checks made 1,361 factorisations, 363
+    s, for answers no better than the sweeps'); after one sweep from its answer (so that every impulse is a local
+    answer again) the impulses are returned when their residual is within the
+    tolerance (the stalled-sweeps criterion above); otherwise the sweeps go on
+    from there if Newton did better than them (module docstring).
     """
     m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
@@ -159,7 +152,7 @@ def solve(
     u = velocities(rows, predicted, r)
     compiled = rows.compiled
     scale = compiled.visit_scale(tolerance)
-    history, previous, newton_at, newton_from = [], None, 0, np.inf  # newton_from: the best at the last call
+    history, previous, newton_at, newton_wait = [], None, 0, _first_newton_wait(m)
     progressed_at = 0  # the sweep of the last measured residual 10% below the best before it
     best_ratio, best = np.inf, None  # the measured iterate nearest its law, kept if none is accepted
     estimate, calibration = None, 1.0  # the residual's estimate (below)
@@ -238,40 +231,20 @@ def solve(
                     return r, sweep + 2, float(residual.max(initial=0.0))
                 estimate = None
                 accelerated.restart()
-        stalled_for = sweep - progressed_at
-        first_call = newton_at == 0 and stalled_for >= CHECK_EVERY * NEWTON_AFTER
-        # A retry only from a new best: Newton starts from the best iterate, and from the
-        # same start it would take the same steps.
-        retry = (
-            newton_at > 0
-            and best_ratio < newton_from
-            and len(history) - newton_at >= NEWTON_RETRY
-            and _stalled(history, NEWTON_RETRY)
-        )
-        if check and (first_call or retry):
-            # Newton from the best measured iterate: from a peak of a limit cycle its
-            # steps overshoot, from the cycle's best they converge (`smoothed_newton`).
-            newton_at, newton_from = len(history), best_ratio
-            start_u = velocities(rows, predicted, best)
-            residual = contact_residuals(rows, start_u, best)
-            budget = sweep - newton_work
+        if check and len(history) - newton_at >= newton_wait and _stalled(history, newton_wait):
+            newton_at = len(history)
+            newton_wait = NEWTON_RETRY
+            residual = contact_residuals(rows, u, r)
             solved, ratio, work = newton_on_loaded(
-                rows, predicted, best, residual, tolerance, 0.25 * TARGET, budget=budget
+                rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget=sweep - newton_work
             )
             newton_work += work
-            if work > 0.0 or ratio < (residual / tolerance).max(initial=0.0):
-                # Judged as the sweeps' iterates are, over all the contacts, after sweeps
-                # from it (`coulomb_newton.SMOOTHING` of its work): Newton's own ratio
-                # leaves out the contacts its answer approached, which sweeps settle.
-                smoothing = max(CHECK_EVERY, int(SMOOTHING * work))
-                swept, swept_ratio = best_of_sweeps(rows, predicted, solved, tolerance, smoothing)
-                newton_work += smoothing
-                if swept_ratio <= 1.0:
-                    swept_u = velocities(rows, predicted, swept)
-                    return swept, sweep + smoothing, float(contact_residuals(rows, swept_u, swept).max(initial=0.0))
-                if swept_ratio < history[-1]:  # below the sweeps' current residual: go on from it
-                    r, u, estimate = swept, velocities(rows, predicted, swept), None
-                    accelerated.restart()
+            if ratio < (residual / tolerance).max(initial=0.0):
+                r, u, residual = _swept_once(rows, predicted, solved)
+                if (residual / tolerance).max(initial=0.0) <= 1.0:
+                    return r, sweep + 2, float(residual.max(initial=0.0))
+                estimate = None
+                accelerated.restart()
         previous = delta
     # The last sweep allowed is always measured, so `best` is the measured iterate
     # nearest its law, the last one included.
@@ -396,22 +369,22 @@ CHECK_EVERY = 2
 #: Residual checks over which a stalled residual (down by less than 10%) calls for
 #: extrapolation (10 sweeps).
 STALL_CHECKS = 5
-#: Residual checks (of `CHECK_EVERY` sweeps) without a new low 10% below the best
-#: before the sweeps first hand over to `coulomb_newton.newton_on_loaded`. Why wait:
-#: most slow descents are not stalls (they make new lows), and a Newton call costs as
-#: much as thousands of sweeps (`tests/data/stalled_turning_cluster.npz`, the settling
-#: 1,000-sphere pour of `benchmarks/rotation_speed.py`); the call's budget, the sweeps
-#: made so far, then bounds the work by twice the better choice made in hindsight
-#: (the ski-rental argument). Tuned; benchmarks/README.md, "Measurements behind the
-#: constants" and "Frictional boxes".
+#: Residual checks without a 10% decrease after which the sweeps first hand over to
+#: `coulomb_newton.newton_on_loaded`: the larger of `NEWTON_AFTER` and `NEWTON_CHECKS_PER_CONTACT` per contact
+#: (`_first_newton_wait`). Why so many: most slow descents are not stalls, and a Newton
+#: call costs as much as thousands of sweeps (`tests/data/stalled_turning_cluster.npz`,
+#: the settling 1,000-sphere pour of `benchmarks/rotation_speed.py`). Waiting until the
+#: stalled sweeps have cost about as much as a call bounds the work by twice the
+#: better choice made in hindsight, stall or slow descent (the ski-rental argument).
+#: Tuned; benchmarks/README.md, "Measurements behind the constants".
 NEWTON_AFTER = 800
+NEWTON_CHECKS_PER_CONTACT = 1
 #: Residual checks without a 10% decrease between a Newton attempt that did not end
-#: the solve and the next, which starts from a new best iterate. Whether Newton
-#: reaches the tolerance depends on where it starts, so a stall may need several
-#: attempts: in the sand pile's pour (seed 4, t = 1.297 s, 435 contacts) three attempts
-#: 500 and 1,000 checks apart all missed the tolerance and the step failed; attempts
-#: 100 checks apart ended it (figures in benchmarks/README.md, "Measurements behind
-#: the constants").
+#: the solve and the next. Whether Newton reaches the tolerance depends on where it
+#: starts, so a stall needs several attempts: in the sand pile's pour (seed 4,
+#: t = 1.297 s, 435 contacts) three attempts 500 and 1,000 checks apart all missed
+#: the tolerance and the step failed; attempts 100 checks apart end it (figures in
+#: benchmarks/README.md, "Measurements behind the constants").
 NEWTON_RETRY = 100
 #: A drift is followed only when the jump is worth at least this many sweeps. Why:
 #: trying a jump costs about two sweeps (the velocities moved, the residual), and
@@ -449,6 +422,11 @@ def _repair_due(history, since: int, every: int) -> bool:
     """Whether a local repair is due, ``since`` checks after the last one and at
     least ``every`` checks apart."""
     return since >= every and history[-1] <= REPAIR_LEVEL and _no_new_low(history, REPAIR_WINDOW)
+
+
+def _first_newton_wait(contacts: int) -> int:
+    """Stalled residual checks before the first Newton attempt (`NEWTON_AFTER`)."""
+    return max(NEWTON_AFTER, NEWTON_CHECKS_PER_CONTACT * contacts)
 
 
 def _accepts(history) -> bool:
