@@ -365,8 +365,9 @@ def local_blocks(cols, values, inverse_mass):
     """The local Delassus blocks ``W_kk = H_k M^{-1} H_k^T`` (m, q, q) (1/kg) of the
     contacts' rows (``values`` (m, q, p) on ``cols`` (m, p); ``inverse_mass`` (d + 1,)
     the diagonal of ``M^{-1}``, 0 for the padding). Each entry is summed over the
-    coordinates in their order, whatever the BLAS (the batched product it replaced went
-    through small matrix products and was a fifth of a settled pile's step)."""
+    coordinates in their order, whatever the BLAS: a batched matrix product goes through
+    small BLAS products, whose summation order depends on the kernel, and cost a fifth
+    of a settled frictional pile's step."""
     m, q, p = values.shape
     blocks = np.zeros((m, q, q))
     for k in range(m):
