@@ -70,3 +70,36 @@ def test_no_pairs_or_no_walls_give_the_other_rows_alone():
     assert walls_only.shape == (4, 24) and walls_only.nnz == 24
     pairs_only = sphere_tangents(np.array([0]), np.array([2]), unit(rng, 1), none, np.zeros((0, 3)), 4, radii)
     assert pairs_only.shape == (2, 24) and pairs_only.nnz == 24
+
+
+def test_tangent_rows_give_the_sliding_velocity_of_the_material_points():
+    """Row ``2k + a`` times ``(u, omega)`` is the velocity, along the unit tangent ``t_a``
+    orthogonal to ``n``, of sphere j's material point at the contact (``x_j - r_j n``)
+    relative to sphere i's (``x_i + r_i n``), and for a wall of sphere i's material point
+    (``x_i - r_i n``), computed here from rigid-body kinematics ``v + omega x arm``.
+    Tolerance: a row's value sums at most 12 products of unit entries with terms up to
+    ``s = max(|u|, r |omega|)``, within 12 epsilon s; the kinematics here (a cross
+    product, a sum and a dot product of three terms) add as much again: 24 epsilon s. A
+    unit vector's norm and its dot product with another are within 4 epsilon."""
+    rng = np.random.default_rng(11)
+    n = 30
+    i = rng.integers(0, n - 1, 50)
+    j = i + 1 + rng.integers(0, n - 1 - i)
+    normals, wall_normals = unit(rng, 50), unit(rng, 20)
+    wall_sphere = rng.integers(0, n, 20)
+    radii = rng.uniform(0.005, 0.02, n)
+    u, omega = rng.normal(size=(n, 3)), rng.normal(0.0, 100.0, (n, 3))
+    rows = sphere_tangents(i, j, normals, wall_sphere, wall_normals, n, radii)
+    sliding = (rows @ np.concatenate([u.ravel(), omega.ravel()])).reshape(-1, 2)
+    pair_j = u[j] + np.cross(omega[j], -radii[j, None] * normals)
+    pair_i = u[i] + np.cross(omega[i], radii[i, None] * normals)
+    wall_i = u[wall_sphere] + np.cross(omega[wall_sphere], -radii[wall_sphere, None] * wall_normals)
+    relative = np.concatenate([pair_j - pair_i, wall_i])
+    tangents = np.concatenate([tangent_basis(normals), tangent_basis(wall_normals)])
+    expected = np.einsum("kac,kc->ka", tangents, relative)
+    eps = np.finfo(float).eps
+    scale = max(np.abs(u).max(), (radii[:, None] * np.abs(omega)).max())
+    assert np.all(np.abs(sliding - expected) <= 24 * eps * scale)
+    all_normals = np.concatenate([normals, wall_normals])
+    assert np.all(np.abs(np.einsum("kac,kc->ka", tangents, all_normals)) <= 4 * eps)
+    assert np.all(np.abs(np.linalg.norm(tangents, axis=2) - 1.0) <= 4 * eps)

@@ -344,27 +344,20 @@ def test_a_frictional_row_without_a_tangent_is_refused_by_name():
     metric, constraints, predicted = random_contacts(rng, d=6, m=4, s=2)
     tangents = np.array(constraints.tangents)
     tangents[2] = 0.0
+
+    def with_friction(friction, given):
+        return ConstraintSet(
+            gap=constraints.gap,
+            jacobian=constraints.jacobian,
+            laws=RowLaws(np.zeros(4), np.array(friction)),
+            i=np.arange(4),
+            j=constraints.j,
+            wall=constraints.wall,
+            normal=constraints.normal,
+            tangents=given,
+        )
+
     for given in (tangents, sp.csr_matrix(tangents.reshape(8, 6))):
-        bad = ConstraintSet(
-            gap=constraints.gap,
-            jacobian=constraints.jacobian,
-            laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.3, 0.3])),
-            i=np.arange(4),
-            j=constraints.j,
-            wall=constraints.wall,
-            normal=constraints.normal,
-            tangents=given,
-        )
         with pytest.raises(InvalidInputError, match="constraint 2 has friction 0.3 but a zero tangent"):
-            ContactProblem.from_constraints(metric, bad, predicted, 1e-2)
-        fine = ConstraintSet(
-            gap=constraints.gap,
-            jacobian=constraints.jacobian,
-            laws=RowLaws(np.zeros(4), np.array([0.3, 0.3, 0.0, 0.3])),
-            i=np.arange(4),
-            j=constraints.j,
-            wall=constraints.wall,
-            normal=constraints.normal,
-            tangents=given,
-        )
-        ContactProblem.from_constraints(metric, fine, predicted, 1e-2)
+            ContactProblem.from_constraints(metric, with_friction([0.3, 0.3, 0.3, 0.3], given), predicted, 1e-2)
+        ContactProblem.from_constraints(metric, with_friction([0.3, 0.3, 0.0, 0.3], given), predicted, 1e-2)

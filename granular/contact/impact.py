@@ -136,15 +136,13 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
     ``rows`` of ``constraints``, applied to the velocity ``u`` (d,) before the impact.
 
     Raises what `project_frictional` raises (`JammingError`, `ConvergenceError`)."""
-    e = constraints.laws.restitution[rows].astype(float)
-    et = (
-        np.zeros(rows.size)
-        if constraints.laws.tangential_restitution is None
-        else constraints.laws.tangential_restitution[rows].astype(float)
-    )
     sub = constraints.subset(rows)
+    e = sub.laws.restitution.astype(float)
+    et = (
+        np.zeros(sub.size) if sub.laws.tangential_restitution is None else sub.laws.tangential_restitution.astype(float)
+    )
     clusters = _clusters(sub.jacobian)
-    moving = _moving(constraints, rows)
+    moving = _moving(sub)
     iterations = 0
     for fallback in range(3):
         answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h))
@@ -175,13 +173,14 @@ def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
     return connected_components(sp.csr_matrix(pattern != 0), directed=False)[1]
 
 
-def _moving(constraints, rows: np.ndarray) -> np.ndarray:
-    """(k,) whether each row touches a moving wall (a non-zero contact-point velocity)."""
-    moving = np.zeros(rows.size, dtype=bool)
-    if constraints.normal_offset is not None:
-        moving |= constraints.normal_offset[rows] != 0.0
-    if constraints.tangential_offset is not None:
-        moving |= np.any(constraints.tangential_offset[rows] != 0.0, axis=1)
+def _moving(sub) -> np.ndarray:
+    """(k,) whether each of the impacting rows ``sub`` touches a moving wall (a non-zero
+    contact-point velocity)."""
+    moving = np.zeros(sub.size, dtype=bool)
+    if sub.normal_offset is not None:
+        moving |= sub.normal_offset != 0.0
+    if sub.tangential_offset is not None:
+        moving |= np.any(sub.tangential_offset != 0.0, axis=1)
     return moving
 
 

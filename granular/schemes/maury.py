@@ -117,9 +117,7 @@ from .maury_state import (
     MauryState,
     exchanged_state,
     remembered,
-    warm_impulses,
-    warm_rolling_impulses,
-    warm_tangential_impulses,
+    warm_starts,
 )
 from .registry import refuse_unless_supported
 
@@ -331,7 +329,7 @@ class MauryScheme:
             raise self._jamming(error, t_next) from None
         increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse, t_next)
         restitution_impulse = restitution_impulse + absorbed
-        warm = warm_impulses(constraints, state, self._n, self.warm_start)
+        warm, warm_friction, warm_rolling = warm_starts(constraints, state, self._n, self.warm_start)
         try:
             with solver_errors_at(t_next):
                 # granular.contact.friction
@@ -342,8 +340,8 @@ class MauryScheme:
                         u_star + increment,
                         h,
                         warm_start=warm,
-                        warm_tangential=warm_tangential_impulses(constraints, state, self._n, self.warm_start),
-                        warm_rolling=warm_rolling_impulses(constraints, state, self._n, self.warm_start),
+                        warm_tangential=warm_friction,
+                        warm_rolling=warm_rolling,
                     )
                     maury = project_frictional(problem, strict=self.strict)
                 else:

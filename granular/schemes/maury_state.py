@@ -116,33 +116,28 @@ def persisting(constraints, state: MauryState, n: int, warm_start: bool):
     return previous_keys[position] == keys, position
 
 
-def warm_impulses(constraints, state: MauryState, n: int, warm_start: bool):
-    """Previous normal impulses (m,) (N s) of the rows that persist, 0 elsewhere; None
-    without a warm start."""
+def warm_starts(constraints, state: MauryState, n: int, warm_start: bool) -> tuple:
+    """``(normal, friction, rolling)``: the previous normal (m,), friction (m, s) and
+    rolling (m, 2) impulses (N s) of this step's rows that persist, 0 for the others,
+    found by one lookup of the rows' keys (`persisting`). The friction and rolling
+    impulses are in the rows' own tangent bases, which
+    `granular.spheres.assembly.tangent_basis` derives from the normal alone. Each is None
+    when the previous step had none, all three without a warm start."""
     found, position = persisting(constraints, state, n, warm_start)
     if found is None:
-        return None
-    return np.where(found, state.previous_impulses[position], 0.0)
+        return None, None, None
+    normal = np.where(found, state.previous_impulses[position], 0.0)
+    return (
+        normal,
+        _persisting_rows(found, position, state, state.previous_tangential),
+        _persisting_rows(found, position, state, state.previous_rolling),
+    )
 
 
-def warm_tangential_impulses(constraints, state: MauryState, n: int, warm_start: bool):
-    """Previous friction impulses (m, s) (N s) of the rows that persist (in their own
-    tangent bases, which `granular.spheres.assembly.tangent_basis` derives from the normal
-    alone), 0 elsewhere, or None."""
-    return _persisting_values(constraints, state, state.previous_tangential, n, warm_start)
-
-
-def warm_rolling_impulses(constraints, state: MauryState, n: int, warm_start: bool):
-    """Previous rolling impulses (m, 2) (N s) of the rows that persist (in the same
-    tangent bases as the friction impulses), 0 elsewhere, or None."""
-    return _persisting_values(constraints, state, state.previous_rolling, n, warm_start)
-
-
-def _persisting_values(constraints, state: MauryState, previous, n: int, warm_start: bool):
-    """The rows of ``previous`` (one per previous contact, sorted by key) of this step's
-    contacts that persist, 0 for the others; None without them."""
-    found, position = persisting(constraints, state, n, warm_start)
-    if found is None or previous is None or previous.ndim != 2 or previous.shape[1] == 0:
+def _persisting_rows(found, position, state: MauryState, previous):
+    """The rows of ``previous`` (one per previous contact, sorted by key) at ``position``
+    where ``found``, 0 elsewhere; None without them."""
+    if previous is None or previous.ndim != 2 or previous.shape[1] == 0:
         return None
     if previous.shape[0] != state.previous_keys.size:
         return None
