@@ -192,23 +192,76 @@ def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
     assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.2)
 
 
-def test_a_stall_without_progress_ends_after_as_many_sweeps_as_reached_its_best(approached, monkeypatch):
+@pytest.mark.parametrize("floor", [None, 1000])
+def test_a_stall_without_progress_ends_after_as_many_sweeps_as_reached_its_best(approached, monkeypatch, floor):
     """The plain sweeps on the approached stall, with Newton on its first contacts
     only and no repairs, never meet the law; they stop once the best residual has not
-    fallen by 10% for as many sweeps as came before it (at least 4,000), far short of
-    the 20,000 allowed, and the error carries that best iterate, in its cones."""
+    fallen by 10% for as many sweeps as came before it (at least the floor: 4,000 by
+    default, or the one a run passes), far short of the 20,000 allowed, and the error
+    carries that best iterate, in its cones."""
     data, G, T, rows = approached
     monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
     monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)
     monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)
+    least = gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor
     with pytest.raises(ConvergenceError) as failure:
-        gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000)
+        gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000, floor=floor)
     made, idle = failure.value.iterations, failure.value.idle
     assert f"did not converge in {made} sweeps" in str(failure.value)
     assert f"no progress over the last {idle} sweeps" in str(failure.value)
     assert made < 20000
-    assert idle >= 4000 and idle >= made - idle
-    assert idle <= max(4000, made - idle) + 2  # stopped at the first check past the rule
+    assert idle >= least and idle >= made - idle
+    assert idle <= max(least, made - idle) + 2  # stopped at the first check past the rule
     best = failure.value.best
     normal, tangential = best[:, 0], np.linalg.norm(best[:, 1:3], axis=1)
     assert normal.min() >= 0.0 and np.all(tangential <= data["mu"] * normal * (1 + 1e-12))
+
+
+def test_a_runs_stall_floor_is_four_of_its_recent_median_steps_and_at_least_1000_sweeps():
+    """`stall_floor`: no floor of its own before the run has swept (the fixed default),
+    then `STALL_FLOOR_STEPS` (4) times the median of the last `RECENT_STEPS` (20) steps'
+    sweeps, and never under `SHORTEST_STALL_FLOOR` (1,000)."""
+    assert gauss_seidel.stall_floor(None) is None
+    assert gauss_seidel.stall_floor(np.zeros(0, dtype=np.int64)) is None
+    assert gauss_seidel.stall_floor(np.array([100, 120, 90])) == 1000
+    assert gauss_seidel.stall_floor(np.array([300, 500, 400])) == 1600
+    assert gauss_seidel.stall_floor(np.array([2500, 2600, 9000, 2400])) == 4 * 2550
+    recent = None
+    for sweeps in range(25):
+        recent = gauss_seidel.recent_sweeps_after(recent, sweeps)
+    assert recent.dtype == np.int64 and list(recent) == list(range(5, 25))  # the last 20, oldest first
+
+
+def test_the_scheme_passes_each_step_the_floor_of_its_recent_sweeps(monkeypatch):
+    """Maury's scheme carries the sweeps of its last swept steps (`MauryState.recent_sweeps`,
+    each the step's `SolverStats.iterations` here: no impacts) and gives each frictional
+    step the stall floor they set (`stall_floor`); the first swept step has none."""
+    import granular as gr
+    from granular.schemes import maury
+
+    floors = []
+
+    def recording(problem, strict=True):
+        floors.append(problem.stall_floor)
+        return project(problem, strict)
+
+    project = maury.project_frictional
+    monkeypatch.setattr(maury, "project_frictional", recording)
+    grid = np.array([[x, y, z] for x in range(3) for y in range(3) for z in range(3)], dtype=float)
+    world = gr.SphereWorld(
+        0.012 + grid * 0.0205,
+        0.01,
+        density=2500.0,
+        friction=0.5,
+        walls=[gr.Box([0, 0, 0], [0.07, 0.07, 0.3], open_top=True)],
+    )
+    simulation = gr.Simulation(world, dt=1e-3)
+    swept = []
+    for _ in range(60):
+        recent = simulation.scheme.state.recent_sweeps
+        result = simulation.step()
+        assert floors[-1] == gauss_seidel.stall_floor(recent)
+        if result.solver.status in maury.SWEPT:
+            swept.append(result.solver.iterations)
+    assert len(swept) > 20 and floors[0] is None and floors[-1] is not None
+    assert list(simulation.scheme.state.recent_sweeps) == swept[-gauss_seidel.RECENT_STEPS :]

@@ -380,6 +380,7 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
                 tolerance[rows],
                 FRICTION_SWEEPS,
                 names=lambda k: name(rows[k]),
+                floor=problem.stall_floor,
             )
             missed = None
         except ConvergenceError as error:

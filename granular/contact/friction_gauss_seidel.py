@@ -93,7 +93,13 @@ from .coulomb_rows import SweepRows, add_impulses, contact_residuals, kernels, o
 
 
 def solve(
-    rows: SweepRows, predicted: np.ndarray, start: np.ndarray, tolerance, max_sweeps: int, names=None
+    rows: SweepRows,
+    predicted: np.ndarray,
+    start: np.ndarray,
+    tolerance,
+    max_sweeps: int,
+    names=None,
+    floor: int | None = None,
 ) -> tuple[np.ndarray, int, float]:
     """Sweep until the natural residual of every contact is below ``TARGET`` times its
     tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
@@ -126,7 +132,8 @@ def solve(
 
     Stopping a stall: the sweeps end once the best measured residual has not fallen by
     10% (`PROGRESS`) for as many sweeps as came before that best, and at least
-    `NO_PROGRESS_FLOOR`: the ski-rental rule of the Newton budget below, applied to
+    ``floor`` sweeps (`NO_PROGRESS_FLOOR` when None; a run passes `stall_floor` of its
+    recent steps): the ski-rental rule of the Newton budget below, applied to
     the sweeps themselves, so that a stall costs at most about twice the work that
     reached it. The best iterate is then returned if within the tolerance, else
     `ConvergenceError` carries it. On Siconos' box of 3,375 turning spheres (mu = 0.5,
@@ -148,6 +155,7 @@ def solve(
     """
     m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
+    floor = NO_PROGRESS_FLOOR if floor is None else floor
     r = onto_cones(rows, start)
     u = velocities(rows, predicted, r)
     compiled = rows.compiled
@@ -193,7 +201,7 @@ def solve(
                 estimate = None
         if sweep == max_sweeps:
             break
-        if check and sweep - progressed_at > max(NO_PROGRESS_FLOOR, progressed_at):
+        if check and sweep - progressed_at > max(floor, progressed_at):
             # A stall that made no progress for as long as the sweeps took to reach it.
             max_sweeps = sweep
             break
@@ -346,9 +354,46 @@ class _Momentum:
 
 #: A measured residual below this fraction of the best before it counts as progress,
 #: and the sweeps stop after a stall without progress as long as the sweeps before it,
-#: and at least `NO_PROGRESS_FLOOR` sweeps (`solve`).
+#: and at least `NO_PROGRESS_FLOOR` sweeps (`solve`), or the floor a run's recent steps
+#: give (`stall_floor`).
 PROGRESS = 0.9
 NO_PROGRESS_FLOOR = 4000
+#: `stall_floor`: a stall's floor is this many times the median sweeps of the run's last
+#: `RECENT_STEPS` swept steps, and at least `SHORTEST_STALL_FLOOR` sweeps.
+STALL_FLOOR_STEPS = 4
+SHORTEST_STALL_FLOOR = 1000
+RECENT_STEPS = 20
+
+
+def stall_floor(recent_sweeps) -> int | None:
+    """The floor of a stall (sweeps, `solve`) for a run whose recent steps took
+    ``recent_sweeps`` sweeps each (the last `RECENT_STEPS`, oldest first), or None (the
+    fixed `NO_PROGRESS_FLOOR`) before any.
+
+    Why relative to the run: a stall whose best is reached early is a limit cycle of
+    the sweeps or a slow drift, and sweeping on seldom ends it (the cycles of Siconos'
+    box: the best is the cycle's low point, near one tolerance). A fixed floor of 4,000
+    sweeps cost ten times a step of the settling 1,000-sphere box (about 400 sweeps),
+    twenty when a second round of the working set stalled again, and two steps of a
+    box of 8,000 (2,500 and more). `STALL_FLOOR_STEPS` times the run's median step
+    bounds a stall at that many typical steps. Measured over Siconos' boxes of 1,000 to
+    5,000 turning spheres (mu = 0.5, seeds 0-2): the worst step against its window's
+    median 2.7-9.2 times (4.0-19.3 with the fixed floor), 8 steps that kept a best
+    answer beyond the tolerance (10 with it), the twelve runs in 317 s (354 s); the
+    rotating drum's 1,000 steps: one such step (none), its worst step 4.9 times its
+    window's median (benchmarks/README.md, `stress.py`)."""
+    if recent_sweeps is None or len(recent_sweeps) == 0:
+        return None
+    return max(SHORTEST_STALL_FLOOR, int(STALL_FLOOR_STEPS * float(np.median(recent_sweeps))))
+
+
+def recent_sweeps_after(recent_sweeps, sweeps: int) -> np.ndarray:
+    """``recent_sweeps`` (or none) with a step of ``sweeps`` sweeps appended, the last
+    `RECENT_STEPS` kept (int64)."""
+    before = np.zeros(0, dtype=np.int64) if recent_sweeps is None else np.asarray(recent_sweeps, dtype=np.int64)
+    return np.append(before, np.int64(sweeps))[-RECENT_STEPS:]
+
+
 #: Whether the sweeps carry Nesterov's momentum (`_Momentum`).
 MOMENTUM = True
 #: Momentum stops at a stall whose residual is within this many tolerances, once the

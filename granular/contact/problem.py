@@ -46,6 +46,9 @@ class ContactProblem:
     warm_tangential : (m, s) their friction impulses (N s), or None.
     warm_rolling : (m, 2) their rolling impulses (N s), or None.
     keys : (m,) int64 keys naming the rows across steps (`ConstraintSet.keys`), or None.
+    stall_floor : the fewest sweeps a stall of the Coulomb sweeps makes before it ends
+        (`granular.contact.friction_gauss_seidel.stall_floor`), or None for the fixed
+        default.
     contact_name : ``k -> str`` naming row ``k`` in messages ("contact 3 (sphere 1 and
         wall 0)"), or None.
     """
@@ -65,6 +68,7 @@ class ContactProblem:
     warm_rolling: np.ndarray | None = None
     keys: np.ndarray | None = None
     contact_name: Callable[[int], str] | None = None
+    stall_floor: int | None = None
 
     @property
     def size(self) -> int:
@@ -88,6 +92,7 @@ class ContactProblem:
         warm_start: np.ndarray | None = None,
         warm_tangential: np.ndarray | None = None,
         warm_rolling: np.ndarray | None = None,
+        stall_floor: int | None = None,
     ) -> "ContactProblem":
         """The frictional problem of a step's `ConstraintSet` (gaps at ``t_{n+1}``, rows at
         ``q^n``) for the step ``h`` (s): ``b = -D/h`` (`ConstraintSet.lower`), the tangent
@@ -117,6 +122,7 @@ class ContactProblem:
             warm_tangential=warm_tangential,
             warm_rolling=warm_rolling if R is not None else None,
             contact_name=lambda k: _contact_name(constraints, k),
+            stall_floor=stall_floor,
         )
 
 

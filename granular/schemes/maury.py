@@ -104,6 +104,7 @@ from ..errors import (
     solver_errors_at,
 )
 from ..contact.friction import project_frictional
+from ..contact.friction_gauss_seidel import recent_sweeps_after, stall_floor
 from ..contact.problem import ContactProblem, tangential_jacobian
 from ..contact import active_set
 from ..contact.projection import project
@@ -120,6 +121,11 @@ from .maury_state import (
     warm_starts,
 )
 from .registry import refuse_unless_supported
+
+#: The statuses of a spheres' frictional answer found by the Coulomb sweeps (accepted, or
+#: a best answer kept): their sweep counts set the next stalls' floor
+#: (`granular.contact.friction_gauss_seidel.stall_floor`).
+SWEPT = ("gauss_seidel", "inaccurate")
 
 
 def _missed_ratio(missed) -> float:
@@ -342,6 +348,7 @@ class MauryScheme:
                         warm_start=warm,
                         warm_tangential=warm_friction,
                         warm_rolling=warm_rolling,
+                        stall_floor=stall_floor(state.recent_sweeps),
                     )
                     maury = project_frictional(problem, strict=self.strict)
                 else:
@@ -380,6 +387,7 @@ class MauryScheme:
             violation=max(maury.violation, impact.violation),
             residual=maury.residual,
             missed=_missed_ratio(maury.missed),
+            swept=maury.iterations if self._spheres and maury.status in SWEPT else None,
             seconds={
                 "neighbors": constraints.seconds.get("neighbors", 0.0),
                 "assembly": building - constraints.seconds.get("neighbors", 0.0),
@@ -521,6 +529,8 @@ class MauryScheme:
         omega, orientations = state.omega, state.orientations
         if rotation is not None and np.all(np.isfinite(rotation[0])) and np.all(np.isfinite(rotation[1])):
             omega, orientations = rotation  # only a finite rotation is carried
+        swept = outcome.get("swept")
+        recent = state.recent_sweeps if swept is None else recent_sweeps_after(state.recent_sweeps, swept)
         return MauryState(
             t_next,
             q_next.copy(),
@@ -528,6 +538,7 @@ class MauryScheme:
             previous_kick=kick,
             omega=omega,
             orientations=orientations,
+            recent_sweeps=recent,
             **carried,
         ), result
 

@@ -25,7 +25,10 @@ class MauryState:
     previous_kick : ``M^{-1} G^T lambda`` of the previous step's sustained contacts
         (m/s), which raises the next impact threshold (module docstring), or None;
     omega, orientations : angular velocities (N, 3) and unit quaternions (N, 4) of
-        spheres, or None for a system without rotation.
+        spheres, or None for a system without rotation;
+    recent_sweeps : the Coulomb sweeps of the last steps that swept (int64, oldest
+        first), from which the next stall's floor follows
+        (`granular.contact.friction_gauss_seidel.stall_floor`), or None before any.
     """
 
     t: float
@@ -38,6 +41,7 @@ class MauryState:
     previous_kick: np.ndarray | None = None
     omega: np.ndarray | None = None
     orientations: np.ndarray | None = None
+    recent_sweeps: np.ndarray | None = None
 
     #: Field -> name in a run file's restart group (`granular.app.runs.save_run`); the
     #: names are those of the attributes that held them before, so old files load.
@@ -49,6 +53,7 @@ class MauryState:
         "previous_kick": "_previous_kick",
         "omega": "_omega",
         "orientations": "_orientations",
+        "recent_sweeps": "_recent_sweeps",
     }
 
     def warm_values(self) -> dict:
