@@ -374,14 +374,13 @@ def stall_floor(recent_sweeps) -> int | None:
     the sweeps or a slow drift, and sweeping on seldom ends it (the cycles of Siconos'
     box: the best is the cycle's low point, near one tolerance). A fixed floor of 4,000
     sweeps cost ten times a step of the settling 1,000-sphere box (about 400 sweeps),
-    twenty when a second round of the working set stalled again, and two steps of a
-    box of 8,000 (2,500 and more). `STALL_FLOOR_STEPS` times the run's median step
-    bounds a stall at that many typical steps. Measured over Siconos' boxes of 1,000 to
-    5,000 turning spheres (mu = 0.5, seeds 0-2): the worst step against its window's
-    median 2.7-9.2 times (4.0-19.3 with the fixed floor), 8 steps that kept a best
-    answer beyond the tolerance (10 with it), the twelve runs in 317 s (354 s); the
-    rotating drum's 1,000 steps: one such step (none), its worst step 4.9 times its
-    window's median (benchmarks/README.md, `stress.py`)."""
+    twenty when a second round of the working set stalled again, and under two steps
+    of a box of 8,000 (2,500 sweeps and more). With `STALL_FLOOR_STEPS` times the run's
+    median step, a stall whose best came early idles for that many typical steps,
+    whatever the pile's size; on Siconos' boxes of 1,000 to 5,000 turning spheres it keeps every
+    step within 10 times its window's median, with no more steps kept beyond the
+    tolerance (benchmarks/README.md, `stress.py`, "a stall floor that follows the
+    run")."""
     if recent_sweeps is None or len(recent_sweeps) == 0:
         return None
     return max(SHORTEST_STALL_FLOOR, int(STALL_FLOOR_STEPS * float(np.median(recent_sweeps))))
