@@ -226,7 +226,7 @@ def solve(
             repaired_at = len(history)
             grown = cluster | rows.neighbourhood(contact_residuals(rows, u, r) > tolerance, REPAIR_HOPS)
             members = np.flatnonzero(grown)
-            if np.any(grown != cluster) and members.size <= REPAIR_LARGEST * m:
+            if np.any(grown != cluster) and members.size <= min(REPAIR_LARGEST * m, REPAIR_MOST_CONTACTS):
                 cluster = grown
                 r, ratio, work = newton_on_cluster(
                     rows, u, r, members, tolerance, 0.25 * TARGET, budget=sweep - newton_work
@@ -447,8 +447,10 @@ JUMP_GROWTH = 1.01
 #: that lasts (twice as far apart after each repair that misses its cluster's
 #: tolerance), each only if the cluster grew: the contacts above their tolerance and
 #: those within `REPAIR_HOPS` shared spheres of them, joined to the last cluster,
-#: up to `REPAIR_LARGEST` of the contacts (beyond, Newton on the loaded contacts is
-#: the way out). Why these: repairs made at the first sign of a stall, or at 10
+#: up to `REPAIR_LARGEST` of the contacts and `REPAIR_MOST_CONTACTS` (beyond, Newton on
+#: the loaded contacts is the way out; a repair is local, and its sparse LU costs more
+#: than linearly in its cluster: on the 8,000-sphere box, clusters of up to 9,000 of
+#: its 18,000 contacts took 4.9 s of a 10.8 s step). Why these: repairs made at the first sign of a stall, or at 10
 #: tolerances, took in hundreds of contacts that were still descending and cost more
 #: than the sweeps they saved; a fresh cluster each time (not joined to the last) let
 #: the sweeps undo the last repair at its edge, repair after repair; one hop left
@@ -460,6 +462,7 @@ REPAIR_WINDOW = 200
 REPAIR_EVERY = 100
 REPAIR_HOPS = 2
 REPAIR_LARGEST = 0.5
+REPAIR_MOST_CONTACTS = 2000
 
 
 def _repair_due(history, since: int, every: int) -> bool:
