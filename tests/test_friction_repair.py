@@ -83,3 +83,28 @@ def test_a_repair_holds_the_impulses_outside_its_cluster(
     assert ratio <= 1.0
     whole = coulomb_rows.natural_residual(rows, data["predicted"], repaired)
     assert np.all(whole[members] <= tolerance[members])
+
+
+def test_a_repair_cluster_larger_than_the_cap_is_refused_and_the_stall_still_ends(
+    settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+):
+    """`REPAIR_MOST_CONTACTS` bounds a repair's cluster whatever the set's size. On the
+    settling box the repairs grow to 322 contacts; capped at 300, no repair takes more,
+    the larger cluster is refused, and the sweeps and smaller repairs still meet the law."""
+    data, G, T, rows = settling_box
+    sizes = []
+    repair = gauss_seidel.newton_on_cluster
+
+    def recording(rows_, u, r, members, *args, **kwargs):
+        sizes.append(members.size)
+        return repair(rows_, u, r, members, *args, **kwargs)
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", recording)
+    gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
+    assert max(sizes) > 300  # uncapped, a cluster grows past the cap below
+    sizes.clear()
+    monkeypatch.setattr(gauss_seidel, "REPAIR_MOST_CONTACTS", 300)
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
+    assert sizes and max(sizes) <= 300
+    assert sweeps < SWEEPS
+    assert_coulomb_law(data, G, T, r)

@@ -123,7 +123,8 @@ from .maury_state import (
 from .registry import refuse_unless_supported
 
 #: The statuses of a spheres' frictional answer found by the Coulomb sweeps (accepted, or
-#: a best answer kept): their sweep counts set the next stalls' floor
+#: a best answer kept; a frictionless projection's kept answer is "inaccurate" too, so
+#: the frictional branch is checked as well): their sweep counts set the next stalls' floor
 #: (`granular.contact.friction_gauss_seidel.stall_floor`).
 SWEPT = ("gauss_seidel", "inaccurate")
 
@@ -339,7 +340,8 @@ class MauryScheme:
         try:
             with solver_errors_at(t_next):
                 # granular.contact.friction
-                if np.any(constraints.laws.friction > 0.0) or constraints.rolling is not None:
+                frictional = bool(np.any(constraints.laws.friction > 0.0) or constraints.rolling is not None)
+                if frictional:
                     problem = ContactProblem.from_constraints(
                         metric,
                         constraints,
@@ -387,7 +389,7 @@ class MauryScheme:
             violation=max(maury.violation, impact.violation),
             residual=maury.residual,
             missed=_missed_ratio(maury.missed),
-            swept=maury.iterations if self._spheres and maury.status in SWEPT else None,
+            swept=maury.iterations if frictional and self._spheres and maury.status in SWEPT else None,
             seconds={
                 "neighbors": constraints.seconds.get("neighbors", 0.0),
                 "assembly": building - constraints.seconds.get("neighbors", 0.0),
