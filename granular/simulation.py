@@ -103,6 +103,9 @@ class Simulation:
         #: (`granular.records.results.StepResult.wall_work`; a restart from a run file goes on
         #: from the work stored with the frame).
         self.wall_work = 0.0
+        #: Potential energy (J) the gap closure gave the spheres since the start of the run
+        #: (`granular.records.results.StepResult.closure_energy`), continued likewise.
+        self.closure_energy = 0.0
         self._travel_warned = False  # TimeStepWarning given (reset by each run)
         #: ``(t, residual, missed)`` of each step that kept a contact solver's best
         #: answer short of its tolerance (`SolverStats`): time (s), residual (m/s) and
@@ -110,6 +113,13 @@ class Simulation:
         self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
         self.has_flows = self.is_sphere_world and bool(getattr(system, "has_flows", False))
+        #: Whether the scheme closes the gaps the Coulomb sweeps leave (frictional spheres,
+        #: `granular.contact.gap_closure`): its frames then carry ``closure_energy``.
+        self.closes_gaps = (
+            self.is_sphere_world
+            and bool(getattr(self.scheme, "close_gaps", False))
+            and bool(system.has_friction or system.has_rolling_friction)
+        )
         self._stepped = (np.zeros(0, dtype=np.int64), np.zeros(0))  # ids and counters of the last step
         if self.has_flows and not hasattr(self.scheme, "exchanged"):
             raise InvalidInputError(
@@ -240,6 +250,7 @@ class Simulation:
         self.steps_taken += 1
         self.dissipated_energy += result.dissipated_energy
         self.wall_work += result.wall_work
+        self.closure_energy += result.closure_energy
         result = replace(result, t=self.t)
         if result.solver.missed > 0.0:
             self.missed_steps.append((self.t, float(result.solver.residual), float(result.solver.missed)))
@@ -498,6 +509,8 @@ class Simulation:
         extras: dict = {}
         if self.is_sphere_world and self.system.has_moving_walls:
             extras["wall_work"] = self.wall_work
+        if self.closes_gaps:
+            extras["closure_energy"] = self.closure_energy
         if self.has_flows:
             ids, flow = (self.system.ids.copy(), self.system.flow.as_row()) if contacts is None else self._stepped
             extras.update(ids=ids, flow=flow)

@@ -3,9 +3,14 @@ at contact points, from the multipliers of the step that ends at the frame.
 
 A frame ``k`` of a run holds the state ``(q^{n+1}, u^{n+1})`` at the end of a step
 and that step's contacts (`granular.constraints.Contacts`), built at ``q^n`` (Maury's
-scheme linearises the constraints at the start of the step). Since the scheme
-moves the centres by ``q^{n+1} = q^n + h u^{n+1}``, the centres the contacts belong
-to are ``q^n = q^{n+1} - h u^{n+1}`` (`step_start_positions`), recovered to round-off.
+scheme linearises the constraints at the start of the step). The centres the
+contacts belong to are ``q^n`` (`step_start_positions`): the previous frame's, when
+it holds the previous step; otherwise ``q^{n+1} - h u^{n+1}``, since the scheme moves
+the centres by ``q^{n+1} = q^n + h u^{n+1}``. That is round-off exact, but for
+frictional spheres whose gaps the scheme closes after the step
+(`granular.contact.gap_closure`): they moved by ``h (u^{n+1} + w)``, and ``q^n`` is then
+recovered to within ``h |w|``, at most ``h`` times the Coulomb sweeps' tolerance
+(about 1e-7 m at h = 1e-3 s).
 
 Force of a contact (N): its impulse over the step divided by ``h``. A pair ``(i, j)``
 with normal ``n`` (from i to j) and friction impulses ``l_T,a`` along the tangent
@@ -109,13 +114,23 @@ class FrameForces:
 
 
 def step_start_positions(trajectory, k: int) -> np.ndarray:
-    """The centres ``q^n = q^{n+1} - h u^{n+1}`` (N, 3) (m) at which frame ``k``'s
-    contacts were built (module docstring), wrapped into a periodic cell as the world
-    wraps them."""
+    """The centres ``q^n`` (N, 3) (m) at which frame ``k``'s contacts were built (module
+    docstring): frame ``k - 1``'s when it is the state one step earlier (same spheres),
+    else ``q^{n+1} - h u^{n+1}`` wrapped into a periodic cell as the world wraps them."""
     dt = time_step(trajectory)
+    if k > 0 and not trajectory.varying and _one_step_apart(trajectory.t, k, dt):
+        return np.asarray(trajectory.positions[k - 1], float)
     centres = np.asarray(trajectory.positions[k], float) - dt * np.asarray(trajectory.velocities[k], float)
     cell = periodic_cell(trajectory)
     return centres if cell is None else cell.wrap(centres)
+
+
+def _one_step_apart(t, k: int, dt: float) -> bool:
+    """Whether frame ``k - 1`` is the state one step of ``dt`` (s) before frame ``k``
+    (times ``t_0 + n dt``, so their difference is ``dt`` to a few ulps of ``t``)."""
+    if k <= 0 or k >= len(t):
+        return False
+    return bool(abs(float(t[k]) - float(t[k - 1]) - dt) <= 0.25 * dt)
 
 
 def periodic_cell(trajectory):

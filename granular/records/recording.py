@@ -33,6 +33,7 @@ class Frame:
     ids: np.ndarray | None = None  # the spheres' ids (N,) in a world with inlets or outlets
     flow: np.ndarray | None = None  # their counters (granular.spheres.flows.FlowCounters.as_row)
     wall_work: float | None = None  # cumulative work of the moving walls (J), when some move
+    closure_energy: float | None = None  # cumulative energy of the gap closure (J), when it acts
 
 
 #: Steps listed one by one in a run file's summary of missed tolerances (the file's

@@ -43,6 +43,8 @@ def continue_from(simulation: Simulation, trajectory, k: int) -> None:
     simulation.dissipated_energy = float(trajectory.dissipated_energy[k])
     work = getattr(trajectory, "wall_work", None)
     simulation.wall_work = 0.0 if work is None else float(work[k])
+    closure = getattr(trajectory, "closure_energy", None)
+    simulation.closure_energy = 0.0 if closure is None else float(closure[k])
     state = getattr(trajectory, "warm_state", None)  # only the last frame's state is stored
     if state and state.get("scheme") == simulation.scheme.name and state.get("t") == float(trajectory.t[k]):
         simulation.set_warm_state(state)

@@ -58,7 +58,8 @@ class StepResult:
         may fall below by the work of the force impulse that contact takes
         (about ``h/2 lambda_k |G_k M^-1 f|``, `granular.schemes.velocity`).
         The total energy then obeys ``E^{n+1} = E^n - dissipated - 1/2 h^2
-        |f|^2_{M^-1} - h lambda^T G M^{-1} f`` for a constant force ``f``.
+        |f|^2_{M^-1} - h lambda^T G M^{-1} f + closure_energy`` for a constant
+        force ``f``.
         Kinetic energy includes the rotation, ``1/2 sum J_i |omega_i|^2``; for a
         rotating world ``dissipated_energy`` counts it too (the balance above holds
         on the generalised velocity ``(u, omega)``).
@@ -77,6 +78,12 @@ class StepResult:
         ``omega`` needs the torque ``wall_work / (omega dt)`` (N m). The dissipated
         energy counts it: ``dissipated_energy = KE(v) - KE(u^{n+1}) + wall_work``, the
         energy the contacts took, >= 0 for any wall motion.
+    closure_energy : float
+        Potential energy (J) the gap closure gave the spheres in this step
+        (`granular.contact.gap_closure`: frictional spheres moved after their
+        velocities are settled, by ``dq``): ``-sum_i m_i g . dq_i``, of the order of
+        the weight times ``h`` times the sweeps' tolerance; 0 without it. The
+        velocities, and so the kinetic and dissipated energies, are not changed by it.
     """
 
     t: float
@@ -92,6 +99,7 @@ class StepResult:
     angular_velocities: np.ndarray | None = None
     orientations: np.ndarray | None = None
     wall_work: float = 0.0
+    closure_energy: float = 0.0
 
     @property
     def overlap(self) -> float:

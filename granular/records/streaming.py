@@ -113,8 +113,9 @@ class FrameWriter:
                 self._grow(name, k, value)
         for group_name, attribute in _ENERGIES:
             self._grow(f"energy/{group_name}", k, float(getattr(frame, attribute)))
-        if "energy/wall_work" in h5:
-            self._grow("energy/wall_work", k, float(frame.wall_work))
+        for name in ("wall_work", "closure_energy"):
+            if f"energy/{name}" in h5:
+                self._grow(f"energy/{name}", k, float(getattr(frame, name)))
         if "flow" in h5:
             self._grow("flow", k, np.asarray(flow, float))
         if "walls/displacements" in h5:
@@ -150,6 +151,7 @@ class FrameWriter:
                 ids=ids,
                 flow=None if trajectory.flow is None else trajectory.flow[k],
                 wall_work=None if trajectory.wall_work is None else float(trajectory.wall_work[k]),
+                closure_energy=None if trajectory.closure_energy is None else float(trajectory.closure_energy[k]),
             )
             self.append(
                 frame, None if displacements is None else displacements[k], None if rotations is None else rotations[k]
@@ -189,8 +191,9 @@ class FrameWriter:
                 )
         for group_name, _ in _ENERGIES:
             h5.create_dataset(f"energy/{group_name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
-        if getattr(frame, "wall_work", None) is not None:
-            h5.create_dataset("energy/wall_work", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
+        for name in ("wall_work", "closure_energy"):
+            if getattr(frame, name, None) is not None:
+                h5.create_dataset(f"energy/{name}", shape=(0,), maxshape=(None,), chunks=(SCALAR_CHUNK,), dtype=float)
         if flow is not None:
             h5.create_dataset(
                 "flow", shape=(0, len(flow)), maxshape=(None, len(flow)), chunks=(SCALAR_CHUNK, len(flow)), dtype=float

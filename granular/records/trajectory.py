@@ -41,6 +41,10 @@ stored contacts (the same numbers) and no displacements (its walls did not move)
 mesh turns (the renders and the ParaView export draw it turned).
 ``/energy/wall_work`` (F,) (J), when some wall moves: the work the moving walls did
 on the spheres from the start of the run to each frame (a restart continues it).
+``/energy/closure_energy`` (F,) (J), for frictional spheres whose gaps are closed
+after each step (`granular.contact.gap_closure`): the potential energy that closure
+gave them from the start of the run to each frame, so that the energy balance of
+`granular.records.results.StepResult` can be checked from the file.
 
 Spheres that come and go (`granular.spheres.flows`): a run whose world has inlets or
 outlets stores each sphere in the column of its permanent id, so positions,
@@ -116,6 +120,9 @@ class Trajectory:
         others); None when no mesh turns.
     wall_work : (F,) (J) or None
         Work the moving walls did on the spheres since the start; None when no wall moves.
+    closure_energy : (F,) (J) or None
+        Potential energy the gap closure gave the spheres since the start (module
+        docstring); None when the run closes no gaps.
     flow : (F, C) or None
         The inlets' and outlets' counters per frame (module docstring), None for a
         world without them; then the sphere arrays have a column per id.
@@ -141,6 +148,7 @@ class Trajectory:
     flow: np.ndarray | None = None
     wall_rotations: np.ndarray | None = None
     ids: np.ndarray | None = None
+    closure_energy: np.ndarray | None = None
 
     def __post_init__(self):
         if self.wall_forces is None:
@@ -199,6 +207,7 @@ class Trajectory:
             wall_forces=pick(self.wall_forces, False),
             wall_displacements=pick(self.wall_displacements, False),
             wall_work=pick(self.wall_work, False),
+            closure_energy=pick(self.closure_energy, False),
             flow=None,
             ids=ids[None, :],
             wall_rotations=pick(self.wall_rotations, False),
@@ -258,6 +267,7 @@ class Trajectory:
             return None if any(v is None for v in values) else stack(values)
 
         work = [getattr(f, "wall_work", None) for f in frames]
+        closure = [getattr(f, "closure_energy", None) for f in frames]
         return Trajectory(
             t=np.array([f.t for f in frames]),
             positions=stack([f.positions for f in frames]),
@@ -273,6 +283,7 @@ class Trajectory:
             orientations=optional("orientations"),
             wall_displacements=None if wall_displacements is None else np.asarray(wall_displacements, float),
             wall_work=None if any(w is None for w in work) else np.array(work, dtype=float),
+            closure_energy=None if any(c is None for c in closure) else np.array(closure, dtype=float),
             flow=None if width is None else np.stack(flows),
             wall_rotations=None if wall_rotations is None else np.asarray(wall_rotations, float),
         )
@@ -373,6 +384,8 @@ class Trajectory:
         energy.create_dataset("dissipated", data=self.dissipated_energy)
         if self.wall_work is not None:
             energy.create_dataset("wall_work", data=self.wall_work)
+        if self.closure_energy is not None:
+            energy.create_dataset("closure_energy", data=self.closure_energy)
         if self.flow is not None:
             h5.create_dataset("flow", data=self.flow)
         group = h5.create_group("contacts")
@@ -500,6 +513,7 @@ class Trajectory:
             wall_forces=per_frame("walls/forces", required=False),
             wall_displacements=per_frame("walls/displacements", required=False),
             wall_work=per_frame("energy/wall_work", required=False),
+            closure_energy=per_frame("energy/closure_energy", required=False),
             flow=per_frame("flow", required=False),
             wall_rotations=per_frame("walls/rotations", required=False),
         )

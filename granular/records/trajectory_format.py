@@ -33,6 +33,7 @@ FRAME_ARRAYS = (
     "wall_forces",
     "wall_displacements",
     "wall_work",
+    "closure_energy",
     "flow",
     "wall_rotations",
 )
@@ -106,7 +107,7 @@ def check_structure(trajectory) -> None:
         np.ndim(rotations) != 4 or np.shape(rotations)[0] != frames or np.shape(rotations)[2:] != (3, 3)
     ):
         fail(f"wall_rotations have shape {np.shape(rotations)}, expected ({frames}, W, 3, 3)")
-    for name, shape in (("wall_work", (frames,)), ("flow", None)):
+    for name, shape in (("wall_work", (frames,)), ("closure_energy", (frames,)), ("flow", None)):
         value = getattr(trajectory, name)
         if value is not None and (
             np.shape(value)[:1] != (frames,)

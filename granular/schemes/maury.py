@@ -37,6 +37,11 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
 4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
    ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
    rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
+5. Frictional spheres only: the Coulomb sweeps meet the constraint of stage 4 to
+   their tolerance, not to round-off, so the positions are then moved by the
+   smallest displacement in the metric that closes the gaps they leave,
+   ``q^{n+1} = q^n + h (u^{n+1} + w)`` with ``u^{n+1}`` kept
+   (`granular.contact.gap_closure`; ``close_gaps=False`` skips it).
 
 Why this discrete law (and the traps it avoids):
 
@@ -64,7 +69,8 @@ Why this discrete law (and the traps it avoids):
   coefficients Moreau's law can create energy in a cluster of simultaneous
   impacts (``mu^T E W E mu > mu^T W mu``); such a cluster then uses its smallest
   coefficient.
-- Positions stay feasible: the last stage is Maury's constraint.
+- Positions stay feasible: the last stage is Maury's constraint (met exactly by the
+  frictionless projection, and closed by stage 5 where friction is swept).
 
 The total multiplier is ``lambda = (1 + e) mu + lambda_K`` (``P_N + lambda_K`` for a
 frictional impact) and the discrete momentum balance ``M (u^{n+1} - v) = G^T lambda
@@ -107,6 +113,7 @@ from ..contact.friction import project_frictional
 from ..contact.friction_gauss_seidel import recent_sweeps_after, stall_floor
 from ..contact.problem import ContactProblem, tangential_jacobian
 from ..contact import active_set
+from ..contact.gap_closure import close_gaps
 from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..records.results import SolverStats, StepResult
@@ -118,6 +125,7 @@ from .maury_state import (
     MauryState,
     exchanged_state,
     remembered,
+    warm_closure,
     warm_starts,
 )
 from .registry import refuse_unless_supported
@@ -164,6 +172,13 @@ class MauryScheme:
         the step keeps the solver's best answer, records its residual in
         `SolverStats` (``residual``, ``missed``) and warns once per scheme
         (`SolverToleranceWarning`). A jam (`JammingError`) raises either way.
+    close_gaps : bool
+        Move the positions of frictional spheres after each step by the smallest
+        displacement that closes the gaps the Coulomb sweeps leave (stage 5 of the
+        module docstring; `granular.contact.gap_closure`). Default True: contacts end
+        each step at gaps of round-off size, as without friction. False keeps
+        ``q^{n+1} = q^n + h u^{n+1}``, whose closed contacts then overlap by up to
+        ``h`` times the sweeps' tolerance, for a cheaper step.
     """
 
     name = "velocity"
@@ -179,6 +194,7 @@ class MauryScheme:
         warm_start: bool = True,
         absorb_force_at_impact: bool = True,
         strict: bool = False,
+        close_gaps: bool = True,
     ):
         refuse_unless_supported(self.name, system, dt)
         if force_update not in ("explicit", "implicit"):
@@ -192,6 +208,7 @@ class MauryScheme:
         self.warm_start = warm_start
         self.absorb_force_at_impact = absorb_force_at_impact
         self.strict = bool(strict)
+        self.close_gaps = bool(close_gaps)
         self._warned_missed = False  # one SolverToleranceWarning per scheme, i.e. per run
         # What the system offers, decided once (granular.protocols): spheres found by
         # a neighbour search carry radii, speeds and a rotational state.
@@ -202,6 +219,8 @@ class MauryScheme:
         #: kept across steps, not state (rebuilding it changes no result, so a restart need
         #: not store it), and the statistics of its last solve (``workspace.last``).
         self.workspace = active_set.Workspace()
+        #: The gap closure's own factor cache (`granular.contact.gap_closure`), likewise.
+        self.closure_workspace = active_set.Workspace()
         self.state = self.init(*system.initial_state())
 
     @property
@@ -229,8 +248,9 @@ class MauryScheme:
         inserted ones (at rest in rotation, identity orientations, no kick); the warm
         starts of the rows between kept spheres and walls, under their new keys
         (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
-        # the solver's factor belongs to the former rows and columns: rebuilt at the next step
+        # the solvers' factors belong to the former rows and columns: rebuilt at the next step
         self.workspace = active_set.Workspace()
+        self.closure_workspace = active_set.Workspace()
         return exchanged_state(state, exchange, n_before, self._n)
 
     def warm_values(self, state: MauryState) -> dict:
@@ -298,6 +318,8 @@ class MauryScheme:
             speed = 2.0 * new_speed  # a sphere outran the search margin: widen it and redo
         if self.force_update == "implicit":
             outcome, predicted = self._implicit(metric, t, q, u, outcome, speed, state)
+        if outcome["frictional_spheres"] and self.close_gaps:
+            outcome = self._closed(metric, outcome, state)
         return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start, state)
 
     def _speed_limit(self, t_next):
@@ -390,12 +412,32 @@ class MauryScheme:
             residual=maury.residual,
             missed=_missed_ratio(maury.missed),
             swept=maury.iterations if frictional and self._spheres and maury.status in SWEPT else None,
+            frictional_spheres=frictional and self._spheres,
             seconds={
                 "neighbors": constraints.seconds.get("neighbors", 0.0),
                 "assembly": building - constraints.seconds.get("neighbors", 0.0),
                 "solve": solve,
             },
         )
+
+    def _closed(self, metric, outcome: dict, state: MauryState) -> dict:
+        """``outcome`` with the gap closure of stage 5 (`granular.contact.gap_closure`):
+        ``closure`` the velocity (d,) whose step closes the gaps, ``closure_impulses``
+        its multipliers (m,), both None when no gap needed closing."""
+        clock = time.perf_counter()
+        constraints = outcome["constraints"]
+        warm = warm_closure(constraints, state, self._n, self.warm_start)
+        closure, multipliers = close_gaps(
+            metric,
+            constraints,
+            outcome["velocities"],
+            self.dt,
+            constraints.keys(self._n),
+            self.closure_workspace,
+            warm,
+        )
+        seconds = dict(outcome["seconds"], closure=time.perf_counter() - clock)
+        return dict(outcome, closure=closure, closure_impulses=multipliers, seconds=seconds)
 
     def _warn_if_missed(self, missed, t_next) -> None:
         """Warn once per scheme that the step ending at ``t_next`` (s) kept a best answer
@@ -484,6 +526,7 @@ class MauryScheme:
             self._n,
             self.warm_start,
             rolling=maury_rolling,
+            closure=outcome.get("closure_impulses"),
         )
         contact_change = constraints.jacobian.T @ impulses
         sustained = outcome["sustained"]
@@ -500,7 +543,8 @@ class MauryScheme:
         # Only sustained contacts (Maury stage, not an impact) raise the next bounce
         # threshold: a sphere struck by an impact must be able to bounce at the next step.
         kick = metric.solve(sustained_change)
-        q_next = system.advance(q, velocities, h)
+        closure = outcome.get("closure")
+        q_next = system.advance(q, velocities if closure is None else velocities + closure, h)
         wall_work = _wall_work(constraints, impulses, tangential)
         dissipated = -0.5 * float(contact_change @ (velocities + predicted)) + wall_work
         timing = dict(outcome["seconds"], total=seconds)
@@ -528,6 +572,8 @@ class MauryScheme:
         )
         if wall_work:
             result = replace(result, wall_work=wall_work)
+        if closure is not None:  # the displacement's potential energy (potential_energy is linear in q)
+            result = replace(result, closure_energy=system.potential_energy(t_next, h * closure[: q_next.size]))
         omega, orientations = state.omega, state.orientations
         if rotation is not None and np.all(np.isfinite(rotation[0])) and np.all(np.isfinite(rotation[1])):
             omega, orientations = rotation  # only a finite rotation is carried

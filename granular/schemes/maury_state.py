@@ -28,7 +28,9 @@ class MauryState:
         spheres, or None for a system without rotation;
     recent_sweeps : the Coulomb sweeps of the last steps that swept (int64, oldest
         first), from which the next stall's floor follows
-        (`granular.contact.friction_gauss_seidel.stall_floor`), or None before any.
+        (`granular.contact.friction_gauss_seidel.stall_floor`), or None before any;
+    previous_closure : the multipliers (N s) of the previous step's gap closure on its
+        contacts (`granular.contact.gap_closure`), the next closure's start, or None.
     """
 
     t: float
@@ -42,6 +44,7 @@ class MauryState:
     omega: np.ndarray | None = None
     orientations: np.ndarray | None = None
     recent_sweeps: np.ndarray | None = None
+    previous_closure: np.ndarray | None = None
 
     #: Field -> name in a run file's restart group (`granular.app.runs.save_run`); the
     #: names are those of the attributes that held them before, so old files load.
@@ -54,6 +57,7 @@ class MauryState:
         "omega": "_omega",
         "orientations": "_orientations",
         "recent_sweeps": "_recent_sweeps",
+        "previous_closure": "_previous_closure",
     }
 
     def warm_values(self) -> dict:
@@ -103,6 +107,7 @@ def exchanged_state(state: MauryState, exchange, n_before: int, n_after: int) ->
         previous_impulses=state.previous_impulses[kept][order],
         previous_tangential=follow(state.previous_tangential),
         previous_rolling=follow(state.previous_rolling),
+        previous_closure=follow(state.previous_closure),
         previous_kick=kick,
         omega=omega,
         orientations=orientations,
@@ -139,6 +144,17 @@ def warm_starts(constraints, state: MauryState, n: int, warm_start: bool) -> tup
     )
 
 
+def warm_closure(constraints, state: MauryState, n: int, warm_start: bool):
+    """The previous gap closure's multipliers (m,) (N s) of this step's rows that
+    persist, 0 for the others; None when the previous step closed no gap or without a
+    warm start."""
+    previous = state.previous_closure
+    if previous is None or previous.shape[0] != state.previous_keys.size:
+        return None
+    found, position = persisting(constraints, state, n, warm_start)
+    return None if found is None else np.where(found, previous[position], 0.0)
+
+
 def _persisting_rows(found, position, state: MauryState, previous):
     """The rows of ``previous`` (one per previous contact, sorted by key) at ``position``
     where ``found``, 0 elsewhere; None without them."""
@@ -149,16 +165,20 @@ def _persisting_rows(found, position, state: MauryState, previous):
     return np.where(found[:, None], previous[position], 0.0)
 
 
-def remembered(constraints, impulses, tangential, state: MauryState, n: int, warm_start: bool, rolling=None) -> dict:
+def remembered(
+    constraints, impulses, tangential, state: MauryState, n: int, warm_start: bool, rolling=None, closure=None
+) -> dict:
     """The warm-start fields of the next state: this step's contacts sorted by key (the
     previous ones, unchanged, without warm starts): normal impulses (m,), friction
-    impulses (m, s) and rolling impulses (m, 2), each None when the step has none."""
+    impulses (m, s), rolling impulses (m, 2) and gap-closure multipliers (m,), each
+    None when the step has none."""
     if not warm_start:
         return dict(
             previous_keys=state.previous_keys,
             previous_impulses=state.previous_impulses,
             previous_tangential=state.previous_tangential,
             previous_rolling=state.previous_rolling,
+            previous_closure=state.previous_closure,
         )
     keys = constraints.keys(n)
     order = np.argsort(keys)
@@ -167,4 +187,5 @@ def remembered(constraints, impulses, tangential, state: MauryState, n: int, war
         previous_impulses=impulses[order],
         previous_tangential=None if tangential is None else np.asarray(tangential)[order],
         previous_rolling=None if rolling is None else np.asarray(rolling)[order],
+        previous_closure=None if closure is None else np.asarray(closure)[order],
     )
