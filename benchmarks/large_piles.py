@@ -194,7 +194,8 @@ def settled(n: int, steps: int, layers: int, copies: int, layer_file: str | None
         elapsed = time.perf_counter() - clock
         print(
             f"  step {k + 1}: {elapsed:.2f} s, {int(result.contacts.active.sum())} active, "
-            f"{result.solver.iterations} {result.solver.status} iterations",
+            f"{result.solver.iterations} {result.solver.status} iterations"
+            + (f", gap closure {result.solver.seconds['closure']:.2f} s" if "closure" in result.solver.seconds else ""),
             flush=True,
         )
         if k >= 2:

@@ -8,8 +8,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import granular as gr
+from granular.contact import active_set
+from granular.contact.gap_closure import close_gaps
+from granular.metric import DiagonalMetric
 from granular.tolerances import OVERLAP_TOLERANCE
 from test_world import smallest_gap
 
@@ -61,8 +65,7 @@ def test_the_closure_moves_positions_only_and_records_the_potential_energy_it_gi
     """From one state, the step with and without the closure: the same velocities,
     angular velocities, orientations and contact impulses, bit for bit; the positions
     differ, and only they; the closure's energy is the potential energy of that
-    difference, ``-sum m g . dq``, positive here (the sweeps let the pile sink into the
-    floor and the closure lifts it back). The state carried on differs likewise."""
+    difference, ``-sum m g . dq``. The state carried on differs likewise."""
     simulation = settling_box()
     smallest_gaps(simulation, 80)
     scheme, state = simulation.scheme, simulation.scheme.state
@@ -81,7 +84,7 @@ def test_the_closure_moves_positions_only_and_records_the_potential_energy_it_gi
     # both potentials are sums over 64 spheres of terms up to m g z ~ 1 J: a few ulps of that
     assert closed.closure_energy == pytest.approx(difference, abs=64 * 64 * EPS)
     assert closed.closure_energy == pytest.approx(world.potential_energy(closed.t, moved.reshape(-1)), rel=1e-12)
-    assert closed.closure_energy > 0.0 and swept.closure_energy == 0.0
+    assert closed.closure_energy != 0.0 and swept.closure_energy == 0.0
     # the states carried to the next step differ in the positions and the closure's multipliers only
     assert closed_state.previous_closure is not None and swept_state.previous_closure is None
     same = replace(closed_state, q=swept_state.q, previous_closure=None)
@@ -113,5 +116,94 @@ def test_the_run_records_the_closure_energy_frame_by_frame():
         warnings.simplefilter("ignore", gr.TimeStepWarning)
         run = simulation.run(duration=0.06, record_every=20, progress=None)
     assert run.closure_energy is not None and run.closure_energy.shape == run.t.shape
-    assert run.closure_energy[0] == 0.0 and run.closure_energy[-1] == simulation.closure_energy > 0.0
+    assert run.closure_energy[0] == 0.0 and run.closure_energy[-1] == simulation.closure_energy != 0.0
     assert np.all(np.diff(run.closure_energy) != 0.0)
+
+
+class Rows:
+    """A stand-in for a step's `ConstraintSet`: normal rows ``jacobian`` (m, d) and gaps
+    ``gap`` (m,) (m) at the step's start, with Maury's bounds ``-D/h``."""
+
+    def __init__(self, jacobian, gap):
+        self.jacobian = sp.csr_matrix(np.asarray(jacobian, float))
+        self.gap = np.asarray(gap, float)
+
+    def lower(self, h):
+        return -self.gap / h
+
+
+def one_sphere_between_planes(floor_gap, ceiling_gap):
+    """A 2 kg sphere at rest (u = 0) between a floor (normal +z) and a ceiling (normal -z)
+    whose gaps after the step are ``floor_gap`` and ``ceiling_gap`` (m): ``(metric, rows)``."""
+    return DiagonalMetric(np.full(3, 2.0)), Rows([[0, 0, 1.0], [0, 0, -1.0]], [floor_gap, ceiling_gap])
+
+
+def closure(metric, rows, pushing):
+    h = 1e-3
+    velocity, multipliers = close_gaps(
+        metric, rows, np.zeros(3), h, np.arange(2, dtype=np.int64), active_set.Workspace(), pushing=np.array(pushing)
+    )
+    return None if velocity is None else h * velocity, multipliers
+
+
+def test_a_pushing_contact_ends_touching_whether_it_was_left_overlapping_or_open():
+    """Signorini at the position level: a contact that pushes is closed. The floor row,
+    left 1e-7 m inside the floor, is pushed out to touch; left 5e-8 m open while pushing,
+    it is pulled in to touch (a multiplier of the other sign); the ceiling, far and not
+    pushing, takes no part. The displacement is ``M^{-1} G^T l``: 1e-7 m needs
+    ``l = m dq / h``."""
+    metric, rows = one_sphere_between_planes(-1e-7, 0.01)
+    moved, multipliers = closure(metric, rows, [True, False])
+    np.testing.assert_allclose(moved, [0.0, 0.0, 1e-7], rtol=1e-12)
+    np.testing.assert_allclose(multipliers, [2.0 * 1e-7 / 1e-3, 0.0], rtol=1e-12)
+    metric, rows = one_sphere_between_planes(5e-8, 0.01)
+    moved, multipliers = closure(metric, rows, [True, False])
+    np.testing.assert_allclose(moved, [0.0, 0.0, -5e-8], rtol=1e-12)
+    assert multipliers[0] < 0.0
+    metric, rows = one_sphere_between_planes(5e-8, 0.01)
+    assert closure(metric, rows, [False, False]) == (None, None)  # open, not pushing: nothing to close
+
+
+def test_gaps_no_displacement_can_hold_touching_fall_back_on_the_projection():
+    """The floor is 1e-7 m inside and the pushing ceiling 3e-7 m away: no displacement
+    touches both (``W_EE`` is singular and the targets lie outside its range), so the
+    closure is the metric projection instead, the floor pushed out to touch and the
+    ceiling left 2e-7 m open. Squeezed from both sides, the sphere cannot be placed at
+    all: the step keeps its positions rather than stop the run."""
+    metric, rows = one_sphere_between_planes(-1e-7, 3e-7)
+    moved, multipliers = closure(metric, rows, [False, True])
+    np.testing.assert_allclose(moved, [0.0, 0.0, 1e-7], rtol=1e-9)
+    assert multipliers[0] > 0.0 and multipliers[1] == 0.0
+    metric, rows = one_sphere_between_planes(-1e-7, -1e-7)
+    assert closure(metric, rows, [True, True]) == (None, None)
+
+
+def ball_in_a_drum(close_gaps: bool) -> float:
+    """A ball (r = 1 cm) thrown at 1 m/s along the inside of a still drum (R = 5 cm, axis
+    y) from its lowest point, mu = 0.5, 100 steps of 1 ms: the smallest gap to the drum's
+    side (m)."""
+    drum = gr.Cylinder([0, 0, 0], [0, 1, 0], DRUM, height=0.04, friction=0.5)
+    world = gr.SphereWorld(
+        [[0.0, 0.0, -(DRUM - RADIUS)]], RADIUS, density=1000.0, walls=[drum], friction=0.5, velocities=[[1.0, 0, 0]]
+    )
+    simulation = gr.Simulation(world, dt=1e-3, close_gaps=close_gaps)
+    smallest = np.inf
+    for _ in range(100):
+        centre = simulation.step().positions[0]
+        smallest = min(smallest, DRUM - np.hypot(centre[0], centre[2]) - RADIUS)
+    return smallest
+
+
+DRUM = 0.05  # m
+
+
+def test_a_ball_sliding_inside_a_drum_ends_every_step_touching_its_side():
+    """Maury's constraint is linearised at the step's start: a ball that travels
+    ``delta = h v`` along the inside of a drum ends the step ``sqrt((R - r)^2 + delta^2)
+    - (R - r) ~ delta^2 / (2 (R - r))`` beyond its side (1.25e-5 m at the first step,
+    1.25e-3 of its radius), which the gap closure, closing the actual gap along the
+    normal where the ball ends, takes away to the tolerance of touching."""
+    delta = 1e-3 * 1.0
+    expected = np.sqrt((DRUM - RADIUS) ** 2 + delta**2) - (DRUM - RADIUS)
+    assert ball_in_a_drum(close_gaps=False) == pytest.approx(-expected, rel=0.05)
+    assert ball_in_a_drum(close_gaps=True) >= -OVERLAP_TOLERANCE * RADIUS

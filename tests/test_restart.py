@@ -154,8 +154,11 @@ def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch, laws, roll
         assert np.any(warm["_previous_rolling"] != 0)
     # the sweeps of the last steps, which set the next stall's floor, are carried too
     assert warm["_recent_sweeps"] is not None and warm["_recent_sweeps"].size > 0
-    # and the multipliers of the last gap closure, which start the next one
-    assert warm["_previous_closure"] is not None and np.any(warm["_previous_closure"] > 0)
+    # and the multipliers of the last gap closure, which start the next one (with rolling
+    # resistance the last steps' pushing rows are floor rows at gaps of exactly 0: None)
+    assert "_previous_closure" in warm
+    if not rolls:
+        assert warm["_previous_closure"] is not None and np.any(warm["_previous_closure"] != 0)
     assert main(["run", "--from", "half.h5", "--duration", "0.008", "--quiet"]) == 0
     full, continued = load_run("full.h5"), load_run("half.h5")
     assert_identical(full, continued)

@@ -191,7 +191,7 @@ class SolveContext:
         self.stats.rounds += 1
         rows = np.flatnonzero(active)
         right = -self.rows.c[rows] + rho * self.rows.diagonal[rows] * reference[rows]
-        return rows, _solve_block(self, rows, rho, right, start[rows])
+        return rows, solve_block(self, rows, rho, right, start[rows])
 
 
 def solve(
@@ -358,7 +358,7 @@ def without_self_stress(context: SolveContext, impulses: np.ndarray, active: np.
         return reference
     rows = np.flatnonzero(active)
     loads = context.rows.operator(rows, 0.0)(impulses[rows])
-    reference[rows] = _solve_block(context, rows, rho, loads, impulses[rows])
+    reference[rows] = solve_block(context, rows, rho, loads, impulses[rows])
     return reference
 
 
@@ -496,7 +496,7 @@ class ExchangeRule:
         return flip
 
 
-def _solve_block(context: SolveContext, rows: np.ndarray, rho: float, right: np.ndarray, start: np.ndarray):
+def solve_block(context: SolveContext, rows: np.ndarray, rho: float, right: np.ndarray, start: np.ndarray):
     """``(W_AA + rho D_A)^{-1} right`` on ``rows`` by preconditioned conjugate
     gradients to a tenth of the feasibility tolerance, refactorising the base on the
     current matrix when it no longer serves."""

@@ -319,7 +319,7 @@ class MauryScheme:
         if self.force_update == "implicit":
             outcome, predicted = self._implicit(metric, t, q, u, outcome, speed, state)
         if outcome["frictional_spheres"] and self.close_gaps:
-            outcome = self._closed(metric, outcome, state)
+            outcome = self._closed(metric, outcome, state, t_next)
         return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start, state)
 
     def _speed_limit(self, t_next):
@@ -420,12 +420,13 @@ class MauryScheme:
             },
         )
 
-    def _closed(self, metric, outcome: dict, state: MauryState) -> dict:
+    def _closed(self, metric, outcome: dict, state: MauryState, t_next: float) -> dict:
         """``outcome`` with the gap closure of stage 5 (`granular.contact.gap_closure`):
-        ``closure`` the velocity (d,) whose step closes the gaps, ``closure_impulses``
-        its multipliers (m,), both None when no gap needed closing."""
+        ``closure`` the velocity (d,) whose step closes the gaps at ``t_next`` (s),
+        ``closure_impulses`` its multipliers (m,), both None when no gap needed closing."""
         clock = time.perf_counter()
         constraints = outcome["constraints"]
+        swept_to = self.system.advance(state.q, outcome["velocities"], self.dt)
         warm = warm_closure(constraints, state, self._n, self.warm_start)
         closure, multipliers = close_gaps(
             metric,
@@ -435,6 +436,8 @@ class MauryScheme:
             constraints.keys(self._n),
             self.closure_workspace,
             warm,
+            pushing=outcome["maury_impulses"] > 0.0,
+            walls_after=self.system.wall_rows_at(constraints, t_next, swept_to),
         )
         seconds = dict(outcome["seconds"], closure=time.perf_counter() - clock)
         return dict(outcome, closure=closure, closure_impulses=multipliers, seconds=seconds)

@@ -539,6 +539,35 @@ class SphereWorld:
         return self.rolling_friction > 0.0 or any((p.rolling_friction or 0.0) > 0.0 for p in self.planes)
 
     # -- admissibility -------------------------------------------------------------
+    def wall_rows_at(self, constraints: ConstraintSet, t: float, positions: np.ndarray):
+        """``(gaps (m,) (m), normals (m, 3))`` of a step's wall rows ``constraints`` with
+        the spheres at ``positions`` (flat 3N, m) and the walls where they are at ``t``
+        (s): the distances and unit normals (into the admissible side) there, not their
+        linearisation at the step's start, for the first row of a sphere on a surface
+        that gives them (``gaps_at``: planes, panels, cylinders, cones); NaN for pairs
+        and the other rows (meshes).
+
+        The gap closure of frictional steps closes these (`granular.contact.gap_closure`):
+        a linearised gap misses the curvature of a surface, by about ``delta^2 / (2 R)``
+        for a tangential travel ``delta`` along a surface of radius ``R``, which inside
+        a drum or a funnel is an overlap. A pair's linearised gap errs only the other
+        way: ``n . (x_j - x_i) <= |x_j - x_i|`` for the unit normal ``n`` of the step's
+        start."""
+        centres = positions.reshape(self.n, 3)
+        radii = self.radii_at(t)
+        gaps, normals = np.full(constraints.size, np.nan), np.full((constraints.size, 3), np.nan)
+        first = constraints.wall >= 0
+        if constraints.feature is not None:
+            first &= constraints.feature == 0
+        for k in np.unique(constraints.wall[first]):
+            surface = self.surfaces[k]
+            if not hasattr(surface, "gaps_at"):
+                continue
+            rows = np.flatnonzero(first & (constraints.wall == k))
+            spheres = constraints.i[rows]
+            gaps[rows], normals[rows] = surface.gaps_at(t, centres[spheres], radii[spheres])
+        return gaps, normals
+
     def check_admissible(self, t: float, positions: np.ndarray) -> None:
         """Raise `OverlapError` naming the first overlapping pair or sphere-wall contact."""
         raise_if_overlapping(
