@@ -1,7 +1,7 @@
 """Wall time per step on the peers' own scenes (SCoPI's box, Siconos' box).
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py scopi [--n 10] [--steps 1000]
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py siconos [--steps 200]
+    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/peers.py siconos [--steps 200] [--mu 0.5] [--no-gap-closure]
 
 Prints, per window of steps, the mean (SCoPI's windows, as SCoPI reports them)
 or the median (Siconos' windows) wall time of `Simulation.step`, the peer's figure
@@ -38,10 +38,11 @@ def smallest_relative_gap(world: gr.SphereWorld, t: float, positions: np.ndarray
     return float(np.concatenate(gaps).min(initial=np.inf) / radii.min())
 
 
-def run(world, dt, steps: int, report_every: int = 0):
-    """Step ``steps`` times; returns per-step seconds, the smallest relative gap after
-    any step once the initial overlaps (if any) are gone, and the last step's result."""
-    sim = gr.Simulation(world, dt=dt)
+def run(world, dt, steps: int, report_every: int = 0, **options):
+    """Step ``steps`` times (``options`` for `Simulation`); returns per-step seconds, the
+    smallest relative gap after any step once the initial overlaps (if any) are gone,
+    and the last step's result."""
+    sim = gr.Simulation(world, dt=dt, **options)
     seconds, worst = np.empty(steps), np.inf
     result, separated = None, world.initial_overlaps == "error"
     for k in range(steps):
@@ -80,7 +81,11 @@ def main():
     parser.add_argument("--progress", type=int, default=0, help="print a line every K steps")
     parser.add_argument("--mu", type=float, default=0.0, help="Siconos: Coulomb friction (turning spheres)")
     parser.add_argument("--spheres", type=int, default=None, help="Siconos: number of spheres (default 1,000)")
+    parser.add_argument(
+        "--no-gap-closure", action="store_true", help="frictional steps keep q + h u (Simulation(close_gaps=False))"
+    )
     args = parser.parse_args()
+    options = dict(close_gaps=False) if args.no_gap_closure else {}
     if args.scene == "scopi":
         options = {} if args.n <= 10 else dict(initial_overlaps="separate")
         world, dt = scopi_box(args.n, **options)
@@ -91,7 +96,7 @@ def main():
     else:
         world, dt = siconos_box(n=args.spheres or 1000, friction=args.mu)
         steps = args.steps or 200
-        seconds, worst, result = run(world, dt, steps, args.progress)
+        seconds, worst, result = run(world, dt, steps, args.progress, **options)
         peer = (
             SICONOS_WINDOWS
             if args.mu == 0.0 and (args.spheres or 1000) == 1000

@@ -176,9 +176,11 @@ class MauryScheme:
         Move the positions of frictional spheres after each step by the smallest
         displacement that closes the gaps the Coulomb sweeps leave (stage 5 of the
         module docstring; `granular.contact.gap_closure`). Default True: contacts end
-        each step at gaps of round-off size, as without friction. False keeps
-        ``q^{n+1} = q^n + h u^{n+1}``, whose closed contacts then overlap by up to
-        ``h`` times the sweeps' tolerance, for a cheaper step.
+        each step touching, within a tenth of the overlap the world accepts as contact
+        (``OVERLAP_TOLERANCE`` of a radius), also inside curved walls. False keeps
+        ``q^{n+1} = q^n + h u^{n+1}``, for a cheaper step: closed contacts then overlap
+        by up to ``h`` times the sweeps' tolerance, and a sphere sliding by ``delta``
+        a step inside a wall of radius ``R`` by about ``delta^2 / (2 R)``.
     """
 
     name = "velocity"
@@ -438,6 +440,7 @@ class MauryScheme:
             warm,
             pushing=outcome["maury_impulses"] > 0.0,
             walls_after=self.system.wall_rows_at(constraints, t_next, swept_to),
+            smallest_radius=float(self.system.radii_at(t_next).min(initial=np.inf)),
         )
         seconds = dict(outcome["seconds"], closure=time.perf_counter() - clock)
         return dict(outcome, closure=closure, closure_impulses=multipliers, seconds=seconds)
