@@ -14,7 +14,9 @@ import granular as gr
 from granular.contact import active_set
 from granular.contact.gap_closure import close_gaps
 from granular.metric import DiagonalMetric
+from granular.records.configurations import read_configuration
 from granular.tolerances import OVERLAP_TOLERANCE
+from support import piles
 from test_world import smallest_gap
 
 EPS = np.finfo(float).eps
@@ -207,3 +209,53 @@ def test_a_ball_sliding_inside_a_drum_ends_every_step_touching_its_side():
     expected = np.sqrt((DRUM - RADIUS) ** 2 + delta**2) - (DRUM - RADIUS)
     assert ball_in_a_drum(close_gaps=False) == pytest.approx(-expected, rel=0.05)
     assert ball_in_a_drum(close_gaps=True) >= -OVERLAP_TOLERANCE * RADIUS
+
+
+def test_a_frictional_pile_at_rest_holds_the_same_contacts_on_one_factor():
+    """The stored frictional pile at rest (`tests/support/piles.py`, 120 spheres, mu =
+    0.5): from the 20th step on, every step holds the same contacts touching and
+    closes its gaps without a factorisation (conjugate gradients on the factor of an
+    earlier step), and the pile keeps touching."""
+    configuration = read_configuration(piles.path(0.5))
+    world = piles.world(configuration.positions, configuration.radii, 0.5, configuration.velocities)
+    simulation = gr.Simulation(world, dt=piles.DT)
+    held, worst = [], np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", gr.TimeStepWarning)
+        for step in range(60):
+            result = simulation.step()
+            state, last = simulation.scheme.state, simulation.scheme.closure_workspace.last
+            if step >= 20:
+                assert last.factorisations == 0
+                held.append(frozenset(state.previous_keys[state.previous_closure != 0.0].tolist()))
+                worst = min(worst, smallest_gap(world, result.positions, result.t) / configuration.radii.min())
+    assert len(held[0]) > 100 and all(keys == held[0] for keys in held)
+    assert worst >= -OVERLAP_TOLERANCE
+
+
+def test_a_contact_held_before_stays_held_while_open_by_less_than_the_gap_errors():
+    """Two 2 kg spheres on a floor: sphere 0 pushes and ends 1e-7 m inside the floor;
+    sphere 1, held touching at the previous step, no longer pushes. Open by 5e-8 m,
+    less than the largest gap error of the rows held now (1e-7 m), it stays held and
+    is pulled down to touch; open by 2e-7 m it is let go. A row not held before is let
+    go either way."""
+    metric = DiagonalMetric(np.full(6, 2.0))
+    h, keys = 1e-3, np.arange(2, dtype=np.int64)
+
+    def moved(open_by, warm):
+        rows = Rows([[0, 0, 1.0, 0, 0, 0], [0, 0, 0, 0, 0, 1.0]], [-1e-7, open_by])
+        velocity, _ = close_gaps(
+            metric,
+            rows,
+            np.zeros(6),
+            h,
+            keys,
+            active_set.Workspace(),
+            warm=np.array(warm),
+            pushing=np.array([True, False]),
+        )
+        return h * velocity
+
+    np.testing.assert_allclose(moved(5e-8, [1e-4, 1e-4]), [0, 0, 1e-7, 0, 0, -5e-8], rtol=1e-9)
+    np.testing.assert_allclose(moved(2e-7, [1e-4, 1e-4]), [0, 0, 1e-7, 0, 0, 0], rtol=1e-9)
+    np.testing.assert_allclose(moved(5e-8, [1e-4, 0.0]), [0, 0, 1e-7, 0, 0, 0], rtol=1e-9)
