@@ -252,11 +252,14 @@ def pour(
     floor_half_width: float = FLOOR_HALF_WIDTH,
     width: float = COLUMN_WIDTH,
     seed: int = 3,
+    close_gaps: bool = True,
 ) -> dict:
     """Run one pour until the heap rests (`REST_ENERGY` for `REST_TIME`) or ``duration``
     (s); returns the final state, the angle and flanks, the time reached, whether the
     heap rests, timings (wall and processor seconds), the spheres that touch an end
-    wall and those still moving (faster than 1 cm/s)."""
+    wall, those still moving (faster than 1 cm/s) and the steps that kept a contact
+    solver's best answer (``missed``: ``(t, residual, residual / tolerance)`` each).
+    ``close_gaps`` is the `Simulation` option (`granular.contact.gap_closure`)."""
     world = build(
         friction,
         n=n,
@@ -266,7 +269,7 @@ def pour(
         rolling_friction=rolling_friction,
         floor_half_width=floor_half_width,
     )
-    simulation = gr.Simulation(world, dt)
+    simulation = gr.Simulation(world, dt, close_gaps=close_gaps)
     solve_seconds, steps, calm, failure, result, at_rest = 0.0, int(round(duration / dt)), 0, None, None, False
     start, processor = time.perf_counter(), time.process_time()
     for step in range(1, steps + 1):
@@ -288,6 +291,7 @@ def pour(
     moving = int(np.count_nonzero(np.linalg.norm(result.velocities, axis=1) > 0.01))
     return dict(
         failure=failure,
+        missed=list(simulation.missed_steps),
         friction=friction,
         rotation=rotation,
         rolling_friction=rolling_friction,
