@@ -166,6 +166,10 @@ def test_a_turning_world_continues_bit_for_bit(tmp_path, monkeypatch, laws, roll
     assert full.angular_velocities is not None and np.any(full.angular_velocities != 0)
     for name in ("angular_velocities", "orientations"):
         assert np.array_equal(getattr(full, name), getattr(continued, name)), name
+    # the gap closure's running energy goes on from the frame, not from zero (the
+    # rolling pour's pushing rows lie exactly on the floor: it closes nothing)
+    assert full.closure_energy is not None and (rolls or np.any(full.closure_energy[4:] != 0.0))
+    assert np.array_equal(full.closure_energy, continued.closure_energy)
 
 
 def test_concatenate_refuses_parts_that_do_not_meet(here):
