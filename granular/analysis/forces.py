@@ -9,8 +9,9 @@ it holds the previous step; otherwise ``q^{n+1} - h u^{n+1}``, since the scheme 
 the centres by ``q^{n+1} = q^n + h u^{n+1}``. That is round-off exact, but for
 frictional spheres whose gaps the scheme closes after the step
 (`granular.contact.gap_closure`): they moved by ``h (u^{n+1} + w)``, and ``q^n`` is then
-recovered to within ``h |w|``, at most ``h`` times the Coulomb sweeps' tolerance
-(about 1e-7 m at h = 1e-3 s).
+recovered to within ``h |w|``: about ``h`` times the Coulomb sweeps' tolerance (1e-7 m
+at h = 1e-3 s), and inside a curved wall of radius ``R`` up to ``delta^2 / (2 R)`` for a
+sphere that slides ``delta`` a step.
 
 Force of a contact (N): its impulse over the step divided by ``h``. A pair ``(i, j)``
 with normal ``n`` (from i to j) and friction impulses ``l_T,a`` along the tangent

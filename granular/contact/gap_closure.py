@@ -110,9 +110,9 @@ def close_gaps(
     touching tolerance ``OVERLAP_TOLERANCE * smallest_radius`` (m), or to round-off
     (``VELOCITY_TOLERANCE`` of the largest gap to close) when that is coarser.
 
-    Returns ``(None, None)`` when every row held touching touches already, or when neither the touching
-    closure nor the projection finds an answer (the step then keeps ``q + h u``: a
-    correction is never worth stopping a run for)."""
+    Returns ``(None, None)`` when every row held touching touches already, or when
+    neither the touching closure nor the projection finds an answer (the step then
+    keeps ``q + h u``: a correction is never worth stopping a run for)."""
     jacobian = constraints.jacobian
     shortfall = constraints.lower(h) - jacobian @ velocities
     if walls_after is not None:

@@ -82,7 +82,8 @@ class StepResult:
         Potential energy (J) the gap closure gave the spheres in this step
         (`granular.contact.gap_closure`: frictional spheres moved after their
         velocities are settled, by ``dq``): ``-sum_i m_i g . dq_i``, of the order of
-        the weight times ``h`` times the sweeps' tolerance; 0 without it. The
+        the weight times ``h`` times the sweeps' tolerance (more for spheres sliding
+        inside curved walls); 0 without it. The
         velocities, and so the kinetic and dissipated energies, are not changed by it.
     """
 
