@@ -119,7 +119,7 @@ def step_start_positions(trajectory, k: int) -> np.ndarray:
     docstring): frame ``k - 1``'s when it is the state one step earlier (same spheres),
     else ``q^{n+1} - h u^{n+1}`` wrapped into a periodic cell as the world wraps them."""
     dt = time_step(trajectory)
-    if k > 0 and not trajectory.varying and _one_step_apart(trajectory.t, k, dt):
+    if not trajectory.varying and _one_step_apart(trajectory.t, k, dt):
         return np.asarray(trajectory.positions[k - 1], float)
     centres = np.asarray(trajectory.positions[k], float) - dt * np.asarray(trajectory.velocities[k], float)
     cell = periodic_cell(trajectory)
@@ -129,9 +129,7 @@ def step_start_positions(trajectory, k: int) -> np.ndarray:
 def _one_step_apart(t, k: int, dt: float) -> bool:
     """Whether frame ``k - 1`` is the state one step of ``dt`` (s) before frame ``k``
     (times ``t_0 + n dt``, so their difference is ``dt`` to a few ulps of ``t``)."""
-    if k <= 0 or k >= len(t):
-        return False
-    return bool(abs(float(t[k]) - float(t[k - 1]) - dt) <= 0.25 * dt)
+    return 0 < k < len(t) and bool(abs(float(t[k]) - float(t[k - 1]) - dt) <= 0.25 * dt)
 
 
 def periodic_cell(trajectory):

@@ -125,7 +125,6 @@ from .maury_state import (
     MauryState,
     exchanged_state,
     remembered,
-    warm_closure,
     warm_starts,
 )
 from .registry import refuse_unless_supported
@@ -360,7 +359,7 @@ class MauryScheme:
             raise self._jamming(error, t_next) from None
         increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse, t_next)
         restitution_impulse = restitution_impulse + absorbed
-        warm, warm_friction, warm_rolling = warm_starts(constraints, state, self._n, self.warm_start)
+        warm, warm_friction, warm_rolling, warm_closure = warm_starts(constraints, state, self._n, self.warm_start)
         try:
             with solver_errors_at(t_next):
                 # granular.contact.friction
@@ -415,6 +414,7 @@ class MauryScheme:
             missed=_missed_ratio(maury.missed),
             swept=maury.iterations if frictional and self._spheres and maury.status in SWEPT else None,
             frictional_spheres=frictional and self._spheres,
+            warm_closure=warm_closure,
             seconds={
                 "neighbors": constraints.seconds.get("neighbors", 0.0),
                 "assembly": building - constraints.seconds.get("neighbors", 0.0),
@@ -429,7 +429,6 @@ class MauryScheme:
         clock = time.perf_counter()
         constraints = outcome["constraints"]
         swept_to = self.system.advance(state.q, outcome["velocities"], self.dt)
-        warm = warm_closure(constraints, state, self._n, self.warm_start)
         closure, multipliers = close_gaps(
             metric,
             constraints,
@@ -437,7 +436,7 @@ class MauryScheme:
             self.dt,
             constraints.keys(self._n),
             self.closure_workspace,
-            warm,
+            outcome["warm_closure"],
             pushing=outcome["maury_impulses"] > 0.0,
             walls_after=self.system.wall_rows_at(constraints, t_next, swept_to),
             smallest_radius=float(self.system.radii_at(t_next).min(initial=np.inf)),

@@ -127,42 +127,33 @@ def persisting(constraints, state: MauryState, n: int, warm_start: bool):
 
 
 def warm_starts(constraints, state: MauryState, n: int, warm_start: bool) -> tuple:
-    """``(normal, friction, rolling)``: the previous normal (m,), friction (m, s) and
-    rolling (m, 2) impulses (N s) of this step's rows that persist, 0 for the others,
+    """``(normal, friction, rolling, closure)``: the previous normal (m,), friction (m,
+    s) and rolling (m, 2) impulses (N s) and gap-closure multipliers (m,) (N s,
+    `granular.contact.gap_closure`) of this step's rows that persist, 0 for the others,
     found by one lookup of the rows' keys (`persisting`). The friction and rolling
     impulses are in the rows' own tangent bases, which
     `granular.spheres.assembly.tangent_basis` derives from the normal alone. Each is None
-    when the previous step had none, all three without a warm start."""
+    when the previous step had none, all four without a warm start."""
     found, position = persisting(constraints, state, n, warm_start)
     if found is None:
-        return None, None, None
+        return None, None, None, None
     normal = np.where(found, state.previous_impulses[position], 0.0)
     return (
         normal,
         _persisting_rows(found, position, state, state.previous_tangential),
         _persisting_rows(found, position, state, state.previous_rolling),
+        _persisting_rows(found, position, state, state.previous_closure),
     )
 
 
-def warm_closure(constraints, state: MauryState, n: int, warm_start: bool):
-    """The previous gap closure's multipliers (m,) (N s) of this step's rows that
-    persist, 0 for the others; None when the previous step closed no gap or without a
-    warm start."""
-    previous = state.previous_closure
-    if previous is None or previous.shape[0] != state.previous_keys.size:
-        return None
-    found, position = persisting(constraints, state, n, warm_start)
-    return None if found is None else np.where(found, previous[position], 0.0)
-
-
 def _persisting_rows(found, position, state: MauryState, previous):
-    """The rows of ``previous`` (one per previous contact, sorted by key) at ``position``
-    where ``found``, 0 elsewhere; None without them."""
-    if previous is None or previous.ndim != 2 or previous.shape[1] == 0:
+    """The rows of ``previous`` (one per previous contact, sorted by key; (k,) or (k,
+    s)) at ``position`` where ``found``, 0 elsewhere; None without them."""
+    if previous is None or (previous.ndim == 2 and previous.shape[1] == 0):
         return None
     if previous.shape[0] != state.previous_keys.size:
         return None
-    return np.where(found[:, None], previous[position], 0.0)
+    return np.where(found.reshape(found.shape + (1,) * (previous.ndim - 1)), previous[position], 0.0)
 
 
 def remembered(
