@@ -53,8 +53,8 @@ def thrown_crowd(seed: int, rolling_friction: float):
 def reference_sweep(rows, u, r, order, tolerance=None):
     """One sweep in numpy, contact by contact (the law of `local_answer`). Returns
     the largest residual met at a visit (m/s, or in units of each contact's
-    ``tolerance`` (m,))."""
-    largest = 0.0
+    ``tolerance`` (m,)) and the sum of the squares of the residuals met."""
+    largest = squares = 0.0
     for k in order:
         U = rows.local_velocities(u, [k])
         rolling = (
@@ -65,11 +65,12 @@ def reference_sweep(rows, u, r, order, tolerance=None):
         v = None if rows.w_tangent is None else rows.w_tangent[[k]]
         new = coulomb_rows.local_answer(U, r[[k]], rows.w[[k]], rows.mu[[k]], v, rolling)[0]
         met = float(np.linalg.norm(weights(rows)[k] * (new - r[k])))
-        largest = max(largest, met if tolerance is None else met / tolerance[k])
+        met = met if tolerance is None else met / tolerance[k]
+        largest, squares = max(largest, met), squares + met**2
         change = new - r[k]
         r[k] = new
         np.add.at(u, rows.cols[k], rows.inverse_mass[rows.cols[k]] * (rows.values[k].T @ change))
-    return largest
+    return largest, squares
 
 
 def weights(rows):
@@ -101,12 +102,14 @@ def test_compiled_sweeps_and_residuals_follow_the_local_law(seed, rolling_fricti
     tolerance = np.random.default_rng(seed).uniform(1e-3, 1e-2, m)
     for sweep in range(4):
         if sweep % 2:
-            met = compiled.sweep(u_fast, r_fast, compiled.visit_scale(tolerance))
-            largest = reference_sweep(rows, u_slow, r_slow, compiled.order, tolerance)
+            met, change = compiled.sweep(u_fast, r_fast, compiled.visit_scale(tolerance))
+            largest, squares = reference_sweep(rows, u_slow, r_slow, compiled.order, tolerance)
         else:
-            met = compiled.sweep(u_fast, r_fast)
-            largest = reference_sweep(rows, u_slow, r_slow, compiled.order)
+            met, change = compiled.sweep(u_fast, r_fast)
+            largest, squares = reference_sweep(rows, u_slow, r_slow, compiled.order)
         assert met == pytest.approx(largest, rel=1e-10)
+        assert change == pytest.approx(squares, rel=1e-10)
+        assert largest**2 <= change <= m * largest**2 * (1.0 + 1e-10)
         scale = np.abs(r_slow).max()
         assert scale > 0.0
         assert np.abs(r_fast - r_slow).max() <= 1e-12 * scale

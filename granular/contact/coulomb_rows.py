@@ -344,12 +344,13 @@ class CompiledRows:
             weights += [rows.w_rolling, rows.w_rolling]
         self.weights = np.column_stack(weights)[order]
 
-    def sweep(self, u: np.ndarray, r: np.ndarray, scale=None) -> float:
+    def sweep(self, u: np.ndarray, r: np.ndarray, scale=None) -> tuple[float, float]:
         """One sweep: every impulse of ``r`` (m, q) its local answer, ``u`` (d + 1,)
         moved with them (both in place; both must be C-contiguous float arrays).
-        Returns the largest natural residual of a contact at its visit, in units of
-        its tolerance when ``scale`` is `visit_scale` of the tolerances, in m/s when
-        None."""
+        Returns ``(largest, change)``: the largest natural residual of a contact at
+        its visit, in units of its tolerance when ``scale`` is `visit_scale` of the
+        tolerances, in m/s when None; and the sum of the squares of those residuals
+        (`sweep_kernels.sweep`)."""
         scale = np.ones(self.order.size) if scale is None else scale
         common = (self.order, self.cols, self.values, self.width, self.scaled, self.shift, self.inverse, self.mu)
         if self.rolling is None:

@@ -211,8 +211,8 @@ def solve(
         tracked = (check and _drift_check(len(history))) or (next_check and _drift_check(len(history) + 1))
         before = r.copy() if tracked else None
         accelerated.extrapolate(r, u)
-        estimate = compiled.sweep(u, r, scale)
-        accelerated.judge(estimate)
+        estimate, change = compiled.sweep(u, r, scale)
+        accelerated.judge(change)
         delta = r - before if tracked else None
         if check and delta is not None and _drifting(history, delta, previous):
             jumped = _extrapolate(rows, u, r, delta, float(residual.max(initial=0.0)))
@@ -291,24 +291,31 @@ def _swept_once(rows: SweepRows, predicted: np.ndarray, r: np.ndarray):
 
 
 class _Momentum:
-    """Nesterov's momentum on the sweeps, with adaptive restart.
+    """Momentum on the sweeps, its size taken from the sweeps' own progress.
 
     A sweep is a fixed-point map ``r -> S(r)`` of the impulses. Like an accelerated
     gradient method (Nesterov, *A method of solving a convex programming problem with
     convergence rate O(1/k^2)*, 1983), the next sweep starts from the extrapolated
-    point ``y = x_k + beta_k (x_k - x_{k-1})``, ``beta_k = (k - 1) / (k + 2)``, where
-    ``x_k`` is the k-th sweep's output since the last restart; the sweep's output is
-    again a set of exact local answers (each in its cone), so every iterate the
-    residual test measures is a Gauss-Seidel iterate and the acceptance is unchanged.
-    ``y`` itself may leave the cones: a sweep does not need its input in them.
-    Momentum can overshoot where contacts change status, so it restarts (``k = 0``,
-    a plain sweep next) whenever a sweep's largest residual at a visit grows: the
-    adaptive restart of O'Donoghue and Candes (*Adaptive restart for accelerated
-    gradient schemes*, Foundations of Computational Mathematics, 2015) with the
-    sweep's own residual in place of the objective, which the Coulomb law does not
-    have. On captured steps of the settling 1,000-sphere box this takes 2-4 times
-    fewer sweeps to the same residual (benchmarks/README.md, "Measurements behind the
-    constants"); mass-damped sweeps alone (over-relaxation) failed on some of them.
+    point ``y = x_k + beta_k (x_k - x_{k-1})``, where ``x_k`` is the k-th sweep's
+    output; the sweep's output is again a set of exact local answers (each in its
+    cone), so every iterate the residual test measures is a Gauss-Seidel iterate and
+    the acceptance is unchanged. ``y`` itself may leave the cones: a sweep does not
+    need its input in them.
+
+    ``beta_k`` is the Fletcher-Reeves ratio of the squared norms of the last two
+    fixed-point residuals ``|S(y) - y|^2`` (weighted by ``W_kk`` and the tolerances;
+    `sweep_kernels.sweep`), and momentum restarts (``beta = 0``, a plain sweep next)
+    when that ratio exceeds 1: the rule of the nonsmooth nonlinear conjugate
+    gradient method (Silcowitz, Niebe and Erleben, *A nonsmooth nonlinear conjugate
+    gradient method for interactive contact force problems*, The Visual Computer,
+    2010), which takes projected Gauss-Seidel as its gradient. Where the sweeps
+    contract fast the ratio, and the momentum, are small; along the slow modes of a
+    deep contact network they approach 1. On captured steps of the settling
+    1,000-sphere box this takes a quarter fewer sweeps than Nesterov's schedule
+    ``(k - 1) / (k + 2)`` restarted whenever a sweep's largest residual grew
+    (the adaptive restart of O'Donoghue and Candes, *Adaptive restart for
+    accelerated gradient schemes*, 2015), which takes 2-4 times fewer than plain
+    sweeps (benchmarks/README.md, "Measurements behind the constants").
 
     Momentum stops for good at a long stall near the tolerance: after
     `MOMENTUM_PATIENCE` sweeps, within `MOMENTUM_STALL` tolerances, and no new low
@@ -322,34 +329,34 @@ class _Momentum:
 
     def __init__(self, r: np.ndarray, u: np.ndarray):
         self.r_previous, self.u_previous = r.copy(), u.copy()
-        self.count, self.last = 0, np.inf
+        self.beta, self.last_change = 0.0, np.inf
         self.enabled = MOMENTUM
 
     def extrapolate(self, r: np.ndarray, u: np.ndarray) -> None:
         """``r`` and ``u`` (in place) moved to the next sweep's starting point."""
         if not self.enabled:
             return
-        beta = max(self.count - 1, 0) / (self.count + 2)
         if not r.flags.c_contiguous:  # reshape would copy, and the extrapolation be lost
             raise ValueError("the sweeps' impulses must be a C-contiguous array")
         momentum = kernels().momentum
-        momentum(r.reshape(-1), self.r_previous.reshape(-1), beta)
-        momentum(u, self.u_previous, beta)
-        self.count += 1
+        momentum(r.reshape(-1), self.r_previous.reshape(-1), self.beta)
+        momentum(u, self.u_previous, self.beta)
 
     def stop(self) -> None:
         """Plain sweeps from now on."""
         self.enabled = False
 
-    def judge(self, estimate: float) -> None:
-        """Restart when the sweep's largest residual at a visit (``estimate``) grew."""
-        if estimate > self.last:
-            self.count = 0
-        self.last = estimate
+    def judge(self, change: float) -> None:
+        """The next momentum from the sweep's squared fixed-point residual ``change``
+        (`sweep_kernels.sweep`): its ratio to the last one, or a restart (0) when
+        that ratio exceeds 1."""
+        ratio = change / self.last_change if self.last_change > 0.0 else np.inf
+        self.beta = ratio if ratio <= 1.0 else 0.0
+        self.last_change = change
 
     def restart(self) -> None:
         """After the iterate was replaced (a jump along a drift, Newton's answer)."""
-        self.count, self.last = 0, np.inf
+        self.beta, self.last_change = 0.0, np.inf
 
 
 #: A measured residual below this fraction of the best before it counts as progress,

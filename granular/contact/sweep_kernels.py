@@ -113,29 +113,32 @@ def _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2):
 def sweep(order, cols, values, width, scaled, shift, inverse, mu, weights, scale, u, r):
     """One Gauss-Seidel sweep of Coulomb contacts (q = 3) in the arrays' order: each
     impulse ``r[order[i]]`` becomes its local answer and ``u`` moves with it (in
-    place). Returns the largest natural residual met on the way, each contact's at
-    its visit, in units of ``scale`` (m,: the inverse squared tolerances, (s/m)^2):
-    the estimate by which `friction_gauss_seidel.solve` spares most residual passes."""
-    largest = 0.0
+    place). Returns ``(largest, change)``: the largest natural residual met on the
+    way, each contact's at its visit, in units of ``scale`` (m,: the inverse squared
+    tolerances, (s/m)^2), the estimate by which `friction_gauss_seidel.solve` spares
+    most residual passes; and the sum of the squares of those residuals, the squared
+    norm of the sweep's fixed-point residual ``|S(y) - y|`` in the weights ``W_kk``
+    and ``scale``, from which `friction_gauss_seidel._Momentum` takes its momentum."""
+    largest = change = 0.0
     for i in range(order.size):
         k = order[i]
         if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
             continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         c0, c1, c2 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
-        largest = max(
-            largest, scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2 + (weights[i, 2] * c2) ** 2)
-        )
+        met = scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2 + (weights[i, 2] * c2) ** 2)
+        largest = max(largest, met)
+        change += met
         r[k, 0], r[k, 1], r[k, 2] = normal, t1, t2
         for j in range(width[i]):
             u[cols[i, j]] += scaled[i, 0, j] * c0 + scaled[i, 1, j] * c1 + scaled[i, 2, j] * c2
-    return math.sqrt(largest)
+    return math.sqrt(largest), change
 
 
 @numba.njit(cache=True)
 def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rolling, weights, scale, u, r):
     """`sweep` for contacts with rolling resistance (q = 5)."""
-    largest = 0.0
+    largest = change = 0.0
     for i in range(order.size):
         k = order[i]
         if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
@@ -143,17 +146,15 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
         c0, c1, c2, c3, c4 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2], l1 - r[k, 3], l2 - r[k, 4]
-        largest = max(
-            largest,
-            scale[i]
-            * (
-                (weights[i, 0] * c0) ** 2
-                + (weights[i, 1] * c1) ** 2
-                + (weights[i, 2] * c2) ** 2
-                + (weights[i, 3] * c3) ** 2
-                + (weights[i, 4] * c4) ** 2
-            ),
+        met = scale[i] * (
+            (weights[i, 0] * c0) ** 2
+            + (weights[i, 1] * c1) ** 2
+            + (weights[i, 2] * c2) ** 2
+            + (weights[i, 3] * c3) ** 2
+            + (weights[i, 4] * c4) ** 2
         )
+        largest = max(largest, met)
+        change += met
         r[k, 0], r[k, 1], r[k, 2], r[k, 3], r[k, 4] = normal, t1, t2, l1, l2
         for j in range(width[i]):
             u[cols[i, j]] += (
@@ -163,7 +164,7 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
                 + scaled[i, 3, j] * c3
                 + scaled[i, 4, j] * c4
             )
-    return math.sqrt(largest)
+    return math.sqrt(largest), change
 
 
 @numba.njit(cache=True)
