@@ -113,12 +113,13 @@ class Simulation:
         self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
         self.has_flows = self.is_sphere_world and bool(getattr(system, "has_flows", False))
-        #: Whether the scheme closes the gaps the Coulomb sweeps leave (frictional spheres,
+        #: Whether the scheme closes the gaps the Coulomb sweeps or curved walls leave
+        #: (frictional spheres, or walls of a `Cylinder` or `Cone`;
         #: `granular.contact.gap_closure`): its frames then carry ``closure_energy``.
         self.closes_gaps = (
             self.is_sphere_world
             and bool(getattr(self.scheme, "close_gaps", False))
-            and bool(system.has_friction or system.has_rolling_friction)
+            and bool(system.has_friction or system.has_rolling_friction or getattr(system, "curved_walls", False))
         )
         self._stepped = (np.zeros(0, dtype=np.int64), np.zeros(0))  # ids and counters of the last step
         if self.has_flows and not hasattr(self.scheme, "exchanged"):

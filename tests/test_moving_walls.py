@@ -99,12 +99,12 @@ def test_wall_impulses_balance_the_momentum_of_spheres_in_a_shaken_frictional_bo
     assert on_walls == pytest.approx(-(momentum[-1] - momentum[0] - gravity_impulse), abs=1e-9 * scale)
 
 
-def _drum_run(drum, **options):
+def _drum_run(drum, close_gaps=True, **options):
     rng = np.random.default_rng(1)
     positions = np.array([[x, y, -0.03] for x in (-0.022, 0.0, 0.022) for y in (-0.012, 0.012)])
     positions += 0.001 * rng.random(positions.shape)
     world = gr.SphereWorld(positions, R, density=1000.0, walls=[drum], **options)
-    trajectory = gr.Simulation(world, dt=DT).run(steps=300)
+    trajectory = gr.Simulation(world, dt=DT, close_gaps=close_gaps).run(steps=300)
     q, u = trajectory.positions, trajectory.velocities
     side_gap = 0.05 - np.hypot(q[..., 0], q[..., 2]) - R
     cap_gap = 0.03 - np.abs(q[..., 1]) - R
@@ -115,15 +115,35 @@ def _drum_run(drum, **options):
 
 
 def test_spheres_thrown_in_a_cylinder_sink_into_its_side_by_at_most_a_steps_sag():
-    """Frictionless (the exact active-set projection): each step's overlap of the
-    concave side is at most the sag (h v)^2 / (2 (R_drum - r)) of that step's chord;
-    the caps are planes and are never crossed."""
+    """Frictionless, the gaps left as the projection gives them (``close_gaps=False``):
+    the exact active-set projection meets the linearised rows, so each step's overlap
+    of the concave side is at most the sag (h v)^2 / (2 (R_drum - r)) of that step's
+    chord; the caps are planes and are never crossed."""
     drum = Cylinder([0, 0, 0], [0, 1, 0], 0.05, height=0.06)
     velocities = np.random.default_rng(2).normal(0.0, 0.5, (6, 3))
-    trajectory, side_gap, cap_gap, sag = _drum_run(drum, velocities=velocities, restitution=0.5)
+    trajectory, side_gap, cap_gap, sag = _drum_run(drum, False, velocities=velocities, restitution=0.5)
     assert np.all(side_gap >= -(sag + 1e-9 * R))
     assert side_gap.min() < -1e-4 * R  # the spheres did slide along the side
     assert np.all(cap_gap >= -1e-9 * R)
+
+
+def test_the_gap_closure_keeps_frictionless_spheres_out_of_a_cylinders_side():
+    """The same throw with the gaps closed (the default, `granular.contact.gap_closure`):
+    every sphere ends every step on or inside the side to the closure's accuracy, a
+    tenth of the touching tolerance (``GAP_FRACTION * OVERLAP_TOLERANCE * r``) or
+    ``VELOCITY_TOLERANCE`` of the largest sag it closes, plus the round-off of the
+    gap's own evaluation at coordinates of 0.05 m."""
+    from granular.contact.gap_closure import GAP_FRACTION
+    from granular.tolerances import OVERLAP_TOLERANCE, VELOCITY_TOLERANCE
+
+    drum = Cylinder([0, 0, 0], [0, 1, 0], 0.05, height=0.06)
+    velocities = np.random.default_rng(2).normal(0.0, 0.5, (6, 3))
+    trajectory, side_gap, cap_gap, sag = _drum_run(drum, velocities=velocities, restitution=0.5)
+    accuracy = GAP_FRACTION * OVERLAP_TOLERANCE * R + VELOCITY_TOLERANCE * sag.max() + 8 * np.finfo(float).eps * 0.05
+    assert sag.max() > 1e-4 * R  # the spheres did slide along the side (the previous test's overlap)
+    assert side_gap.min() >= -accuracy
+    assert np.all(cap_gap >= -1e-9 * R)
+    assert trajectory.closure_energy.max() > 0.0 or trajectory.closure_energy.min() < 0.0  # it moved them
 
 
 def test_spheres_in_a_turning_frictional_drum_stay_inside_it():

@@ -1,6 +1,6 @@
-"""Closing the gaps a frictional step leaves: a projection of the positions after the
-velocities are settled (post-stabilisation; Cline and Pai, *Post-stabilization for
-rigid body simulation with contact and constraints*, ICRA 2003).
+"""Closing the gaps a frictional step, or a curved wall, leaves: a projection of the
+positions after the velocities are settled (post-stabilisation; Cline and Pai,
+*Post-stabilization for rigid body simulation with contact and constraints*, ICRA 2003).
 
 Why. The frictionless projection is exact: its active rows end the step at gaps of
 round-off size. The Coulomb sweeps (`granular.contact.friction_gauss_seidel`) accept an
@@ -9,7 +9,9 @@ their tolerance ``tau`` (m/s), so a closed contact ends the step up to ``h tau``
 inside its neighbour: about 1e-5 of a radius in a settling pile, never growing
 (the next step's constraint asks the contact to reopen by ``-D/h``), but no longer
 exact. Tightening the sweeps to round-off is out of reach (their rate is set by the
-depth of the contact network).
+depth of the contact network). A frictionless step is exact on its linearised rows,
+but the row of a curved wall misses the surface's curvature (below): such steps are
+closed too, and a step whose held rows all touch already is left as it is.
 
 The law. With the step's velocities ``u`` kept, the positions move by ``dq = h w``
 with ``w = M^{-1} G^T l`` (``l`` (N s) the closure's multipliers), so that
@@ -110,7 +112,8 @@ def close_gaps(
     touching tolerance ``OVERLAP_TOLERANCE * smallest_radius`` (m), or to round-off
     (``VELOCITY_TOLERANCE`` of the largest gap to close) when that is coarser.
 
-    Returns ``(None, None)`` when every row held touching touches already, or when
+    Returns ``(None, None)`` when every row held touching touches already (to that
+    accuracy; the exact frictionless answer away from curved walls), or when
     neither the touching closure nor the projection finds an answer (the step then
     keeps ``q + h u``: a correction is never worth stopping a run for)."""
     jacobian = constraints.jacobian
@@ -123,17 +126,17 @@ def close_gaps(
             jacobian = _normals_replaced(jacobian, constraints, actual, walls_after[1])
             shortfall = np.where(actual, -np.where(actual, walls_after[0], 0.0) / h, shortfall)
     held = shortfall > 0.0 if pushing is None else (shortfall > 0.0) | pushing
-    if not np.any(shortfall[held] != 0.0):
+    # velocity units: the largest gap to close over h sets the round-off level
+    largest = float(np.abs(shortfall[held]).max(initial=0.0))
+    touching = GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius / h if np.isfinite(smallest_radius) else 0.0
+    if largest <= touching:  # every row held touching touches already: nothing to close
         return None, None
     warm = np.zeros(shortfall.size) if warm is None else np.nan_to_num(warm)
     # A row held at the previous step stays held while it is open by no more than the
     # largest gap error of the rows held now: the set, and with it the factor, then
     # holds still in a pile at rest, where rows whose impulse flickers about zero
     # would otherwise leave and join it step after step.
-    held |= (warm != 0.0) & (shortfall >= -float(np.abs(shortfall[held]).max()))
-    # velocity units: the largest gap to close over h sets the round-off level
-    largest = float(np.abs(shortfall[held]).max())
-    touching = GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius / h if np.isfinite(smallest_radius) else 0.0
+    held |= (warm != 0.0) & (shortfall >= -largest)
     feasibility = max(VELOCITY_TOLERANCE * largest, touching)
     answer = _touching(metric, jacobian, shortfall, keys, workspace, warm, held, feasibility)
     if answer is not None:

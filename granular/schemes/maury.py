@@ -37,11 +37,13 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
 4. Maury's projection of ``v* = u* + h M^{-1} f`` onto
    ``K = {u : D + h G u >= 0}``, where a row that bounced at stage 3 also keeps its
    rebound, ``G_k u >= G_k u*``; then ``q^{n+1} = q^n + h u^{n+1}``.
-5. Frictional spheres only: the Coulomb sweeps meet the constraint of stage 4 to
-   their tolerance, not to round-off, so the positions are then moved by the
-   smallest displacement in the metric that closes the gaps they leave,
-   ``q^{n+1} = q^n + h (u^{n+1} + w)`` with ``u^{n+1}`` kept
-   (`granular.contact.gap_closure`; ``close_gaps=False`` skips it).
+5. Frictional spheres, and spheres against curved walls: the Coulomb sweeps meet
+   the constraint of stage 4 to their tolerance, not to round-off, and a linearised
+   row of a `Cylinder`'s side or a `Cone` misses the surface's curvature, so the
+   positions are then moved by the smallest displacement in the metric that closes
+   the gaps they leave, ``q^{n+1} = q^n + h (u^{n+1} + w)`` with ``u^{n+1}`` kept
+   (`granular.contact.gap_closure`; ``close_gaps=False`` skips it). A frictionless
+   step whose rows all touch already, as away from curved walls, is left as it is.
 
 Why this discrete law (and the traps it avoids):
 
@@ -172,8 +174,9 @@ class MauryScheme:
         `SolverStats` (``residual``, ``missed``) and warns once per scheme
         (`SolverToleranceWarning`). A jam (`JammingError`) raises either way.
     close_gaps : bool
-        Move the positions of frictional spheres after each step by the smallest
-        displacement that closes the gaps the Coulomb sweeps leave (stage 5 of the
+        Move the positions of frictional spheres, and of spheres against a curved wall
+        (a `Cylinder`'s side, a `Cone`), after each step by the smallest displacement
+        that closes the gaps the Coulomb sweeps or the curvature leave (stage 5 of the
         module docstring; `granular.contact.gap_closure`). Default True: contacts end
         each step touching, within a tenth of the overlap the world accepts as contact
         (``OVERLAP_TOLERANCE`` of a radius), also inside curved walls. False keeps
@@ -215,6 +218,9 @@ class MauryScheme:
         # a neighbour search carry radii, speeds and a rotational state.
         self._spheres = searches_neighbours(system)
         self._rotating = self._spheres and bool(system.rotates)
+        # Frictionless steps are exact but for curved walls, whose linearised rows let a
+        # sliding sphere sink: their gaps are closed too (`granular.contact.gap_closure`).
+        self._curved_walls = self._spheres and bool(getattr(system, "curved_walls", False))
         self._moving_metric = isinstance(system, CoordinateSystem) and not system.constant_metric
         #: The contact solver's cache (`granular.contact.active_set.Workspace`): its factor,
         #: kept across steps, not state (rebuilding it changes no result, so a restart need
@@ -319,7 +325,7 @@ class MauryScheme:
             speed = 2.0 * new_speed  # a sphere outran the search margin: widen it and redo
         if self.force_update == "implicit":
             outcome, predicted = self._implicit(metric, t, q, u, outcome, speed, state)
-        if outcome["frictional_spheres"] and self.close_gaps:
+        if self.close_gaps and (outcome["frictional_spheres"] or self._curved_walls):
             outcome = self._closed(metric, outcome, state, t_next)
         return self._result(t_next, q, outcome, predicted, metric, time.perf_counter() - start, state)
 

@@ -214,6 +214,9 @@ class SphereWorld:
         #: The contact surfaces of the walls, by ``Contacts.wall`` index.
         self.surfaces = [surface for wall in self.walls for surface in wall.surfaces()]
         self.planes = self.surfaces  # the name of earlier versions
+        #: Whether a surface is curved (a `Cylinder`'s side, a `Cone`): its linearised rows
+        #: let a sphere sliding along it sink by a second-order amount (`wall_rows_at`).
+        self.curved_walls = any(getattr(surface, "curved", False) for surface in self.surfaces)
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
         self.tangential_restitution = unit_coefficient(tangential_restitution, "tangential_restitution")

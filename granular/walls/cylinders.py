@@ -193,6 +193,8 @@ class CylinderSide(SurfaceLaw, RowsNear):
     half_height: float | None
     angular_velocity: float
     translation: object
+    #: A linearised row misses the side's curvature (`granular.spheres.world.SphereWorld.wall_rows_at`).
+    curved: ClassVar[bool] = True
 
     @property
     def moves(self) -> bool:
@@ -275,6 +277,8 @@ class Cone(SurfaceLaw, RowsNear, Turning):
 
     kind: ClassVar[str] = "cone"
     surface_count: ClassVar[int] = 1
+    #: A linearised row misses the shell's curvature (`granular.spheres.world.SphereWorld.wall_rows_at`).
+    curved: ClassVar[bool] = True
 
     centre: np.ndarray
     axis: np.ndarray
