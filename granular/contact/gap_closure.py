@@ -10,8 +10,8 @@ inside its neighbour: about 1e-5 of a radius in a settling pile, never growing
 (the next step's constraint asks the contact to reopen by ``-D/h``), but no longer
 exact. Tightening the sweeps to round-off is out of reach (their rate is set by the
 depth of the contact network). A frictionless step is exact on its linearised rows,
-but the row of a curved wall misses the surface's curvature (below): such steps are
-closed too, and a step whose held rows all touch already is left as it is.
+but the row of a curved wall misses the surface's curvature (below): such a step is
+closed when a wall row sinks beyond the closure's accuracy (`overlaps_a_wall`).
 
 The law. With the step's velocities ``u`` kept, the positions move by ``dq = h w``
 with ``w = M^{-1} G^T l`` (``l`` (N s) the closure's multipliers), so that
@@ -112,8 +112,7 @@ def close_gaps(
     touching tolerance ``OVERLAP_TOLERANCE * smallest_radius`` (m), or to round-off
     (``VELOCITY_TOLERANCE`` of the largest gap to close) when that is coarser.
 
-    Returns ``(None, None)`` when every row held touching touches already (to that
-    accuracy; the exact frictionless answer away from curved walls), or when
+    Returns ``(None, None)`` when every row held touching touches already, or when
     neither the touching closure nor the projection finds an answer (the step then
     keeps ``q + h u``: a correction is never worth stopping a run for)."""
     jacobian = constraints.jacobian
@@ -126,22 +125,40 @@ def close_gaps(
             jacobian = _normals_replaced(jacobian, constraints, actual, walls_after[1])
             shortfall = np.where(actual, -np.where(actual, walls_after[0], 0.0) / h, shortfall)
     held = shortfall > 0.0 if pushing is None else (shortfall > 0.0) | pushing
-    # velocity units: the largest gap to close over h sets the round-off level
-    largest = float(np.abs(shortfall[held]).max(initial=0.0))
-    touching = GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius / h if np.isfinite(smallest_radius) else 0.0
-    if largest <= touching:  # every row held touching touches already: nothing to close
+    if not np.any(shortfall[held] != 0.0):
         return None, None
     warm = np.zeros(shortfall.size) if warm is None else np.nan_to_num(warm)
     # A row held at the previous step stays held while it is open by no more than the
     # largest gap error of the rows held now: the set, and with it the factor, then
     # holds still in a pile at rest, where rows whose impulse flickers about zero
     # would otherwise leave and join it step after step.
-    held |= (warm != 0.0) & (shortfall >= -largest)
-    feasibility = max(VELOCITY_TOLERANCE * largest, touching)
+    held |= (warm != 0.0) & (shortfall >= -float(np.abs(shortfall[held]).max()))
+    # velocity units: the largest gap to close over h sets the round-off level
+    largest = float(np.abs(shortfall[held]).max())
+    feasibility = max(VELOCITY_TOLERANCE * largest, touching_speed(smallest_radius, h))
     answer = _touching(metric, jacobian, shortfall, keys, workspace, warm, held, feasibility)
     if answer is not None:
         return answer
     return _projected(metric, jacobian, velocities, shortfall, keys, workspace, warm)
+
+
+def touching_speed(smallest_radius: float, h: float) -> float:
+    """The closure's accuracy as a speed (m/s): `GAP_FRACTION` of the touching
+    tolerance ``OVERLAP_TOLERANCE * smallest_radius`` (m) over the step ``h`` (s)."""
+    return GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius / h if np.isfinite(smallest_radius) else 0.0
+
+
+def overlaps_a_wall(constraints, walls_after, smallest_radius: float) -> bool:
+    """Whether a wall row's actual gap at ``q + h u`` (``walls_after``, as `close_gaps`
+    takes it) overlaps by more than the closure's accuracy: what a frictionless step,
+    exact on its linearised rows, leaves against a curved wall. Rows that overlapped
+    at the step's start in a world that caps their separation speed keep their bound
+    and do not count (`close_gaps`)."""
+    gaps = walls_after[0]
+    actual = np.isfinite(gaps)
+    if constraints.separation_speed is not None:
+        actual &= constraints.gap >= 0.0
+    return bool(np.any(gaps[actual] < -GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius))
 
 
 def _normals_replaced(jacobian, constraints, rows: np.ndarray, normals: np.ndarray):

@@ -43,7 +43,7 @@ One step from ``(t_n, q^n, u^n)`` with step ``h``:
    positions are then moved by the smallest displacement in the metric that closes
    the gaps they leave, ``q^{n+1} = q^n + h (u^{n+1} + w)`` with ``u^{n+1}`` kept
    (`granular.contact.gap_closure`; ``close_gaps=False`` skips it). A frictionless
-   step whose rows all touch already, as away from curved walls, is left as it is.
+   step is closed only when a curved wall's row sinks beyond the closure's accuracy.
 
 Why this discrete law (and the traps it avoids):
 
@@ -115,7 +115,7 @@ from ..contact.friction import project_frictional
 from ..contact.friction_gauss_seidel import recent_sweeps_after, stall_floor
 from ..contact.problem import ContactProblem, tangential_jacobian
 from ..contact import active_set
-from ..contact.gap_closure import close_gaps
+from ..contact.gap_closure import close_gaps, overlaps_a_wall
 from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..records.results import SolverStats, StepResult
@@ -435,6 +435,10 @@ class MauryScheme:
         clock = time.perf_counter()
         constraints = outcome["constraints"]
         swept_to = self.system.advance(state.q, outcome["velocities"], self.dt)
+        walls_after = self.system.wall_rows_at(constraints, t_next, swept_to)
+        smallest_radius = float(self.system.radii_at(t_next).min(initial=np.inf))
+        if not outcome["frictional_spheres"] and not overlaps_a_wall(constraints, walls_after, smallest_radius):
+            return outcome  # an exact frictionless step with nothing sunk into a curved wall
         closure, multipliers = close_gaps(
             metric,
             constraints,
@@ -444,8 +448,8 @@ class MauryScheme:
             self.closure_workspace,
             outcome["warm_closure"],
             pushing=outcome["maury_impulses"] > 0.0,
-            walls_after=self.system.wall_rows_at(constraints, t_next, swept_to),
-            smallest_radius=float(self.system.radii_at(t_next).min(initial=np.inf)),
+            walls_after=walls_after,
+            smallest_radius=smallest_radius,
         )
         seconds = dict(outcome["seconds"], closure=time.perf_counter() - clock)
         return dict(outcome, closure=closure, closure_impulses=multipliers, seconds=seconds)
