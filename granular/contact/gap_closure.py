@@ -142,10 +142,15 @@ def close_gaps(
     return _projected(metric, jacobian, velocities, shortfall, keys, workspace, warm)
 
 
+def touching_gap(smallest_radius: float) -> float:
+    """The closure's accuracy (m): `GAP_FRACTION` of the touching tolerance
+    ``OVERLAP_TOLERANCE * smallest_radius`` (m); 0 for a world without spheres."""
+    return GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius if np.isfinite(smallest_radius) else 0.0
+
+
 def touching_speed(smallest_radius: float, h: float) -> float:
-    """The closure's accuracy as a speed (m/s): `GAP_FRACTION` of the touching
-    tolerance ``OVERLAP_TOLERANCE * smallest_radius`` (m) over the step ``h`` (s)."""
-    return GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius / h if np.isfinite(smallest_radius) else 0.0
+    """`touching_gap` over the step ``h`` (s), m/s."""
+    return touching_gap(smallest_radius) / h
 
 
 def overlaps_a_wall(constraints, walls_after, smallest_radius: float) -> bool:
@@ -158,7 +163,7 @@ def overlaps_a_wall(constraints, walls_after, smallest_radius: float) -> bool:
     actual = np.isfinite(gaps)
     if constraints.separation_speed is not None:
         actual &= constraints.gap >= 0.0
-    return bool(np.any(gaps[actual] < -GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius))
+    return bool(np.any(gaps[actual] < -touching_gap(smallest_radius)))
 
 
 def _normals_replaced(jacobian, constraints, rows: np.ndarray, normals: np.ndarray):
