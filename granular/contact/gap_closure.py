@@ -169,10 +169,15 @@ def overlaps_a_wall(constraints, walls_after, smallest_radius: float) -> bool:
 def _normals_replaced(jacobian, constraints, rows: np.ndarray, normals: np.ndarray):
     """``jacobian`` with the wall rows ``rows`` (m,) bool given the unit ``normals`` (m, 3)
     instead of their own (a wall row's is its normal at its sphere's centre
-    coordinates, `granular.spheres.assembly`)."""
+    coordinates, `granular.spheres.assembly`). Rows whose normal did not turn (a
+    still plane's) are left as they are, and so is the matrix when none turned."""
     chosen = np.flatnonzero(rows)
-    columns = 3 * constraints.i[chosen][:, None] + np.arange(3)
     change = normals[chosen] - constraints.normal[chosen]
+    turned = np.any(change != 0.0, axis=1)
+    if not turned.any():
+        return jacobian
+    chosen, change = chosen[turned], change[turned]
+    columns = 3 * constraints.i[chosen][:, None] + np.arange(3)
     correction = sp.csr_matrix((change.ravel(), (np.repeat(chosen, 3), columns.ravel())), shape=jacobian.shape)
     return sp.csr_matrix(jacobian + correction)
 
