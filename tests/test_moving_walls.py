@@ -301,3 +301,26 @@ def test_plotting_wall_forces_of_a_run_without_walls_is_an_input_error(tmp_path)
     trajectory = gr.Simulation(world, dt=DT).run(steps=2)
     with pytest.raises(InvalidInputError, match="no walls"):
         plot_wall_forces(trajectory, tmp_path / "f.png")
+
+
+def test_a_sphere_pivoting_over_a_panels_rim_never_sinks_into_it():
+    """Why a `Panel` is not a curved wall for the gap closure: its face is a plane,
+    whose linearised row is exact, and its rim is convex, whose linearised row errs
+    towards opening (``n . (x - c) <= |x - c|``, as between two spheres). A sphere
+    slid at 0.1 m/s off the end of a level panel (slower than ``sqrt(g r)`` = 0.31
+    m/s, so it pivots on the rim before it falls), its gaps left as the projection
+    gives them: every step ends at a gap >= 0 to round-off, and a step whose rim
+    contact pushes ends it at most the chord's sag ``(h v)^2 / (2 r)`` apart."""
+    panel = gr.Panel([-0.02, -0.02, 0.0], [0.04, 0, 0], [0, 0.04, 0])
+    world = gr.SphereWorld([[0.015, 0.0, R]], R, density=1000.0, walls=[panel], velocities=[[0.1, 0.0, 0.0]])
+    trajectory = gr.Simulation(world, dt=DT, close_gaps=False).run(steps=100)
+    q, u = trajectory.positions[1:, 0], trajectory.velocities[1:, 0]
+    gaps = np.array([panel.gaps(centre[None, :], np.array([R]))[0][0] for centre in q])
+    sag = (DT * np.linalg.norm(u, axis=1)) ** 2 / (2 * R)
+    pushed = np.array([float(np.sum(contacts.impulse)) > 0.0 for contacts in trajectory.contacts[1:]])
+    on_rim = pushed & (q[:, 0] > 0.02)
+    assert on_rim.sum() > 10 and q[-1, 2] < 0.0099  # it pivoted on the rim and tipped down
+    roundoff = 8 * np.finfo(float).eps * 0.05
+    assert gaps.min() >= -roundoff
+    assert gaps[on_rim].max() > 0.0  # the rim's row opened: the bound below bites
+    assert np.all(gaps[on_rim] <= sag[on_rim] + roundoff)

@@ -31,9 +31,10 @@ with ``w = M^{-1} G^T l`` (``l`` (N s) the closure's multipliers), so that
   proximal-point iterations on ``(W_EE + rho D_E) l_E = s_E + rho D_E l_ref``
   (Rockafellar, *Monotone operators and the proximal point algorithm*, 1976).
 
-A wall row closes its actual gap at ``q + h u``, along its normal there, where the
-world gives them (planes, cylinders, cones: ``s_k = -D_k(q + h u)/h``); the others,
-pairs and mesh rows, close their linearised gap ``D_k + h G_k u``. A linearised gap
+A row of a curved wall closes its actual gap at ``q + h u``, along its normal there
+(cylinders' sides, cones: ``s_k = -D_k(q + h u)/h``); the others, pairs, planes (whose
+linearised gap is exact), panels (a plane, and a convex rim) and mesh rows, close
+their linearised gap ``D_k + h G_k u``. A linearised gap
 misses the curvature of the surface by about ``delta^2 / (2 R)`` for a tangential
 travel ``delta`` along a surface of radius ``R``: inside a drum or a funnel that is
 an overlap (a sphere sliding at 1 m/s in a drum of 5 cm, 1e-3 of its radius at h = 1
@@ -118,9 +119,7 @@ def close_gaps(
     jacobian = constraints.jacobian
     shortfall = constraints.lower(h) - jacobian @ velocities
     if walls_after is not None:
-        actual = np.isfinite(walls_after[0])
-        if constraints.separation_speed is not None:
-            actual &= constraints.gap >= 0.0  # an overlap separating at its capped speed keeps its bound
+        actual = _actual_rows(constraints, walls_after)
         if actual.any():
             jacobian = _normals_replaced(jacobian, constraints, actual, walls_after[1])
             shortfall = np.where(actual, -np.where(actual, walls_after[0], 0.0) / h, shortfall)
@@ -159,24 +158,24 @@ def overlaps_a_wall(constraints, walls_after, smallest_radius: float) -> bool:
     exact on its linearised rows, leaves against a curved wall. Rows that overlapped
     at the step's start in a world that caps their separation speed keep their bound
     and do not count (`close_gaps`)."""
-    gaps = walls_after[0]
-    actual = np.isfinite(gaps)
+    return bool(np.any(walls_after[0][_actual_rows(constraints, walls_after)] < -touching_gap(smallest_radius)))
+
+
+def _actual_rows(constraints, walls_after) -> np.ndarray:
+    """(m,) bool: the rows that close their actual gap (``walls_after`` gives it), but
+    for overlaps separating at a world's capped speed, which keep their bound."""
+    actual = np.isfinite(walls_after[0])
     if constraints.separation_speed is not None:
         actual &= constraints.gap >= 0.0
-    return bool(np.any(gaps[actual] < -touching_gap(smallest_radius)))
+    return actual
 
 
 def _normals_replaced(jacobian, constraints, rows: np.ndarray, normals: np.ndarray):
     """``jacobian`` with the wall rows ``rows`` (m,) bool given the unit ``normals`` (m, 3)
     instead of their own (a wall row's is its normal at its sphere's centre
-    coordinates, `granular.spheres.assembly`). Rows whose normal did not turn (a
-    still plane's) are left as they are, and so is the matrix when none turned."""
+    coordinates, `granular.spheres.assembly`)."""
     chosen = np.flatnonzero(rows)
     change = normals[chosen] - constraints.normal[chosen]
-    turned = np.any(change != 0.0, axis=1)
-    if not turned.any():
-        return jacobian
-    chosen, change = chosen[turned], change[turned]
     columns = 3 * constraints.i[chosen][:, None] + np.arange(3)
     correction = sp.csr_matrix((change.ravel(), (np.repeat(chosen, 3), columns.ravel())), shape=jacobian.shape)
     return sp.csr_matrix(jacobian + correction)

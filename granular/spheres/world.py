@@ -214,8 +214,9 @@ class SphereWorld:
         #: The contact surfaces of the walls, by ``Contacts.wall`` index.
         self.surfaces = [surface for wall in self.walls for surface in wall.surfaces()]
         self.planes = self.surfaces  # the name of earlier versions
-        #: Whether a surface is curved (a `Cylinder`'s side, a `Cone`): its linearised rows
-        #: let a sphere sliding along it sink by a second-order amount (`wall_rows_at`).
+        #: Whether a surface is concave somewhere (a `Cylinder`'s side, a `Cone`): its
+        #: linearised rows let a sphere sliding along it sink by a second-order amount
+        #: (`wall_rows_at`).
         self.curved_walls = any(getattr(surface, "curved", False) for surface in self.surfaces)
         self.friction = float(coefficient_per_item(friction, "friction", 1, upper=None)[0])
         self.rolling_friction = float(coefficient_per_item(rolling_friction, "rolling_friction", 1, upper=None)[0])
@@ -547,8 +548,10 @@ class SphereWorld:
         the spheres at ``positions`` (flat 3N, m) and the walls where they are at ``t``
         (s): the distances and unit normals (into the admissible side) there, not their
         linearisation at the step's start, for the first row of a sphere on a surface
-        that gives them (``gaps_at``: planes, panels, cylinders, cones); NaN for pairs
-        and the other rows (meshes).
+        that is concave somewhere (``curved``: a `Cylinder`'s side, a `Cone`); NaN for
+        pairs and the other rows. A plane's row is its gap at the end of the step
+        already (its normal does not turn); a convex rim's, as a `Panel`'s, errs
+        towards opening, as a pair's does; meshes are not covered.
 
         The gap closure of frictional steps closes these (`granular.contact.gap_closure`):
         a linearised gap misses the curvature of a surface, by about ``delta^2 / (2 R)``
@@ -564,7 +567,7 @@ class SphereWorld:
             first &= constraints.feature == 0
         for k in np.unique(constraints.wall[first]):
             surface = self.surfaces[k]
-            if not hasattr(surface, "gaps_at"):
+            if not getattr(surface, "curved", False):
                 continue
             rows = np.flatnonzero(first & (constraints.wall == k))
             spheres = constraints.i[rows]
