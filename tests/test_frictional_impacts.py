@@ -475,3 +475,25 @@ def test_an_impact_whose_sweeps_do_not_converge_bounces_without_friction(monkeyp
     world, result = sphere_on_plane([1.0, 0, -1.0], [0, 0, 0], 0.1, 1000.0, 0.3, 0.5)
     assert result.velocities[0] == pytest.approx([1.0, 0.0, 0.5], abs=ROUNDOFF)
     assert np.abs(result.angular_velocities[0]).max() == 0.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_impact_clusters_are_the_components_of_rows_sharing_coordinates(seed):
+    """`impact._clusters` labels rows by the bipartite graph of rows and coordinates;
+    two rows share a label exactly when the row graph ``|G| |G|^T`` (rows sharing a
+    coordinate) connects them. Random sparse rows, some with explicit zero entries
+    (which connect nothing)."""
+    import scipy.sparse as sp
+    from scipy.sparse.csgraph import connected_components
+
+    from granular.contact.impact import _clusters
+
+    rng = np.random.default_rng(seed)
+    k, d = 40, 120
+    G = sp.random(k, d, density=0.02, random_state=seed, format="csr")
+    G.data[rng.random(G.data.size) < 0.2] = 0.0  # explicit zeros, kept in the structure
+    labels = _clusters(G)
+    pattern = abs(G) @ abs(G).T
+    _, expected = connected_components(sp.csr_matrix(pattern != 0), directed=False)
+    same = labels[:, None] == labels[None, :]
+    assert np.array_equal(same, expected[:, None] == expected[None, :])

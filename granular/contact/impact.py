@@ -141,13 +141,13 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
     et = (
         np.zeros(sub.size) if sub.laws.tangential_restitution is None else sub.laws.tangential_restitution.astype(float)
     )
-    clusters = _clusters(sub.jacobian)
+    clusters = None  # labelled when first needed (`_rising_clusters`)
     moving = _moving(sub)
     iterations = 0
     for fallback in range(3):
         answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h))
         iterations += answer.iterations
-        rising = _rising_clusters(metric, sub, u, answer, clusters, moving)
+        rising, clusters = _rising_clusters(metric, sub, u, answer, clusters, moving)
         if not rising.size or fallback == 2:
             break
         for cluster in rising:  # smallest e and et = 0, then inelastic (module docstring)
@@ -168,9 +168,16 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
 
 def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
     """Label (k,) of each impacting row's cluster: rows that share a sphere's
-    coordinates, directly or through other rows."""
-    pattern = abs(G_I) @ abs(G_I).T
-    return connected_components(sp.csr_matrix(pattern != 0), directed=False)[1]
+    coordinates, directly or through other rows. They are the connected components of
+    the bipartite graph of rows and the coordinates their non-zero entries touch
+    (cheaper than the components of ``|G_I| |G_I|^T``, which the products of
+    its entries make a second sparse matrix)."""
+    G_I = sp.csr_matrix(G_I)
+    k, d = G_I.shape
+    touches = G_I.data != 0.0
+    rows = np.repeat(np.arange(k), np.diff(G_I.indptr))[touches]
+    graph = sp.csr_matrix((np.ones(rows.size), (rows, k + G_I.indices[touches])), shape=(k + d, k + d))
+    return connected_components(graph, directed=False)[1][:k]
 
 
 def _moving(sub) -> np.ndarray:
@@ -184,9 +191,10 @@ def _moving(sub) -> np.ndarray:
     return moving
 
 
-def _rising_clusters(metric, sub, u, answer, clusters, moving) -> np.ndarray:
+def _rising_clusters(metric, sub, u, answer, clusters, moving) -> tuple[np.ndarray, np.ndarray | None]:
     """Labels of the clusters (without a moving wall) of the impacting rows ``sub``
-    whose kinetic energy rose.
+    whose kinetic energy rose, and the rows' cluster labels (``clusters``, or
+    `_clusters` labelled here when None and needed).
 
     A cluster's energy change is the work of its impulses, ``1/2 sum_k P_k . H_k
     (u^- + u^+)`` (clusters share no coordinate). Allowed: round-off of the energy,
@@ -205,9 +213,13 @@ def _rising_clusters(metric, sub, u, answer, clusters, moving) -> np.ndarray:
     work = np.sum(local, axis=0)
     impulse = answer.impulses + np.abs(answer.tangential_impulses).sum(axis=1)
     scale = max(float(np.abs(sub.jacobian @ u).max(initial=0.0)), float(np.abs(T @ u).max(initial=0.0)) if s else 0.0)
+    excess = work - FRICTION_SWEEP_TOLERANCE * scale * impulse
+    if not np.any(excess > 0.0):
+        # A cluster's excess is the sum of its rows', and its allowance adds
+        # ENERGY_ROUNDOFF * energy >= 0 to it: none rose.
+        return np.zeros(0, dtype=np.int64), clusters
+    clusters = _clusters(sub.jacobian) if clusters is None else clusters
     energy = metric.kinetic_energy(u)
-    cluster_work = np.bincount(clusters, weights=work)
-    cluster_impulse = np.bincount(clusters, weights=impulse)
-    rising = cluster_work > ENERGY_ROUNDOFF * energy + FRICTION_SWEEP_TOLERANCE * scale * cluster_impulse
+    rising = np.bincount(clusters, weights=excess) > ENERGY_ROUNDOFF * energy
     rising[clusters[moving]] = False
-    return np.flatnonzero(rising)
+    return np.flatnonzero(rising), clusters
