@@ -40,8 +40,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import connected_components
 
 import granular as gr
+from granular.contact.impact import _clusters
 from granular.schemes import maury_impacts
 from granular.tolerances import FRICTION_SWEEP_TOLERANCE
 from granular.spheres.assembly import tangent_basis
@@ -483,11 +486,6 @@ def test_impact_clusters_are_the_components_of_rows_sharing_coordinates(seed):
     two rows share a label exactly when the row graph ``|G| |G|^T`` (rows sharing a
     coordinate) connects them. Random sparse rows, some with explicit zero entries
     (which connect nothing)."""
-    import scipy.sparse as sp
-    from scipy.sparse.csgraph import connected_components
-
-    from granular.contact.impact import _clusters
-
     rng = np.random.default_rng(seed)
     k, d = 40, 120
     G = sp.random(k, d, density=0.02, random_state=seed, format="csr")

@@ -168,10 +168,9 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
 
 def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
     """Label (k,) of each impacting row's cluster: rows that share a sphere's
-    coordinates, directly or through other rows. They are the connected components of
-    the bipartite graph of rows and the coordinates their non-zero entries touch
-    (cheaper than the components of ``|G_I| |G_I|^T``, which the products of
-    its entries make a second sparse matrix)."""
+    coordinates, directly or through other rows: the connected components of the
+    bipartite graph of rows and the coordinates their non-zero entries touch, which
+    are those of the row graph ``|G_I| |G_I|^T`` without forming that product."""
     G_I = sp.csr_matrix(G_I)
     k, d = G_I.shape
     touches = G_I.data != 0.0
