@@ -134,7 +134,7 @@ def close_gaps(
     held |= (warm != 0.0) & (shortfall >= -float(np.abs(shortfall[held]).max()))
     # velocity units: the largest gap to close over h sets the round-off level
     largest = float(np.abs(shortfall[held]).max())
-    feasibility = max(VELOCITY_TOLERANCE * largest, touching_speed(smallest_radius, h))
+    feasibility = max(VELOCITY_TOLERANCE * largest, touching_gap(smallest_radius) / h)
     answer = _touching(metric, jacobian, shortfall, keys, workspace, warm, held, feasibility)
     if answer is not None:
         return answer
@@ -145,11 +145,6 @@ def touching_gap(smallest_radius: float) -> float:
     """The closure's accuracy (m): `GAP_FRACTION` of the touching tolerance
     ``OVERLAP_TOLERANCE * smallest_radius`` (m); 0 for a world without spheres."""
     return GAP_FRACTION * OVERLAP_TOLERANCE * smallest_radius if np.isfinite(smallest_radius) else 0.0
-
-
-def touching_speed(smallest_radius: float, h: float) -> float:
-    """`touching_gap` over the step ``h`` (s), m/s."""
-    return touching_gap(smallest_radius) / h
 
 
 def overlaps_a_wall(constraints, walls_after, smallest_radius: float) -> bool:
