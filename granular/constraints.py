@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
+from .contact.sparse_blocks import csr_rows
 from .contact_laws import RowLaws, take_optional
 
 #: Keys of the further rows of a sphere on one surface (`ConstraintSet.keys`) start
@@ -165,17 +166,22 @@ class ConstraintSet:
         return self._keys[n_bodies]
 
     def subset(self, rows: np.ndarray) -> "ConstraintSet":
-        rows = np.asarray(rows)
+        """The constraint set of the rows ``rows`` (k,) (int indices), in that order."""
+        rows = np.asarray(rows, dtype=np.int64)
         tangents = self.tangents
         if sp.issparse(tangents):
             s = tangents.shape[0] // max(self.size, 1)
-            tangents = tangents.tocsr()[(s * rows[:, None] + np.arange(s)).reshape(-1)]
+            tangents = csr_rows(tangents.tocsr(), (s * rows[:, None] + np.arange(s)).reshape(-1))
         elif tangents is not None:
             tangents = tangents[rows]
-        rolling = None if self.rolling is None else self.rolling.tocsr()[(2 * rows[:, None] + np.arange(2)).reshape(-1)]
+        rolling = (
+            None
+            if self.rolling is None
+            else csr_rows(self.rolling.tocsr(), (2 * rows[:, None] + np.arange(2)).reshape(-1))
+        )
         return ConstraintSet(
             self.gap[rows],
-            self.jacobian[rows],
+            csr_rows(self.jacobian.tocsr(), rows),
             self.laws.take(rows),
             self.i[rows],
             self.j[rows],

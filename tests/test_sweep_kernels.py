@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import granular as gr
 from granular.contact import coulomb_rows
@@ -240,3 +241,21 @@ def test_a_contact_without_normal_impulse_keeps_no_friction_even_below_underflow
     sweep_kernels.onto_cones(r, mu, rolling)
     assert np.all(r[0] == 0.0)
     assert np.allclose(r[1], [1.0, 0.3, 0.4, 0.06, 0.08], rtol=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_largest_row_speed_is_the_largest_entry_of_abs_rows_times_speeds_bit_for_bit(seed):
+    """`sweep_kernels.largest_row_speed` sums each row's ``|A_ij| speeds_j`` in the
+    order of its entries from 0.0, as scipy's ``abs(A) @ speeds`` does: the same
+    largest value to the last bit, on random CSR matrices with empty rows and signed,
+    zero and explicit-zero entries, in int32 and int64 indices; 0 for no rows."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(60, 90, density=0.05, random_state=seed, format="csr")
+    A.data = rng.normal(size=A.data.size) * np.where(rng.random(A.data.size) < 0.1, 0.0, 1.0)
+    speeds = np.abs(rng.normal(size=90))
+    expected = float((abs(A) @ speeds).max(initial=0.0))
+    for indices in (np.int32, np.int64):
+        got = sweep_kernels.largest_row_speed(A.indptr.astype(indices), A.indices.astype(indices), A.data, speeds)
+        assert got == expected
+    empty = sp.csr_matrix((0, 90))
+    assert sweep_kernels.largest_row_speed(empty.indptr, empty.indices, empty.data, speeds) == 0.0

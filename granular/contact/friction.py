@@ -285,13 +285,23 @@ def velocity_scale(problem: ContactProblem, c: np.ndarray | None = None) -> floa
     G, T, R, predicted = problem.jacobian, problem.tangents, problem.rolling, problem.predicted
     offset = problem.tangential_offset
     c = G @ predicted - problem.lower if c is None else c
+    speeds = np.abs(predicted)
     return max(
         float(-c.min(initial=0.0)),
-        float((abs(G) @ np.abs(predicted)).max(initial=0.0)),
-        float((abs(T) @ np.abs(predicted)).max(initial=0.0)) if T is not None else 0.0,
-        float((abs(R) @ np.abs(predicted)).max(initial=0.0)) if R is not None else 0.0,
+        _largest_row_speed(G, speeds),
+        _largest_row_speed(T, speeds) if T is not None else 0.0,
+        _largest_row_speed(R, speeds) if R is not None else 0.0,
         float(np.abs(offset).max(initial=0.0)) if offset is not None else 0.0,
     )
+
+
+def _largest_row_speed(rows, speeds: np.ndarray) -> float:
+    """``max(|rows| @ speeds)`` (0 without rows) for sparse or dense ``rows`` and
+    ``speeds`` >= 0 (`sweep_kernels.largest_row_speed`)."""
+    if not sp.issparse(rows):
+        return float((np.abs(rows) @ speeds).max(initial=0.0))
+    rows = rows.tocsr()  # itself when already CSR
+    return float(coulomb_rows.kernels().largest_row_speed(rows.indptr, rows.indices, rows.data, speeds))
 
 
 def judge(problem: ContactProblem, solution: ContactSolution, tolerance: float, strict: bool = True) -> ContactSolution:

@@ -71,10 +71,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
+from .coulomb_rows import kernels
 from .friction import project_frictional
-from .problem import ContactProblem, rolling_rows, tangential_jacobian
+from .problem import ContactProblem, tangential_jacobian
 from ..tolerances import ENERGY_ROUNDOFF, FRICTION_SWEEP_TOLERANCE
 
 
@@ -145,9 +145,10 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
     moving = _moving(sub)
     iterations = 0
     for fallback in range(3):
-        answer = project_frictional(ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h))
+        problem = ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h)
+        answer = project_frictional(problem)
         iterations += answer.iterations
-        rising, clusters = _rising_clusters(metric, sub, u, answer, clusters, moving)
+        rising, clusters = _rising_clusters(metric, problem, u, answer, clusters, moving)
         if not rising.size or fallback == 2:
             break
         for cluster in rising:  # smallest e and et = 0, then inelastic (module docstring)
@@ -168,15 +169,13 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
 
 def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
     """Label (k,) of each impacting row's cluster: rows that share a sphere's
-    coordinates, directly or through other rows: the connected components of the
-    bipartite graph of rows and the coordinates their non-zero entries touch, which
-    are those of the row graph ``|G_I| |G_I|^T`` without forming that product."""
+    coordinates, directly or through other rows: the connected components of the row
+    graph ``|G_I| |G_I|^T``, found by union-find on the rows' non-zero entries without
+    forming that product (`sweep_kernels.row_clusters`)."""
     G_I = sp.csr_matrix(G_I)
-    k, d = G_I.shape
-    touches = G_I.data != 0.0
-    rows = np.repeat(np.arange(k), np.diff(G_I.indptr))[touches]
-    graph = sp.csr_matrix((np.ones(rows.size), (rows, k + G_I.indices[touches])), shape=(k + d, k + d))
-    return connected_components(graph, directed=False)[1][:k]
+    return kernels().row_clusters(
+        G_I.indptr.astype(np.int64), G_I.indices.astype(np.int64), G_I.data.astype(float), G_I.shape[1]
+    )
 
 
 def _moving(sub) -> np.ndarray:
@@ -190,34 +189,34 @@ def _moving(sub) -> np.ndarray:
     return moving
 
 
-def _rising_clusters(metric, sub, u, answer, clusters, moving) -> tuple[np.ndarray, np.ndarray | None]:
-    """Labels of the clusters (without a moving wall) of the impacting rows ``sub``
-    whose kinetic energy rose, and the rows' cluster labels (``clusters``, or
-    `_clusters` labelled here when None and needed).
+def _rising_clusters(metric, problem, u, answer, clusters, moving) -> tuple[np.ndarray, np.ndarray | None]:
+    """Labels of the clusters (without a moving wall) of the impacting rows whose
+    kinetic energy rose, and the rows' cluster labels (``clusters``, or `_clusters`
+    labelled here when None and needed). ``problem`` is the impact problem the answer
+    solved (`impact_set`: its rows ``G``, ``T`` and ``R`` are the impacting rows').
 
     A cluster's energy change is the work of its impulses, ``1/2 sum_k P_k . H_k
     (u^- + u^+)`` (clusters share no coordinate). Allowed: round-off of the energy,
     and the sweeps' tolerance, ``FRICTION_SWEEP_TOLERANCE`` times the velocity scale
     per unit impulse (a contact within ``tau`` m/s of its law does work at most ``tau
     |P|``)."""
-    k = sub.size
+    G, T, s, R = problem.jacobian, problem.tangents, problem.tangent_count, problem.rolling
+    k = problem.size
     mean = 0.5 * (u + answer.velocities)
-    local = [answer.impulses * (sub.jacobian @ mean)]
-    T, s = tangential_jacobian(sub)
+    local = [answer.impulses * (G @ mean)]
     if s:
         local.append(np.sum(answer.tangential_impulses * (T @ mean).reshape(k, s), axis=1))
-    _, R = rolling_rows(sub)
     if R is not None and answer.rolling_impulses is not None:
         local.append(np.sum(answer.rolling_impulses * (R @ mean).reshape(k, 2), axis=1))
     work = np.sum(local, axis=0)
     impulse = answer.impulses + np.abs(answer.tangential_impulses).sum(axis=1)
-    scale = max(float(np.abs(sub.jacobian @ u).max(initial=0.0)), float(np.abs(T @ u).max(initial=0.0)) if s else 0.0)
+    scale = max(float(np.abs(G @ u).max(initial=0.0)), float(np.abs(T @ u).max(initial=0.0)) if s else 0.0)
     excess = work - FRICTION_SWEEP_TOLERANCE * scale * impulse
     if not np.any(excess > 0.0):
         # A cluster's excess is the sum of its rows', and its allowance adds
         # ENERGY_ROUNDOFF * energy >= 0 to it: none rose.
         return np.zeros(0, dtype=np.int64), clusters
-    clusters = _clusters(sub.jacobian) if clusters is None else clusters
+    clusters = _clusters(G) if clusters is None else clusters
     energy = metric.kinetic_energy(u)
     rising = np.bincount(clusters, weights=excess) > ENERGY_ROUNDOFF * energy
     rising[clusters[moving]] = False

@@ -407,3 +407,60 @@ def visit_order_rows(order, cols, values, inverse_mass, dummy):
                 values_out[i, a, j] = value
                 scaled[i, a, j] = value * weight
     return cols_out, values_out, scaled, width
+
+
+@numba.njit(cache=True)
+def row_clusters(indptr, indices, data, d):
+    """The cluster label (k,) int64 of each row of the CSR matrix ``(indptr, indices,
+    data)`` of k rows on ``d`` coordinates: rows that share a coordinate through a
+    non-zero entry, directly or through other rows, share a label (the connected
+    components of the row graph ``|G| |G|^T``), numbered 0, 1, ... in the order of
+    their first row. Union-find over the rows with path halving (Tarjan and van Leeuwen,
+    *Worst-case analysis of set union algorithms*, 1984): near-linear in the entries."""
+    k = indptr.size - 1
+    parent = np.arange(k)
+    owner = np.full(d, -1, dtype=np.int64)  # the first row met at each coordinate
+    for row in range(k):
+        for entry in range(indptr[row], indptr[row + 1]):
+            if data[entry] == 0.0:
+                continue
+            column = indices[entry]
+            if owner[column] < 0:
+                owner[column] = row
+                continue
+            a, b = _root(parent, row), _root(parent, owner[column])
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    labels = np.empty(k, dtype=np.int64)
+    count = 0
+    for row in range(k):
+        root = _root(parent, row)
+        if root == row:
+            labels[row] = count
+            count += 1
+        else:
+            labels[row] = labels[root]  # root < row: labelled already
+    return labels
+
+
+@numba.njit(cache=True, inline="always")
+def _root(parent, x):
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@numba.njit(cache=True)
+def largest_row_speed(indptr, indices, data, speeds):
+    """``max_i sum_j |A_ij| speeds_j`` over the rows of the CSR matrix ``(indptr,
+    indices, data)`` (0 without rows; ``speeds`` >= 0): the largest speed a row sees,
+    each row summed in the order of its entries from 0.0, as ``abs(A) @ speeds`` sums
+    it, without the copy of ``A`` that ``abs`` makes."""
+    largest = 0.0
+    for row in range(indptr.size - 1):
+        total = 0.0
+        for entry in range(indptr[row], indptr[row + 1]):
+            total += abs(data[entry]) * speeds[indices[entry]]
+        largest = max(largest, total)
+    return largest
