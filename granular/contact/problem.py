@@ -142,7 +142,7 @@ def tangential_jacobian(constraints) -> tuple[sp.csr_matrix, int]:
             raise InvalidInputError(
                 f"sparse tangents must have shape (m s, d) with m = {m}, d = {d}, got {tangents.shape}"
             )
-        return sp.csr_matrix(tangents), tangents.shape[0] // m
+        return tangents.tocsr(), tangents.shape[0] // m  # itself when already CSR
     tangents = np.asarray(tangents, dtype=float)
     if tangents.ndim != 3 or tangents.shape[0] != m or tangents.shape[2] != d:
         raise InvalidInputError(f"tangents must have shape (m, s, d) = ({m}, s, {d}), got {tangents.shape}")
@@ -194,7 +194,7 @@ def rolling_rows(constraints) -> tuple:
         )
     if not np.any(mu_r > 0.0):
         return None, None
-    return mu_r, sp.csr_matrix(R)
+    return mu_r, (R.tocsr() if sp.issparse(R) else sp.csr_matrix(R))
 
 
 def _row_squares(matrix: sp.csr_matrix) -> np.ndarray:
