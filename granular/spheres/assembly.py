@@ -297,22 +297,18 @@ def rolling_rows(i, j, normals, wall_sphere, wall_normals, mu_r, radii, n):
     if not np.any(mu_r > 0.0):
         return None, reduced
     pair_basis, wall_basis = tangent_basis(normals), tangent_basis(wall_normals)
-    p = i.size
-    rows = [
-        sphere_jacobian(
-            i + n,
-            j + n,
-            reduced[:p, None] * pair_basis[:, a],
-            wall_sphere + n,
-            reduced[p:, None] * wall_basis[:, a],
-            n,
-            6 * n,
-        )
-        for a in range(2)
-    ]
-    m = i.size + wall_sphere.size
-    order = np.arange(2 * m).reshape(2, m).T.reshape(-1)  # interleave: 2k + a
-    return sp.vstack(rows).tocsr()[order], reduced
+    p, w = i.size, wall_sphere.size
+    # Row 2k + a directly (not two stacked Jacobians interleaved afterwards): a pair's
+    # entries on omega_i then omega_j, a wall's on omega_i.
+    pair_rows = np.stack([reduced[:p, None] * pair_basis[:, a] for a in range(2)], axis=1)  # (p, 2, 3)
+    wall_rows = np.stack([reduced[p:, None] * wall_basis[:, a] for a in range(2)], axis=1)  # (w, 2, 3)
+    pair_data = np.concatenate([-pair_rows, pair_rows], axis=2)
+    pair_cols = np.concatenate([3 * (i + n)[:, None] + np.arange(3), 3 * (j + n)[:, None] + np.arange(3)], axis=1)
+    wall_cols = 3 * (wall_sphere + n)[:, None] + np.arange(3)
+    data = np.concatenate([pair_data.ravel(), wall_rows.ravel()])
+    indices = np.concatenate([np.repeat(pair_cols, 2, axis=0).ravel(), np.repeat(wall_cols, 2, axis=0).ravel()])
+    indptr = np.concatenate([np.arange(0, 12 * p + 1, 6), 12 * p + np.arange(3, 6 * w + 1, 3)])
+    return sp.csr_matrix((data, indices, indptr), shape=(2 * (p + w), 6 * n)), reduced
 
 
 def sphere_jacobian(i, j, normals, wall_sphere, wall_normals, n, width=None) -> sp.csr_matrix:
