@@ -16,7 +16,9 @@ class SolverStats:
     status : "unconstrained" (nothing to project), "solved", "inaccurate", ...
     iterations : backend iterations summed over the step's projections.
     violation : largest constraint violation left, velocity units.
-    seconds : dict of wall times (s): "neighbors", "assembly", "solve", "total".
+    seconds : dict of wall times (s): "neighbors", "assembly", "solve" (the restitution
+        stage and the projection), "total"; Maury's scheme adds "impacts" (the
+        restitution stage's share of "solve") and, when it closes the gaps, "closure".
     residual : the Coulomb law's largest residual over the step's contacts (m/s;
         measured by the sphere sweeps, 0 elsewhere).
     missed : 0 when every contact law held to its tolerance; otherwise the ratio of

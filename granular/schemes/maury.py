@@ -363,6 +363,7 @@ class MauryScheme:
             )
         except JammingError as error:
             raise self._jamming(error, t_next) from None
+        impacts = time.perf_counter() - clock
         increment, absorbed = self._force_increment(metric, constraints, predicted - u, restitution_impulse, t_next)
         restitution_impulse = restitution_impulse + absorbed
         warm, warm_friction, warm_rolling, warm_closure = warm_starts(constraints, state, self._n, self.warm_start)
@@ -425,6 +426,7 @@ class MauryScheme:
                 "neighbors": constraints.seconds.get("neighbors", 0.0),
                 "assembly": building - constraints.seconds.get("neighbors", 0.0),
                 "solve": solve,
+                "impacts": impacts,
             },
         )
 
