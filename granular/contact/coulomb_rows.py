@@ -343,6 +343,18 @@ class CompiledRows:
             ]
             weights += [rows.w_rolling, rows.w_rolling]
         self.weights = np.column_stack(weights)[order]
+        self.inverse_mass = np.ascontiguousarray(rows.inverse_mass, dtype=float)
+        self.blocks = self._pair_blocks(dummy)
+
+    def _pair_blocks(self, dummy: int) -> tuple | None:
+        """The two-body blocks of the sweeps (`sweep_kernels.pair_blocks`), or None when
+        some contact's rows do not have their structure (then the generic sweep runs):
+        spheres that turn, whose ``d = 6N`` coordinates are N translational blocks, then
+        N rotational ones."""
+        if dummy % 6:
+            return None
+        ok, *blocks = kernels().pair_blocks(self.cols, self.values, self.width, dummy // 2)
+        return tuple(blocks) if ok else None
 
     def sweep(self, u: np.ndarray, r: np.ndarray, scale=None) -> tuple[float, float]:
         """One sweep: every impulse of ``r`` (m, q) its local answer, ``u`` (d + 1,)
@@ -352,6 +364,16 @@ class CompiledRows:
         tolerances, in m/s when None; and the sum of the squares of those residuals
         (`sweep_kernels.sweep`)."""
         scale = np.ones(self.order.size) if scale is None else scale
+        if self.blocks is not None:
+            bases, normal, tangent, first, second, rolling_rows = self.blocks
+            mass = self.inverse_mass
+            if self.rolling is None:
+                blocks = (self.order, bases, normal, tangent, first, second, mass)
+                return kernels().sweep_blocks(*blocks, self.shift, self.inverse, self.mu, self.weights, scale, u, r)
+            blocks = (self.order, bases, normal, tangent, first, second, rolling_rows, mass)
+            return kernels().sweep_blocks_rolling(
+                *blocks, self.shift, self.inverse, self.mu, self.rolling, self.weights, scale, u, r
+            )
         common = (self.order, self.cols, self.values, self.width, self.scaled, self.shift, self.inverse, self.mu)
         if self.rolling is None:
             return kernels().sweep(*common, self.weights, scale, u, r)
@@ -365,8 +387,19 @@ class CompiledRows:
     def residual(self, u: np.ndarray, r: np.ndarray) -> np.ndarray:
         """The natural residual (m,) of ``r`` at velocities ``u``, m/s."""
         out = np.empty(self.cols.shape[0])
-        common = (self.order, self.cols, self.values, self.width, self.shift, self.inverse, self.mu)
         u, r = np.ascontiguousarray(u, dtype=float), np.ascontiguousarray(r, dtype=float)
+        if self.blocks is not None:
+            bases, normal, tangent, first, second, rolling_rows = self.blocks
+            if self.rolling is None:
+                blocks = (self.order, bases, normal, tangent, first, second)
+                kernels().residual_blocks(*blocks, self.shift, self.inverse, self.mu, self.weights, u, r, out)
+            else:
+                blocks = (self.order, bases, normal, tangent, first, second, rolling_rows)
+                kernels().residual_blocks_rolling(
+                    *blocks, self.shift, self.inverse, self.mu, self.rolling, self.weights, u, r, out
+                )
+            return out
+        common = (self.order, self.cols, self.values, self.width, self.shift, self.inverse, self.mu)
         if self.rolling is None:
             kernels().residual(*common, self.weights, u, r, out)
         else:
