@@ -109,6 +109,25 @@ def _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2):
     return _onto_disc(r[k, 3] - rolling1 * rolling[i, 1], r[k, 4] - rolling2 * rolling[i, 1], rolling[i, 0] * normal)
 
 
+@numba.njit(cache=True, inline="always")
+def _visit_residual(scale, weights, k, c0, c1, c2):
+    """A Coulomb contact's squared natural residual at its visit, ``scale |w_k * c|^2``
+    for the impulse change ``c`` and the diagonal ``w_k`` of ``W_kk`` (q = 3)."""
+    return scale * ((weights[k, 0] * c0) ** 2 + (weights[k, 1] * c1) ** 2 + (weights[k, 2] * c2) ** 2)
+
+
+@numba.njit(cache=True, inline="always")
+def _visit_residual_rolling(scale, weights, k, c0, c1, c2, c3, c4):
+    """`_visit_residual` of a contact with rolling resistance (q = 5)."""
+    return scale * (
+        (weights[k, 0] * c0) ** 2
+        + (weights[k, 1] * c1) ** 2
+        + (weights[k, 2] * c2) ** 2
+        + (weights[k, 3] * c3) ** 2
+        + (weights[k, 4] * c4) ** 2
+    )
+
+
 @numba.njit(cache=True)
 def sweep(order, cols, values, width, scaled, shift, inverse, mu, weights, scale, u, r):
     """One Gauss-Seidel sweep of Coulomb contacts (q = 3) in the arrays' order: each
@@ -126,7 +145,7 @@ def sweep(order, cols, values, width, scaled, shift, inverse, mu, weights, scale
             continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         c0, c1, c2 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
-        met = scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2 + (weights[i, 2] * c2) ** 2)
+        met = _visit_residual(scale[i], weights, i, c0, c1, c2)
         largest = max(largest, met)
         change += met
         r[k, 0], r[k, 1], r[k, 2] = normal, t1, t2
@@ -146,13 +165,7 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
         c0, c1, c2, c3, c4 = normal - r[k, 0], t1 - r[k, 1], t2 - r[k, 2], l1 - r[k, 3], l2 - r[k, 4]
-        met = scale[i] * (
-            (weights[i, 0] * c0) ** 2
-            + (weights[i, 1] * c1) ** 2
-            + (weights[i, 2] * c2) ** 2
-            + (weights[i, 3] * c3) ** 2
-            + (weights[i, 4] * c4) ** 2
-        )
+        met = _visit_residual_rolling(scale[i], weights, i, c0, c1, c2, c3, c4)
         largest = max(largest, met)
         change += met
         r[k, 0], r[k, 1], r[k, 2], r[k, 3], r[k, 4] = normal, t1, t2, l1, l2
@@ -598,7 +611,7 @@ def sweep_blocks(order, bases, normal, tangent, first, second, inverse_mass, shi
             continue
         new, t1, t2 = _block_coulomb_answer(i, k, bases, normal, tangent, first, second, shift, inverse, mu, u, r)
         c0, c1, c2 = new - r[k, 0], t1 - r[k, 1], t2 - r[k, 2]
-        met = scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2 + (weights[i, 2] * c2) ** 2)
+        met = _visit_residual(scale[i], weights, i, c0, c1, c2)
         largest = max(largest, met)
         change += met
         r[k, 0], r[k, 1], r[k, 2] = new, t1, t2
@@ -635,13 +648,7 @@ def sweep_blocks_rolling(
         new, t1, t2 = _block_coulomb_answer(i, k, bases, normal, tangent, first, second, shift, inverse, mu, u, r)
         l1, l2 = _block_rolling_answer(i, k, bases, rolling_rows, rolling, u, r, new, t1, t2)
         c0, c1, c2, c3, c4 = new - r[k, 0], t1 - r[k, 1], t2 - r[k, 2], l1 - r[k, 3], l2 - r[k, 4]
-        met = scale[i] * (
-            (weights[i, 0] * c0) ** 2
-            + (weights[i, 1] * c1) ** 2
-            + (weights[i, 2] * c2) ** 2
-            + (weights[i, 3] * c3) ** 2
-            + (weights[i, 4] * c4) ** 2
-        )
+        met = _visit_residual_rolling(scale[i], weights, i, c0, c1, c2, c3, c4)
         largest = max(largest, met)
         change += met
         r[k, 0], r[k, 1], r[k, 2], r[k, 3], r[k, 4] = new, t1, t2, l1, l2
