@@ -482,7 +482,7 @@ def test_an_impact_whose_sweeps_do_not_converge_bounces_without_friction(monkeyp
 
 @pytest.mark.parametrize("seed", range(5))
 def test_impact_clusters_are_the_components_of_rows_sharing_coordinates(seed):
-    """`impact._clusters` labels rows by the bipartite graph of rows and coordinates;
+    """`impact._clusters` labels rows by union-find on the coordinates they touch;
     two rows share a label exactly when the row graph ``|G| |G|^T`` (rows sharing a
     coordinate) connects them. Random sparse rows, some with explicit zero entries
     (which connect nothing)."""

@@ -312,7 +312,9 @@ class CompiledRows:
     contacts colour after colour (`colour_classes`), the order of the vectorised
     colours they replaced; the contacts' arrays are stored in that order
     (``order[i]`` is the contact at position ``i``), so that a sweep reads them
-    front to back (a third faster than through ``order``: `sweep_kernels`)."""
+    front to back (a third faster than through ``order``: `sweep_kernels`). The rows
+    of turning spheres are swept on their two-body blocks (`sweep_kernels.pair_blocks`),
+    other rows by the generic loops; both give the same iterates bit for bit."""
 
     def __init__(self, rows: SweepRows):
         m = rows.cols.shape[0]

@@ -7,7 +7,9 @@ same sweep is about twenty array calls per colour of the contact graph, each
 costing microseconds of interpreter and dispatch whatever its size, several
 times the cost of these loops (benchmarks/README.md, "Measurements behind the
 constants"). Numba (a maintained JIT compiler
-for numpy code) compiles them once, cached on disk next to this file.
+for numpy code) compiles them once, cached on disk next to this file. Two loops of
+the contact stages around the sweeps live here for the same reason: the clusters of
+an impact (`row_clusters`) and the velocity scale of a problem (`largest_row_speed`).
 
 The loops compute the updates of the vectorised colours they replace: contacts of
 one colour share no coordinate, so taking them one after the other in colour
@@ -487,8 +489,9 @@ def largest_row_speed(indptr, indices, data, speeds):
 # rolling rows no translational ones, and the second body's translational (and rolling)
 # entries are the first body's negated (`granular.spheres.assembly`). Stored so, a
 # contact's rows take 27 numbers instead of ``q`` rows of 12 entries and their 12 scaled
-# copies, and a sweep skips the structural zeros: 12-15% faster on the captured solves
-# of the rotating drum and of Siconos' box (benchmarks/README.md, "the rotating drum").
+# copies, and a sweep skips the structural zeros: a sweep reads a third of the memory,
+# which the deep piles' sweeps, whose rows do not fit in the cache, gain most from
+# (benchmarks/README.md, "the rotating drum").
 # The products and sums are the generic sweep's, in the same order (coordinates
 # ascending; a skipped entry is an exact zero, whose product adds nothing), so both
 # sweeps give the same iterates bit for bit (`tests/test_sweep_kernels.py`).
