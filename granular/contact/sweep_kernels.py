@@ -105,6 +105,14 @@ def _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2):
         velocity = u[cols[i, j]]
         rolling1 += values[i, 3, j] * velocity
         rolling2 += values[i, 4, j] * velocity
+    return _rolling_law(i, k, rolling, r, rolling1, rolling2, normal, t1, t2)
+
+
+@numba.njit(cache=True, inline="always")
+def _rolling_law(i, k, rolling, r, rolling1, rolling2, normal, t1, t2):
+    """The rolling impulse ``(l_R1, l_R2)`` of contact ``k`` (at position ``i``) at its
+    rolling velocities ``rolling1``, ``rolling2`` (m/s, before its friction changes),
+    exact given its new normal and friction impulses ``normal``, ``t1``, ``t2``."""
     d1, d2 = t1 - r[k, 1], t2 - r[k, 2]
     rolling1 += rolling[i, 2] * d1 + rolling[i, 3] * d2
     rolling2 += rolling[i, 4] * d1 + rolling[i, 5] * d2
@@ -182,6 +190,27 @@ def sweep_rolling(order, cols, values, width, scaled, shift, inverse, mu, rollin
     return math.sqrt(largest), change
 
 
+@numba.njit(cache=True, inline="always")
+def _law_distance(weights, i, k, r, normal, t1, t2):
+    """The natural residual (m/s) of contact ``k`` (at position ``i``, q = 3): the
+    distance ``|w_k * (answer - r_k)|`` from its impulses to its local answer."""
+    e0 = weights[i, 0] * (normal - r[k, 0])
+    e1 = weights[i, 1] * (t1 - r[k, 1])
+    e2 = weights[i, 2] * (t2 - r[k, 2])
+    return math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+
+
+@numba.njit(cache=True, inline="always")
+def _law_distance_rolling(weights, i, k, r, normal, t1, t2, l1, l2):
+    """`_law_distance` of a contact with rolling resistance (q = 5)."""
+    e0 = weights[i, 0] * (normal - r[k, 0])
+    e1 = weights[i, 1] * (t1 - r[k, 1])
+    e2 = weights[i, 2] * (t2 - r[k, 2])
+    e3 = weights[i, 3] * (l1 - r[k, 3])
+    e4 = weights[i, 4] * (l2 - r[k, 4])
+    return math.sqrt(e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3 + e4 * e4)
+
+
 @numba.njit(cache=True)
 def residual(order, cols, values, width, shift, inverse, mu, weights, u, r, out):
     """The natural residual ``|weights_k * (local answer_k - r_k)|`` (m/s) of every
@@ -192,10 +221,7 @@ def residual(order, cols, values, width, shift, inverse, mu, weights, u, r, out)
             out[k] = 0.0
             continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
-        e0 = weights[i, 0] * (normal - r[k, 0])
-        e1 = weights[i, 1] * (t1 - r[k, 1])
-        e2 = weights[i, 2] * (t2 - r[k, 2])
-        out[k] = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+        out[k] = _law_distance(weights, i, k, r, normal, t1, t2)
 
 
 @numba.njit(cache=True)
@@ -208,12 +234,7 @@ def residual_rolling(order, cols, values, width, shift, inverse, mu, rolling, we
             continue
         normal, t1, t2 = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
         l1, l2 = _rolling_answer(i, k, cols, values, width, rolling, u, r, normal, t1, t2)
-        e0 = weights[i, 0] * (normal - r[k, 0])
-        e1 = weights[i, 1] * (t1 - r[k, 1])
-        e2 = weights[i, 2] * (t2 - r[k, 2])
-        e3 = weights[i, 3] * (l1 - r[k, 3])
-        e4 = weights[i, 4] * (l2 - r[k, 4])
-        out[k] = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3 + e4 * e4)
+        out[k] = _law_distance_rolling(weights, i, k, r, normal, t1, t2, l1, l2)
 
 
 @numba.njit(cache=True)
@@ -618,6 +639,7 @@ def sweep_blocks(order, bases, normal, tangent, first, second, inverse_mass, shi
         largest = max(largest, met)
         change += met
         r[k, 0], r[k, 1], r[k, 2] = new, t1, t2
+        # No rolling rows (q = 3): ``second`` only fills the unread argument's type.
         _scatter_blocks(i, bases, normal, tangent, first, second, inverse_mass, c0, c1, c2, 0.0, 0.0, u, False, second)
     return math.sqrt(largest), change
 
@@ -696,7 +718,9 @@ def _scatter_blocks(i, bases, normal, tangent, first, second, inverse_mass, c0, 
 
 @numba.njit(cache=True, inline="always")
 def _block_coulomb_answer(i, k, bases, normal, tangent, first, second, shift, inverse, mu, u, r):
-    """`_coulomb_answer` on the two-body blocks."""
+    """`_coulomb_answer` on the two-body blocks. (Its last two lines are written out
+    here as there: taken through one shared helper they made the q = 3 block sweep 5%
+    slower, 49.3-49.6 against 46.4-47.1 us a sweep of the box's captured solves.)"""
     normal_velocity, tangent1, tangent2 = _block_velocities(i, bases, normal, tangent, first, second, shift, u)
     new = max(r[k, 0] - normal_velocity * inverse[i, 0], 0.0)
     t1, t2 = _onto_disc(r[k, 1] - tangent1 * inverse[i, 1], r[k, 2] - tangent2 * inverse[i, 1], mu[i] * new)
@@ -717,10 +741,7 @@ def _block_rolling_answer(i, k, bases, rolling_rows, rolling, u, r, new, t1, t2)
             velocity = u[rb + s]
             rolling1 += (-rolling_rows[i, 0, s]) * velocity
             rolling2 += (-rolling_rows[i, 1, s]) * velocity
-    d1, d2 = t1 - r[k, 1], t2 - r[k, 2]
-    rolling1 += rolling[i, 2] * d1 + rolling[i, 3] * d2
-    rolling2 += rolling[i, 4] * d1 + rolling[i, 5] * d2
-    return _onto_disc(r[k, 3] - rolling1 * rolling[i, 1], r[k, 4] - rolling2 * rolling[i, 1], rolling[i, 0] * new)
+    return _rolling_law(i, k, rolling, r, rolling1, rolling2, new, t1, t2)
 
 
 @numba.njit(cache=True)
@@ -732,10 +753,7 @@ def residual_blocks(order, bases, normal, tangent, first, second, shift, inverse
             out[k] = 0.0
             continue
         new, t1, t2 = _block_coulomb_answer(i, k, bases, normal, tangent, first, second, shift, inverse, mu, u, r)
-        e0 = weights[i, 0] * (new - r[k, 0])
-        e1 = weights[i, 1] * (t1 - r[k, 1])
-        e2 = weights[i, 2] * (t2 - r[k, 2])
-        out[k] = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+        out[k] = _law_distance(weights, i, k, r, new, t1, t2)
 
 
 @numba.njit(cache=True)
@@ -750,9 +768,4 @@ def residual_blocks_rolling(
             continue
         new, t1, t2 = _block_coulomb_answer(i, k, bases, normal, tangent, first, second, shift, inverse, mu, u, r)
         l1, l2 = _block_rolling_answer(i, k, bases, rolling_rows, rolling, u, r, new, t1, t2)
-        e0 = weights[i, 0] * (new - r[k, 0])
-        e1 = weights[i, 1] * (t1 - r[k, 1])
-        e2 = weights[i, 2] * (t2 - r[k, 2])
-        e3 = weights[i, 3] * (l1 - r[k, 3])
-        e4 = weights[i, 4] * (l2 - r[k, 4])
-        out[k] = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2 + e3 * e3 + e4 * e4)
+        out[k] = _law_distance_rolling(weights, i, k, r, new, t1, t2, l1, l2)
