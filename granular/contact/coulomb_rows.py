@@ -170,26 +170,23 @@ def sweep_rows(
     )
     inverse_mass = np.append(np.asarray(inverse, dtype=float), 0.0)
     full = kernels().local_blocks(cols, values, inverse_mass)
-    blocks = full[:, :3, :3]
-    w = blocks[:, 0, 0]
+    w = full[:, 0, 0]
     frictional = mu > 0.0
-    v = np.where(frictional, blocks[:, 1, 1], w)  # frictionless rows have no tangent block
-    expected = np.zeros_like(blocks)
-    expected[:, 0, 0], expected[:, 1, 1], expected[:, 2, 2] = w, v, v
-    offset = np.abs(blocks - expected).max(axis=(1, 2))
+    v = np.where(frictional, full[:, 1, 1], w)  # frictionless rows have no tangent block
+    rolls = bound > 0.0
+    w_rolling = np.where(rolls, full[:, 3, 3], 1.0) if rolling else w
+    offset, roll_offset = kernels().block_offsets(full, w, v, w_rolling)
     if np.any(frictional & (offset > ISOTROPY_TOLERANCE * np.maximum(w, v))):
         return None
     # Isotropic blocks (v = w to round-off) keep the scalar form, bit for bit as before.
     w_tangent = None if np.all(np.abs(v - w) <= ISOTROPY_TOLERANCE * w) else v
-    w_rolling = coupling = None
+    coupling = None
     if rolling:
-        rolls = bound > 0.0
-        w_rolling = np.where(rolls, full[:, 3, 3], 1.0)
-        roll_block = full[:, 3:, 3:] - w_rolling[:, None, None] * np.eye(2)
-        offset = np.maximum(np.abs(roll_block).max(axis=(1, 2)), np.abs(full[:, 0, 3:]).max(axis=1))
-        if np.any(rolls & (offset > ISOTROPY_TOLERANCE * np.maximum(w_rolling, w))):
+        if np.any(rolls & (roll_offset > ISOTROPY_TOLERANCE * np.maximum(w_rolling, w))):
             return None
         coupling = full[:, 3:, 1:3]
+    else:
+        w_rolling = None
     return SweepRows(
         cols,
         values,
@@ -208,8 +205,14 @@ def sweep_rows(
 def csr_block(block: sp.csr_matrix, per_contact: int) -> tuple:
     """``(indptr, indices, data, per_contact)`` of a block of ``H`` with ``per_contact``
     rows a contact, in the dtypes `sweep_kernels.gather_rows` is compiled for."""
-    block = sp.csr_matrix(block)
-    return (block.indptr.astype(np.int64), block.indices.astype(np.int64), block.data.astype(float), int(per_contact))
+    if not isinstance(block, sp.csr_matrix):
+        block = sp.csr_matrix(block)
+    return (
+        block.indptr.astype(np.int64, copy=False),
+        block.indices.astype(np.int64, copy=False),
+        block.data.astype(float, copy=False),
+        int(per_contact),
+    )
 
 
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:

@@ -338,10 +338,12 @@ def add_impulses(order, cols, width, scaled, r, u):
 
 
 @numba.njit(cache=True)
-def _support(k, blocks, on, scratch):
-    """The distinct coordinates (sorted, into ``scratch``) of contact ``k``'s nonzero
+def _support(k, blocks, on, taken, out):
+    """The distinct coordinates (ascending, into ``out``) of contact ``k``'s nonzero
     entries in ``blocks`` (``(indptr, indices, data, rows per contact)`` each, taken
-    where ``on[b][k]``); returns their count."""
+    where ``on[b][k]``); returns their count. ``taken`` (d + 1,) holds, for each
+    coordinate, the last contact that took it (so a duplicate is met in O(1), not by
+    a search); the few distinct coordinates are then sorted by insertion."""
     n = 0
     for b in range(len(blocks)):
         indptr, indices, data, per = blocks[b]
@@ -352,15 +354,18 @@ def _support(k, blocks, on, scratch):
                 if data[entry] == 0.0:
                     continue
                 column = indices[entry]
-                slot = n  # insertion into the sorted distinct coordinates
-                while slot > 0 and scratch[slot - 1] > column:
-                    slot -= 1
-                if slot > 0 and scratch[slot - 1] == column:
+                if taken[column] == k:
                     continue
-                for move in range(n, slot, -1):
-                    scratch[move] = scratch[move - 1]
-                scratch[slot] = column
+                taken[column] = k
+                out[n] = column
                 n += 1
+    for i in range(1, n):
+        column = out[i]
+        slot = i
+        while slot > 0 and out[slot - 1] > column:
+            out[slot] = out[slot - 1]
+            slot -= 1
+        out[slot] = column
     return n
 
 
@@ -370,19 +375,24 @@ def gather_rows(m, d, q, blocks, on, first_local, widest):
     the CSR blocks of ``H`` (`_support`'s ``blocks``; block ``b`` fills the local rows
     ``first_local[b] ..`` of the contacts ``on[b]``), padded with the dummy
     coordinate ``d``; ``widest`` bounds a contact's entries. A duplicate entry adds
-    up; each value is the sum of its entries in the order of the blocks, from 0.0."""
-    scratch = np.empty(widest, dtype=np.int64)
+    up; each value is the sum of its entries in the order of the blocks, from 0.0
+    (a value's entries all come from one row of one block, added in that row's order)."""
+    supports = np.empty((m, widest), dtype=np.int64)
+    counts = np.empty(m, dtype=np.int64)
+    taken = np.full(d + 1, -1, dtype=np.int64)
     p = 1
     for k in range(m):
-        p = max(p, _support(k, blocks, on, scratch))
+        counts[k] = _support(k, blocks, on, taken, supports[k])
+        p = max(p, counts[k])
     cols = np.full((m, p), d, dtype=np.int64)
     values = np.zeros((m, q, p))
+    slot_of = np.empty(d + 1, dtype=np.int64)  # the slot of each coordinate in the current contact
     for k in range(m):
-        n = _support(k, blocks, on, scratch)
-        cols[k, :n] = scratch[:n]
-    for b in range(len(blocks)):
-        indptr, indices, data, per = blocks[b]
-        for k in range(m):
+        for slot in range(counts[k]):
+            cols[k, slot] = supports[k, slot]
+            slot_of[supports[k, slot]] = slot
+        for b in range(len(blocks)):
+            indptr, indices, data, per = blocks[b]
             if not on[b][k]:
                 continue
             for a in range(per):
@@ -390,10 +400,7 @@ def gather_rows(m, d, q, blocks, on, first_local, widest):
                 for entry in range(indptr[row], indptr[row + 1]):
                     if data[entry] == 0.0:
                         continue
-                    slot = 0
-                    while cols[k, slot] != indices[entry]:
-                        slot += 1
-                    values[k, first_local[b] + a, slot] += data[entry]
+                    values[k, first_local[b] + a, slot_of[indices[entry]]] += data[entry]
     return cols, values
 
 
@@ -416,6 +423,42 @@ def local_blocks(cols, values, inverse_mass):
                 blocks[k, a, b] = total
                 blocks[k, b, a] = total
     return blocks
+
+
+@numba.njit(cache=True)
+def block_offsets(blocks, w, v, w_rolling):
+    """How far each contact's local block (``blocks`` (m, q, q), `local_blocks`) is from
+    the structure the sweeps need: ``(tangent (m,), rolling (m,))``, the largest
+    ``|W_ab - E_ab|`` over the normal and tangent rows with ``E = diag(w, v, v)``, and
+    (q = 5) over the rolling rows with ``E = w_r I`` and the normal-rolling coupling
+    ``W_0b`` (zeros when q = 3). Each is the same maximum of the same differences as
+    numpy's, in one pass over the blocks (the numpy form made a dozen passes)."""
+    m, q = blocks.shape[0], blocks.shape[1]
+    tangent = np.zeros(m)
+    rolling = np.zeros(m)
+    for k in range(m):
+        largest = 0.0
+        for a in range(3):
+            for b in range(3):
+                expected = 0.0
+                if a == b:
+                    expected = w[k] if a == 0 else v[k]
+                size = abs(blocks[k, a, b] - expected)
+                if size > largest:
+                    largest = size
+        tangent[k] = largest
+        if q == 5:
+            largest = 0.0
+            for a in range(3, 5):
+                for b in range(3, 5):
+                    size = abs(blocks[k, a, b] - (w_rolling[k] if a == b else 0.0))
+                    if size > largest:
+                        largest = size
+                size = abs(blocks[k, 0, a])
+                if size > largest:
+                    largest = size
+            rolling[k] = largest
+    return tangent, rolling
 
 
 @numba.njit(cache=True)
