@@ -269,6 +269,41 @@ def test_largest_row_speed_is_the_largest_entry_of_abs_rows_times_speeds_bit_for
     assert sweep_kernels.largest_row_speed(empty.indptr, empty.indices, empty.data, speeds) == 0.0
 
 
+@pytest.mark.exact
+@pytest.mark.parametrize("seed", range(3))
+def test_transposed_product_is_scipys_bit_for_bit(seed):
+    """`coulomb_rows.transposed_product` adds each row's products into the columns in
+    the rows' order, as scipy's ``A.T @ x`` does: the same vector to the last bit, on
+    random CSR matrices with empty rows, duplicate and explicit-zero entries, in int32
+    and int64 indices, for a strided ``x``. Other shapes and formats fall back to
+    scipy's product."""
+    rng = np.random.default_rng(seed)
+    A = sp.random(60, 90, density=0.05, random_state=seed, format="csr")
+    A.data = rng.normal(size=A.data.size) * np.where(rng.random(A.data.size) < 0.1, 0.0, 1.0)
+    # The first ten rows get three more entries each on column 0, which other rows fill
+    # too: the products of a row are added one after the other, in the row's order.
+    coo = A.tocoo()
+    extra = np.repeat(np.arange(10), 3)
+    row = np.concatenate([coo.row, extra])
+    order = np.argsort(row, kind="stable")
+    A = sp.csr_matrix(
+        (
+            np.concatenate([coo.data, rng.normal(size=extra.size)])[order],
+            np.concatenate([coo.col, np.zeros(extra.size, dtype=int)])[order],
+            np.concatenate([[0], np.cumsum(np.bincount(row, minlength=60))]),
+        ),
+        shape=A.shape,
+    )
+    x = rng.normal(size=(60, 3))[:, 1]  # a strided column, as the impulses' columns are
+    expected = A.T @ x
+    for indices in (np.int32, np.int64):
+        B = sp.csr_matrix((A.data, A.indices.astype(indices), A.indptr.astype(indices)), shape=A.shape)
+        assert coulomb_rows.transposed_product(B, x).tobytes() == expected.tobytes()
+    assert np.array_equal(coulomb_rows.transposed_product(A.tocsc(), x), A.T @ x)
+    with pytest.raises(ValueError):
+        coulomb_rows.transposed_product(A, x[:-1])
+
+
 def generic(compiled):
     """A copy of ``compiled`` that sweeps with the generic loops (no two-body blocks)."""
     plain = copy.copy(compiled)

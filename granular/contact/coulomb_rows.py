@@ -226,10 +226,15 @@ def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:
     *Greedy sequential maximal independent set and matching are parallel on
     average*, 2012). Deterministic.
     """
-    cols = np.ascontiguousarray(cols, dtype=np.int64)
-    colour = kernels().colours(cols, int(dummy))
-    order = np.argsort(colour, kind="stable")
+    order, colour = visit_order(cols, dummy)
     return np.split(order, np.cumsum(np.bincount(colour))[:-1]) if colour.size else []
+
+
+def visit_order(cols: np.ndarray, dummy: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, colour)``: the contacts (int64 (m,)) colour after colour, each colour's
+    in ascending index (`colour_classes` joined end to end), and each contact's colour."""
+    colour = kernels().colours(np.ascontiguousarray(cols, dtype=np.int64), int(dummy))
+    return np.argsort(colour, kind="stable").astype(np.int64, copy=False), colour
 
 
 def local_solution(
@@ -309,10 +314,22 @@ def add_impulses(rows: SweepRows, u: np.ndarray, r: np.ndarray) -> None:
     rows.compiled.add_impulses(u, r)
 
 
+def transposed_product(matrix, x: np.ndarray) -> np.ndarray:
+    """``matrix.T @ x`` (d,) for a sparse ``matrix`` (k, d) and ``x`` (k,), to the last
+    bit scipy's (`sweep_kernels.transposed_product`; scipy's own product for a matrix
+    that is not float CSR)."""
+    x = np.ascontiguousarray(x, dtype=float)
+    if not (isinstance(matrix, sp.csr_matrix) and matrix.dtype == np.float64) or x.shape != (matrix.shape[0],):
+        return matrix.T @ x
+    out = np.zeros(matrix.shape[1])
+    kernels().transposed_product(matrix.indptr, matrix.indices, matrix.data, x, out)
+    return out
+
+
 class CompiledRows:
     """The sweeps and the residual of one `SweepRows` in compiled loops
     (`granular.contact.sweep_kernels`: why, and the arrays' meaning). The sweeps visit the
-    contacts colour after colour (`colour_classes`), the order of the vectorised
+    contacts colour after colour (`colour_classes`, `visit_order`), the order of the vectorised
     colours they replaced; the contacts' arrays are stored in that order
     (``order[i]`` is the contact at position ``i``), so that a sweep reads them
     front to back (a third faster than through ``order``: `sweep_kernels`). The rows
@@ -322,8 +339,7 @@ class CompiledRows:
     def __init__(self, rows: SweepRows):
         m = rows.cols.shape[0]
         dummy = rows.inverse_mass.size - 1
-        classes = colour_classes(rows.cols, dummy)
-        order = np.concatenate(classes).astype(np.int64) if classes else np.zeros(0, dtype=np.int64)
+        order, _ = visit_order(rows.cols, dummy)
         self.rows, self.order = rows, order
         self.cols, self.values, self.scaled, self.width = kernels().visit_order_rows(
             order,

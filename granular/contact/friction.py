@@ -401,9 +401,11 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
         sweeps += more
         impulses = np.zeros((m, width))
         impulses[rows, : sub.width] = solved
-        change = G.T @ impulses[:, 0] + T.T @ impulses[:, 1:3].reshape(-1)
+        change = coulomb_rows.transposed_product(G, impulses[:, 0]) + coulomb_rows.transposed_product(
+            T, impulses[:, 1:3].reshape(-1)
+        )
         if R is not None:
-            change = change + R.T @ impulses[:, 3:].reshape(-1)
+            change = change + coulomb_rows.transposed_product(R, impulses[:, 3:].reshape(-1))
         velocities = predicted + metric.solve(change)
         return RoundAnswer(velocities, G @ velocities - lower)
 

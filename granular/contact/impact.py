@@ -172,9 +172,12 @@ def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
     coordinates, directly or through other rows: the connected components of the row
     graph ``|G_I| |G_I|^T``, found by union-find on the rows' non-zero entries without
     forming that product (`sweep_kernels.row_clusters`)."""
-    G_I = sp.csr_matrix(G_I)
+    G_I = G_I if isinstance(G_I, sp.csr_matrix) else sp.csr_matrix(G_I)
     return kernels().row_clusters(
-        G_I.indptr.astype(np.int64), G_I.indices.astype(np.int64), G_I.data.astype(float), G_I.shape[1]
+        G_I.indptr.astype(np.int64, copy=False),
+        G_I.indices.astype(np.int64, copy=False),
+        G_I.data.astype(float, copy=False),
+        G_I.shape[1],
     )
 
 

@@ -489,6 +489,19 @@ def visit_order_rows(order, cols, values, inverse_mass, dummy):
 
 
 @numba.njit(cache=True)
+def transposed_product(indptr, indices, data, x, out):
+    """``out += A^T x`` for the CSR matrix ``A = (indptr, indices, data)`` (k, d) and
+    ``x`` (k,): each entry of row ``r`` times ``x[r]``, added into ``out[column]`` row
+    after row and, within a row, in its entries' order; the products and the order of
+    scipy's ``A.T @ x`` (its CSC product on the transpose), so the same result to the
+    last bit, without the transposed matrix that scipy builds and checks at every call."""
+    for row in range(indptr.size - 1):
+        value = x[row]
+        for entry in range(indptr[row], indptr[row + 1]):
+            out[indices[entry]] += data[entry] * value
+
+
+@numba.njit(cache=True)
 def row_clusters(indptr, indices, data, d):
     """The cluster label (k,) int64 of each row of the CSR matrix ``(indptr, indices,
     data)`` of k rows on ``d`` coordinates: rows that share a coordinate through a

@@ -111,6 +111,7 @@ from ..errors import (
     at_time,
     solver_errors_at,
 )
+from ..contact.coulomb_rows import transposed_product
 from ..contact.friction import project_frictional
 from ..contact.friction_gauss_seidel import recent_sweeps_after, stall_floor
 from ..contact.problem import ContactProblem, tangential_jacobian
@@ -654,10 +655,10 @@ def _friction_change(constraints, tangential, rolling):
     if tangential is None:
         return 0.0
     change = (
-        tangential_jacobian(constraints)[0].T @ tangential.reshape(-1)
+        transposed_product(tangential_jacobian(constraints)[0], tangential.reshape(-1))
         if tangential.shape[1] and constraints.tangents is not None
         else 0.0
     )
     if rolling is not None:
-        change = change + constraints.rolling.T @ rolling.reshape(-1)
+        change = change + transposed_product(constraints.rolling, rolling.reshape(-1))
     return change
