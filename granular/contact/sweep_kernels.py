@@ -291,11 +291,14 @@ def colours(cols, dummy):
     m, p = cols.shape
     colour = np.full(m, -1, dtype=np.int64)
     taken = np.full(dummy + 1, -1, dtype=np.int64)  # the last colour that took each coordinate
-    left, current = m, 0
-    while left > 0:
-        for k in range(m - 1, -1, -1):
-            if colour[k] >= 0:
-                continue
+    # The contacts still without a colour, in decreasing index: each round scans these
+    # only (scanning all m contacts every round cost a round per colour times m).
+    left = np.arange(m - 1, -1, -1)
+    count, current = m, 0
+    while count > 0:
+        kept = 0
+        for position in range(count):
+            k = left[position]
             free = True
             for j in range(p):
                 if cols[k, j] != dummy and taken[cols[k, j]] == current:
@@ -303,9 +306,12 @@ def colours(cols, dummy):
                     break
             if free:
                 colour[k] = current
-                left -= 1
                 for j in range(p):
                     taken[cols[k, j]] = current
+            else:
+                left[kept] = k
+                kept += 1
+        count = kept
         current += 1
     return colour
 
