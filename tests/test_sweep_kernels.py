@@ -304,6 +304,63 @@ def test_transposed_product_is_scipys_bit_for_bit(seed):
         coulomb_rows.transposed_product(A, x[:-1])
 
 
+@pytest.mark.exact
+@pytest.mark.parametrize("q", [3, 5])
+def test_block_offsets_are_numpys_largest_differences_bit_for_bit(q):
+    """`sweep_kernels.block_offsets` against the numpy expression it replaced: the
+    largest ``|W - diag(w, v, v)|`` over the normal and tangent rows and, with rolling
+    rows, the largest of ``|W_R - w_r I|`` and of the normal-rolling coupling, on
+    random blocks (a maximum of the same differences: equal to the last bit)."""
+    rng = np.random.default_rng(q)
+    m = 50
+    full = rng.normal(size=(m, q, q)) * np.where(rng.random((m, q, q)) < 0.3, 0.0, 1.0)
+    w, v, w_rolling = full[:, 0, 0], rng.normal(size=m), rng.normal(size=m)
+    expected = np.zeros((m, 3, 3))
+    expected[:, 0, 0], expected[:, 1, 1], expected[:, 2, 2] = w, v, v
+    tangent, rolling = sweep_kernels.block_offsets(full, w, v, w_rolling)
+    assert tangent.tobytes() == np.abs(full[:, :3, :3] - expected).max(axis=(1, 2)).tobytes()
+    if q == 5:
+        roll_block = full[:, 3:, 3:] - w_rolling[:, None, None] * np.eye(2)
+        numpy_rolling = np.maximum(np.abs(roll_block).max(axis=(1, 2)), np.abs(full[:, 0, 3:]).max(axis=1))
+        assert rolling.tobytes() == numpy_rolling.tobytes()
+    else:
+        assert np.all(rolling == 0.0)
+
+
+@pytest.mark.parametrize("rolling_friction", [0.0, 0.2])
+def test_rows_without_the_sweeps_block_structure_are_refused(rolling_friction):
+    """`coulomb_rows.sweep_rows` returns None (the caller then takes another method)
+    when a frictional contact's block is not ``diag(w, v, v)`` (one tangent row
+    lengthened by 1e-6, a thousand times the isotropy tolerance) or, with rolling
+    resistance, when a rolling row couples with the normal row; the untouched crowd's
+    rows are accepted."""
+    rng = np.random.default_rng(0)
+    grid = np.stack(np.meshgrid(np.arange(2), np.arange(2), np.arange(3), indexing="ij"), -1).reshape(-1, 3)
+    positions = 0.021 * grid
+    world = gr.SphereWorld(
+        positions + np.array([0.0, 0.0, 0.0105]) + rng.uniform(-5e-4, 5e-4, (12, 3)),
+        0.01,
+        walls=[gr.Plane([0, 0, 0], [0, 0, 1])],
+        friction=0.5,
+        rolling_friction=rolling_friction,
+    )
+    h = 1e-2
+    metric = world.metric(h, world.q0)
+    constraints = world.constraints(h, world.q0, h, 1.0)
+    mu, T, _ = check_friction(constraints)
+    mu_r, R = rolling_rows(constraints)
+    lower = constraints.lower(h)
+    G = constraints.jacobian
+    assert coulomb_rows.sweep_rows(metric, G, T, mu, lower, R, mu_r) is not None
+    stretched = T.tocsr(copy=True)
+    stretched.data[stretched.indptr[0] : stretched.indptr[1]] *= 1.0 + 1e-6
+    assert coulomb_rows.sweep_rows(metric, G, stretched, mu, lower, R, mu_r) is None
+    if R is not None:
+        coupled = R.tolil(copy=True)
+        coupled[0, :] = coupled[0, :] + G[0, :]  # a rolling row with a part along the normal row
+        assert coulomb_rows.sweep_rows(metric, G, T, mu, lower, coupled.tocsr(), mu_r) is None
+
+
 def generic(compiled):
     """A copy of ``compiled`` that sweeps with the generic loops (no two-body blocks)."""
     plain = copy.copy(compiled)
