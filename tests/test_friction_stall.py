@@ -265,3 +265,66 @@ def test_the_scheme_passes_each_step_the_floor_of_its_recent_sweeps(monkeypatch)
             swept.append(result.solver.iterations)
     assert len(swept) > 20 and floors[0] is None and floors[-1] is not None
     assert list(simulation.scheme.state.recent_sweeps) == swept[-gauss_seidel.RECENT_STEPS :]
+
+
+
+def levels(data, G, T, r, tolerance):
+    """The largest natural residual of impulses ``r`` (m, 3) in units of ``tolerance``,
+    by `kkt.coulomb_residual` from the stored rows (not the sweeps' own kernels)."""
+    from granular.contact.kkt import coulomb_residual
+
+    normal, tangential = r[:, 0], r[:, 1:3]
+    u = data["predicted"] + data["inverse_mass"] * (G.T @ normal + T.T @ tangential.reshape(-1))
+    weight = lambda rows: np.asarray(rows.multiply(rows) @ data["inverse_mass"]).ravel()  # noqa: E731
+    residual = coulomb_residual(
+        G @ u - data["lower"],
+        (T @ u).reshape(-1, 2),
+        normal,
+        tangential,
+        data["mu"],
+        weight(G),
+        weight(T)[::2],
+    )
+    return float((residual / tolerance).max())
+
+
+def test_sweeps_aimed_at_the_tolerance_stop_there_and_no_later(cluster, monkeypatch):
+    """`friction_gauss_seidel.solve`'s ``target``: aimed at the tolerance itself (1),
+    the plain sweeps (no Newton hand-over) accept the first measured answer within it,
+    which meets the law to the tolerance, sooner than the answer aimed at `TARGET` (an
+    eighth; here the sweeps stall above it and end by the stall rule, within the
+    tolerance), on a tolerance 20 times the stored one."""
+    monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)
+    data, G, T, rows = cluster
+    tolerance = np.full(data["tolerance"].size, 20.0 * float(data["tolerance"].max()))
+    aimed, aimed_sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 5000, target=1.0)
+    default, default_sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], tolerance, 5000)
+    assert levels(data, G, T, aimed, tolerance) <= 1.0
+    assert levels(data, G, T, default, tolerance) <= 1.0
+    assert aimed_sweeps < default_sweeps
+
+
+def test_a_later_round_aims_at_the_level_its_last_round_reached(cluster):
+    """`friction._later_round_target`: a first round has the sweeps' own aim (None); a
+    round after one that reached the aim keeps it; after one that ended between the aim
+    and the tolerance it aims at that round's level (its largest residual in
+    tolerances), and after one beyond the tolerance at the tolerance. The levels are
+    measured independently (`kkt.coulomb_residual`) on answers between the converged
+    one and the stalled start."""
+    from granular.contact.friction import _later_round_target
+
+    data, G, T, rows = cluster
+    predicted, indices, tolerance = data["predicted"], np.arange(rows.cols.shape[0]), data["tolerance"]
+    assert _later_round_target(None, predicted, tolerance) is None
+    reached, _, _ = gauss_seidel.solve(rows, predicted, data["start"], tolerance, 5000)
+    start = coulomb_rows.onto_cones(rows, data["start"])
+    assert levels(data, G, T, reached, tolerance) <= gauss_seidel.TARGET < 1.0 < levels(data, G, T, start, tolerance)
+    assert _later_round_target((rows, reached, indices), predicted, tolerance) is None
+    assert _later_round_target((rows, start, indices), predicted, tolerance) == 1.0
+    between = [reached + t * (start - reached) for t in np.geomspace(1e-4, 1e-2, 25)]
+    middle = [r for r in between if gauss_seidel.TARGET < levels(data, G, T, r, tolerance) <= 1.0]
+    assert middle  # the path from the answer to the start crosses the band
+    for r in middle:
+        assert _later_round_target((rows, r, indices), predicted, tolerance) == pytest.approx(
+            levels(data, G, T, r, tolerance), rel=1e-9
+        )

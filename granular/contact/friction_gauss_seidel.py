@@ -100,10 +100,11 @@ def solve(
     max_sweeps: int,
     names=None,
     floor: int | None = None,
+    target: float | None = None,
 ) -> tuple[np.ndarray, int, float]:
-    """Sweep until the natural residual of every contact is below ``TARGET`` times its
-    tolerance (m/s; a number, or one per contact (m,)), or below its tolerance once
-    the sweeps stall.
+    """Sweep until the natural residual of every contact is below ``target`` (`TARGET`
+    when None) times its tolerance (m/s; a number, or one per contact (m,)), or below
+    its tolerance once the sweeps stall.
 
     ``predicted`` (d,) the velocity ``v``, ``start`` (m, 3) the initial impulses
     (a warm start; projected onto the cones first). Returns ``(r (m, 3), sweeps,
@@ -156,6 +157,7 @@ def solve(
     m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
     floor = NO_PROGRESS_FLOOR if floor is None else floor
+    target = TARGET if target is None else target
     r = onto_cones(rows, start)
     u = velocities(rows, predicted, r)
     compiled = rows.compiled
@@ -176,7 +178,7 @@ def solve(
             # the pass over the contacts that the residual costs (two thirds of a
             # sweep) is made at the checks that test for a drift, and to confirm an answer.
             history.append(None if estimate is None else calibration * estimate)
-            measured = estimate is None or _accepts(history) or _drift_check(len(history)) or sweep == max_sweeps
+            measured = estimate is None or _accepts(history, target) or _drift_check(len(history)) or sweep == max_sweeps
             if measured:
                 residual = contact_residuals(rows, u, r)
                 history[-1] = (residual / tolerance).max(initial=0.0)  # in units of each tolerance
@@ -186,7 +188,7 @@ def solve(
                     best_ratio, best = history[-1], r.copy()
                 if estimate is not None and estimate > 0.0:
                     calibration = history[-1] / estimate
-                if _accepts(history):
+                if _accepts(history, target):
                     return r, sweep, float(residual.max(initial=0.0))
             if (
                 accelerated.enabled
@@ -483,10 +485,10 @@ def _first_newton_wait(contacts: int) -> int:
     return max(NEWTON_AFTER, NEWTON_CHECKS_PER_CONTACT * contacts)
 
 
-def _accepts(history) -> bool:
-    """Whether the last residual (in tolerances) is an answer: below `TARGET`, or
+def _accepts(history, target: float = TARGET) -> bool:
+    """Whether the last residual (in tolerances) is an answer: below ``target``, or
     below 1 once the sweeps stall."""
-    return history[-1] <= TARGET or (history[-1] <= 1.0 and _stalled(history))
+    return history[-1] <= target or (history[-1] <= 1.0 and _stalled(history))
 
 
 def _stalled(history, window: int = STALL_WINDOW) -> bool:
