@@ -305,12 +305,12 @@ def test_sweeps_aimed_at_the_tolerance_stop_there_and_no_later(cluster, monkeypa
 
 
 def test_a_later_round_aims_at_the_level_its_last_round_reached(cluster):
-    """`friction._later_round_target`: a first round has the sweeps' own aim (None); a
-    round after one that reached the aim keeps it; after one that ended between the aim
-    and the tolerance it aims at that round's level (its largest residual in
-    tolerances), and after one beyond the tolerance at the tolerance. The levels are
-    measured independently (`kkt.coulomb_residual`) on answers between the converged
-    one and the stalled start."""
+    """`friction._later_round_target`: a first round has the sweeps' own aim (None), and
+    so has a round after one that ended before the stall floor or reached the aim; after
+    one that ran past the floor and ended between the aim and the tolerance it aims at
+    that round's level (its largest residual in tolerances), and after one beyond the
+    tolerance at the tolerance. The levels are measured independently
+    (`kkt.coulomb_residual`) on answers between the converged one and the stalled start."""
     from granular.contact.friction import _later_round_target
 
     data, G, T, rows = cluster
@@ -319,12 +319,14 @@ def test_a_later_round_aims_at_the_level_its_last_round_reached(cluster):
     reached, _, _ = gauss_seidel.solve(rows, predicted, data["start"], tolerance, 5000)
     start = coulomb_rows.onto_cones(rows, data["start"])
     assert levels(data, G, T, reached, tolerance) <= gauss_seidel.TARGET < 1.0 < levels(data, G, T, start, tolerance)
-    assert _later_round_target((rows, reached, indices), predicted, tolerance) is None
-    assert _later_round_target((rows, start, indices), predicted, tolerance) == 1.0
+    floor = 1000
+    assert _later_round_target((rows, reached, indices, floor + 1), predicted, tolerance, floor) is None
+    assert _later_round_target((rows, start, indices, floor + 1), predicted, tolerance, floor) == 1.0
+    assert _later_round_target((rows, start, indices, floor), predicted, tolerance, floor) is None
     between = [reached + t * (start - reached) for t in np.geomspace(1e-4, 1e-2, 25)]
     middle = [r for r in between if gauss_seidel.TARGET < levels(data, G, T, r, tolerance) <= 1.0]
     assert middle  # the path from the answer to the start crosses the band
     for r in middle:
-        assert _later_round_target((rows, r, indices), predicted, tolerance) == pytest.approx(
+        assert _later_round_target((rows, r, indices, floor + 1), predicted, tolerance, floor) == pytest.approx(
             levels(data, G, T, r, tolerance), rel=1e-9
         )

@@ -392,7 +392,7 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
                 FRICTION_SWEEPS,
                 names=lambda k: name(rows[k]),
                 floor=problem.stall_floor,
-                target=_later_round_target(last, predicted, tolerance),
+                target=_later_round_target(last, predicted, tolerance, problem.stall_floor),
             )
             missed = None
         except ConvergenceError as error:
@@ -401,7 +401,7 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
             solved, residual, missed = error.best, error.residual, error
             more = FRICTION_SWEEPS if error.iterations is None else error.iterations
         sweeps += more
-        last = (sub, solved, rows)
+        last = (sub, solved, rows, more)
         impulses = np.zeros((m, width))
         impulses[rows, : sub.width] = solved
         change = coulomb_rows.transposed_product(G, impulses[:, 0]) + coulomb_rows.transposed_product(
@@ -439,18 +439,23 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     )
 
 
-def _later_round_target(last, predicted: np.ndarray, tolerance: np.ndarray) -> float | None:
+def _later_round_target(last, predicted: np.ndarray, tolerance: np.ndarray, floor: int | None = None) -> float | None:
     """The aim (in tolerances, `friction_gauss_seidel.solve`'s ``target``) of a working-set
-    round after ``last`` (the last round's ``(rows, answer, their indices)``, None for the
-    first round): the sweeps' own aim (None), unless the last round ended on a stall
-    above it, within the tolerance but short of the aim. Then the next round, which
-    adds a few rows to that answer, aims at the tolerance: its sweeps, in the same deep
-    network, would stall again at the same level and end only by the stall rule, after
-    as many sweeps as the first round took (measured on the 8,000-sphere box,
-    benchmarks/README.md, `stress.py`)."""
+    round after ``last`` (the last round's ``(rows, answer, their indices, sweeps)``, None
+    for the first round): the sweeps' own aim (None), unless the last round ran past the
+    stall floor (``floor``, or `friction_gauss_seidel.NO_PROGRESS_FLOOR`) and ended short
+    of that aim. Then the next round, which adds a few rows to that answer, aims at the
+    level the last one reached (at most the tolerance): in the same deep network its
+    sweeps would stall again at that level and end, like the last round, only by the
+    stall rule, after as many sweeps again (a one-row second round of 19,014 sweeps on
+    the 8,000-sphere box, benchmarks/README.md, `stress.py`). Rounds that end before the
+    floor keep the aim: later rounds aimed at the tolerance throughout made the
+    following steps harder (the drum's median step 5% longer)."""
     if last is None:
         return None
-    rows, answer, indices = last
+    rows, answer, indices, sweeps = last
+    if sweeps <= (gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor):
+        return None
     ratio = float((coulomb_rows.natural_residual(rows, predicted, answer) / tolerance[indices]).max(initial=0.0))
     return min(ratio, 1.0) if ratio > gauss_seidel.TARGET else None
 
