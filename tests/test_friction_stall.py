@@ -267,7 +267,6 @@ def test_the_scheme_passes_each_step_the_floor_of_its_recent_sweeps(monkeypatch)
     assert list(simulation.scheme.state.recent_sweeps) == swept[-gauss_seidel.RECENT_STEPS :]
 
 
-
 def levels(data, G, T, r, tolerance):
     """The largest natural residual of impulses ``r`` (m, 3) in units of ``tolerance``,
     by `kkt.coulomb_residual` from the stored rows (not the sweeps' own kernels)."""

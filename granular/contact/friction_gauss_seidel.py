@@ -178,7 +178,9 @@ def solve(
             # the pass over the contacts that the residual costs (two thirds of a
             # sweep) is made at the checks that test for a drift, and to confirm an answer.
             history.append(None if estimate is None else calibration * estimate)
-            measured = estimate is None or _accepts(history, target) or _drift_check(len(history)) or sweep == max_sweeps
+            measured = (
+                estimate is None or _accepts(history, target) or _drift_check(len(history)) or sweep == max_sweeps
+            )
             if measured:
                 residual = contact_residuals(rows, u, r)
                 history[-1] = (residual / tolerance).max(initial=0.0)  # in units of each tolerance
