@@ -358,7 +358,9 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     Working set as in `project_frictional`: rows the prediction violates, rows
     with a warm impulse and rows separating slower than `NEAR_CONTACT` times the
     velocity scale first; rows the answer violates by more than the law's
-    tolerance join and the set is solved again from its answer. Returns impulses
+    tolerance join and the set is solved again from its answer (a round after one
+    that ran past the stall floor short of the sweeps' aim aims at the level that
+    round reached: `_later_round_target`). Returns impulses
     that satisfy (N)-(T) at every contact to ``FRICTION_SWEEP_TOLERANCE * scale``
     (m/s), or raises `ConvergenceError` naming the worst contact; with ``strict``
     False, the sweeps' best answer instead, with that error in ``missed``.
