@@ -274,7 +274,10 @@ def levels(data, G, T, r, tolerance):
 
     normal, tangential = r[:, 0], r[:, 1:3]
     u = data["predicted"] + data["inverse_mass"] * (G.T @ normal + T.T @ tangential.reshape(-1))
-    weight = lambda rows: np.asarray(rows.multiply(rows) @ data["inverse_mass"]).ravel()  # noqa: E731
+
+    def weight(rows):  # the diagonal of rows M^-1 rows^T (1/kg)
+        return np.asarray(rows.multiply(rows) @ data["inverse_mass"]).ravel()
+
     residual = coulomb_residual(
         G @ u - data["lower"],
         (T @ u).reshape(-1, 2),
@@ -287,7 +290,7 @@ def levels(data, G, T, r, tolerance):
     return float((residual / tolerance).max())
 
 
-def test_sweeps_aimed_at_the_tolerance_stop_there_and_no_later(cluster, monkeypatch):
+def test_sweeps_aimed_at_the_tolerance_stop_there_and_sooner(cluster, monkeypatch):
     """`friction_gauss_seidel.solve`'s ``target``: aimed at the tolerance itself (1),
     the plain sweeps (no Newton hand-over) accept the first measured answer within it,
     which meets the law to the tolerance, sooner than the answer aimed at `TARGET` (an
