@@ -202,17 +202,22 @@ def sweep_rows(
     )
 
 
+def csr_arrays(matrix) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(indptr, indices, data)`` of a sparse ``matrix`` as CSR, in the dtypes the
+    compiled kernels take (int64, int64, float), copied only when not in them already."""
+    if not isinstance(matrix, sp.csr_matrix):
+        matrix = sp.csr_matrix(matrix)
+    return (
+        matrix.indptr.astype(np.int64, copy=False),
+        matrix.indices.astype(np.int64, copy=False),
+        matrix.data.astype(float, copy=False),
+    )
+
+
 def csr_block(block: sp.csr_matrix, per_contact: int) -> tuple:
     """``(indptr, indices, data, per_contact)`` of a block of ``H`` with ``per_contact``
     rows a contact, in the dtypes `sweep_kernels.gather_rows` is compiled for."""
-    if not isinstance(block, sp.csr_matrix):
-        block = sp.csr_matrix(block)
-    return (
-        block.indptr.astype(np.int64, copy=False),
-        block.indices.astype(np.int64, copy=False),
-        block.data.astype(float, copy=False),
-        int(per_contact),
-    )
+    return (*csr_arrays(block), int(per_contact))
 
 
 def colour_classes(cols: np.ndarray, dummy: int) -> list[np.ndarray]:

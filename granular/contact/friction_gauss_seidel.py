@@ -487,7 +487,7 @@ def _first_newton_wait(contacts: int) -> int:
     return max(NEWTON_AFTER, NEWTON_CHECKS_PER_CONTACT * contacts)
 
 
-def _accepts(history, target: float = TARGET) -> bool:
+def _accepts(history, target: float) -> bool:
     """Whether the last residual (in tolerances) is an answer: below ``target``, or
     below 1 once the sweeps stall."""
     return history[-1] <= target or (history[-1] <= 1.0 and _stalled(history))

@@ -72,7 +72,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 
-from .coulomb_rows import kernels
+from .coulomb_rows import csr_arrays, kernels
 from .friction import project_frictional
 from .problem import ContactProblem, tangential_jacobian
 from ..tolerances import ENERGY_ROUNDOFF, FRICTION_SWEEP_TOLERANCE
@@ -172,13 +172,7 @@ def _clusters(G_I: sp.csr_matrix) -> np.ndarray:
     coordinates, directly or through other rows: the connected components of the row
     graph ``|G_I| |G_I|^T``, found by union-find on the rows' non-zero entries without
     forming that product (`sweep_kernels.row_clusters`)."""
-    G_I = G_I if isinstance(G_I, sp.csr_matrix) else sp.csr_matrix(G_I)
-    return kernels().row_clusters(
-        G_I.indptr.astype(np.int64, copy=False),
-        G_I.indices.astype(np.int64, copy=False),
-        G_I.data.astype(float, copy=False),
-        G_I.shape[1],
-    )
+    return kernels().row_clusters(*csr_arrays(G_I), G_I.shape[1])
 
 
 def _moving(sub) -> np.ndarray:
