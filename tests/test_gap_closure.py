@@ -11,11 +11,11 @@ import pytest
 import scipy.sparse as sp
 
 import granular as gr
-from granular.contact import active_set
+from granular.contact import active_set, gap_closure
 from granular.contact.gap_closure import close_gaps
 from granular.metric import DiagonalMetric
 from granular.records.configurations import read_configuration
-from granular.tolerances import OVERLAP_TOLERANCE
+from granular.tolerances import OVERLAP_TOLERANCE, VELOCITY_TOLERANCE
 from support import piles
 from test_world import smallest_gap
 
@@ -259,3 +259,38 @@ def test_a_contact_held_before_stays_held_while_open_by_less_than_the_gap_errors
     np.testing.assert_allclose(moved(5e-8, [1e-4, 1e-4]), [0, 0, 1e-7, 0, 0, -5e-8], rtol=1e-9)
     np.testing.assert_allclose(moved(2e-7, [1e-4, 1e-4]), [0, 0, 1e-7, 0, 0, 0], rtol=1e-9)
     np.testing.assert_allclose(moved(5e-8, [1e-4, 0.0]), [0, 0, 1e-7, 0, 0, 0], rtol=1e-9)
+
+
+def test_rows_closed_in_turn_along_a_chain_join_round_after_round(monkeypatch):
+    """A column of 11 spheres of 1 kg (their heights only): the lowest is left 1e-7 m
+    inside the floor, the next nine gaps are 1e-8 m and the last 5e-8 m. Pushing the
+    lowest sphere out closes the gap above it, which joins the rows held touching,
+    and so on up the column: ten rounds, one row joining in each, beyond the
+    projection the closure otherwise falls back on (made to fail here). The column
+    ends touching, ``dz_k = 1e-7 - k 1e-8`` m for the ten lowest spheres, and the top
+    sphere stays put, 4e-8 m above its neighbour."""
+
+    def no_fallback(*arguments):
+        raise AssertionError("the joining rounds gave up")
+
+    monkeypatch.setattr(gap_closure, "_projected", no_fallback)
+    n, h = 11, 1e-3
+    jacobian = np.zeros((n, n))
+    jacobian[0, 0] = 1.0  # the floor under sphere 0
+    for k in range(n - 1):
+        jacobian[k + 1, k], jacobian[k + 1, k + 1] = -1.0, 1.0  # the gap between spheres k and k + 1
+    gaps = np.r_[-1e-7, np.full(n - 2, 1e-8), 5e-8]
+    velocity, _ = close_gaps(
+        DiagonalMetric(np.ones(n)),
+        Rows(jacobian, gaps),
+        np.zeros(n),
+        h,
+        np.arange(n, dtype=np.int64),
+        active_set.Workspace(),
+        pushing=np.r_[True, np.zeros(n - 1, dtype=bool)],
+    )
+    # Each held row is met to VELOCITY_TOLERANCE times the largest shortfall (1e-7 m / h);
+    # a sphere's height sums the errors of the rows below it, at most ten.
+    accuracy = 10 * h * VELOCITY_TOLERANCE * 1e-7 / h
+    expected = np.r_[1e-7 - 1e-8 * np.arange(n - 1), 0.0]
+    np.testing.assert_allclose(h * velocity, expected, rtol=0.0, atol=accuracy)
