@@ -99,11 +99,20 @@ class BorderedFactor:
         self.keys = keys
         self.order = np.argsort(keys, kind="stable")
         self.sorted_keys = keys[self.order]
+        # Border columns by key: (base positions and couplings of the row, or the unit
+        # pinning a removed row; the column's slot in ``solved``).
         self.columns: dict[int, tuple] = {}
         by_memory = MAX_BORDER_BYTES // max(8 * self.size, 1)
         self.budget = (
             0 if self.size < BORDER_MIN_BASE else int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
         )
+        # The base solves of the border columns side by side, in the order they came
+        # (Fortran order: a column's pages are written, and taken from memory, only
+        # when it comes). The bordered solves read them where they lie: stacking the
+        # columns of a step anew copied ``size x border`` numbers at every call, a
+        # quarter of a step of a 49,000-sphere pile at rest.
+        self.solved = np.empty((self.size, self.budget), order="F")
+        self.stored = 0
 
     def positions(self, keys: np.ndarray) -> np.ndarray:
         """Base position of each key, -1 when not in the base."""
@@ -135,9 +144,9 @@ class BorderedFactor:
         if fresh:
             units = np.zeros((self.size, len(fresh)))
             units[[position for _, position in fresh], np.arange(len(fresh))] = 1.0
-            solved = self.solve_base(units)
-            for column, (key, position) in enumerate(fresh):
-                self.columns[key] = (np.array([position]), np.ones(1), solved[:, column])
+            slots = self._store(self.solve_base(units))
+            for slot, (key, position) in zip(slots, fresh):
+                self.columns[key] = (np.array([position]), np.ones(1), slot)
         base_rows = positions[in_base]
         if added.size + removed.size == 0:
 
@@ -159,23 +168,37 @@ class BorderedFactor:
         coupling = rows_data.couplings(present, fresh) if present.size else np.zeros((0, fresh.size))
         right = np.zeros((self.size, fresh.size))
         right[positions[in_base], :] = coupling
-        solved = self.solve_base(right)
+        slots = self._store(self.solve_base(right))
         for column, row in enumerate(fresh):
             nonzero = np.flatnonzero(coupling[:, column])
-            self.columns[int(keys[row])] = (positions[in_base][nonzero], coupling[nonzero, column], solved[:, column])
+            self.columns[int(keys[row])] = (positions[in_base][nonzero], coupling[nonzero, column], slots[column])
+
+    def _store(self, solved: np.ndarray) -> np.ndarray:
+        """The slots in ``self.solved`` given to the columns of ``solved`` (size, k)."""
+        slots = np.arange(self.stored, self.stored + solved.shape[1])
+        self.solved[:, slots[0] : slots[-1] + 1] = solved
+        self.stored += solved.shape[1]
+        return slots
 
     def _bordered(self, rows_data, added, removed, border, in_base, base_rows):
         n_added = added.size
-        Z = np.column_stack([column[2] for column in border])
+        # Z, the border's base solves (size, k), is ``solved[:, slots]``, read in place:
+        # ``Z w = solved w_all`` with ``w_all`` zero outside ``slots``, and the products
+        # with few base rows gather those rows only.
+        slots = np.array([column[2] for column in border], dtype=np.int64)
+        solved = self.solved[:, : self.stored]
+        counts = np.array([c[0].size for c in border[:n_added]], dtype=np.int64)
+        coupled_rows = np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)])
         coupling = sp.csr_matrix(
             (
                 np.concatenate([c[1] for c in border[:n_added]] + [np.zeros(0)]),
-                np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)]),
-                np.concatenate([[0], np.cumsum([c[0].size for c in border[:n_added]], dtype=np.int64)]),
+                np.arange(coupled_rows.size),
+                np.concatenate([[0], np.cumsum(counts)]),
             ),
-            shape=(n_added, self.size),
-        )
-        schur = -np.vstack([coupling @ Z, Z[removed]])
+            shape=(n_added, coupled_rows.size),
+        )  # the couplings W_NB on the base rows they touch, in the order of ``coupled_rows``
+        on_base = coupling @ solved[coupled_rows][:, slots]  # W_NB Z
+        schur = -np.vstack([on_base, solved[removed][:, slots]])
         if n_added:
             schur[:n_added, :n_added] += rows_data.couplings(added, added) + np.diag(
                 self.rho * rows_data.diagonal[added]
@@ -192,9 +215,11 @@ class BorderedFactor:
             right[base_rows] = residual[in_base]
             y = self.solve_base(right)
             w = scipy.linalg.lu_solve(
-                lu, np.concatenate([residual[~in_base] - coupling @ y, -y[removed]]), check_finite=False
+                lu, np.concatenate([residual[~in_base] - coupling @ y[coupled_rows], -y[removed]]), check_finite=False
             )
-            x_base = y - Z @ w
+            w_all = np.zeros(self.stored)
+            w_all[slots] = w
+            x_base = y - solved @ w_all
             out = np.empty(residual.size)
             out[in_base] = x_base[base_rows]
             out[~in_base] = w[:n_added]
