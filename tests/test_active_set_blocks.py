@@ -163,3 +163,21 @@ def test_a_bordered_factor_solves_the_changed_set_as_a_factor_of_it_would(backen
         kappa = eigenvalues[-1] / eigenvalues[0]
         error = np.abs(apply(right) - direct).max() / np.abs(direct).max()
         assert error <= 100 * kappa * np.finfo(float).eps
+
+
+def test_a_border_never_takes_more_memory_than_its_bound_and_grows_with_cholmods_ratio():
+    """`border_budget`: the border's columns (8 bytes a row each) stay within
+    `MAX_BORDER_BYTES` at every size, none below `BORDER_MIN_BASE` rows; CHOLMOD's
+    budget grows with the base from `CHOLMOD_RATIO_ROWS` rows (its factorisation-to-
+    solve ratio), until the memory bound takes over."""
+    from granular.contact import bordered_factor as bf
+
+    sizes = np.unique(np.geomspace(100, 5e6, 60).astype(int))
+    for size in sizes:
+        backend = "cholmod" if size > bf.LARGE_BASE else "qdldl"
+        budget = bf.border_budget(int(size), backend)
+        assert 8 * size * budget <= bf.MAX_BORDER_BYTES
+        assert (budget == 0) == (size < bf.BORDER_MIN_BASE)
+    base = bf.BORDER_PER_FACTORISATION["cholmod"]
+    assert bf.border_budget(bf.CHOLMOD_RATIO_ROWS, "cholmod") == base
+    assert bf.border_budget(4 * bf.CHOLMOD_RATIO_ROWS, "cholmod") == 2 * base  # the square root

@@ -32,6 +32,13 @@ LARGE_BASE = 8000
 #: "Measurements behind the constants").
 #: Counts, not timings, decide, so that runs are reproducible bit for bit.
 BORDER_PER_FACTORISATION = {"qdldl": 40, "cholmod": 150}
+#: Above this many rows CHOLMOD's ratio grows like the square root of the base's
+#: size (`border_budget`): a factorisation's work grows faster than a solve's
+#: (nested dissection of a 3D network: about n^2 against n^(4/3) operations; George,
+#: *Nested dissection of a regular finite element mesh*, 1973). Measured on the
+#: frictional layer at rest tiled by `benchmarks/large_piles.py`: 125, 234 and 337 at
+#: 27,000, 75,000 and 147,000 rows, against 130 to 180 below 30,000.
+CHOLMOD_RATIO_ROWS = 30000
 #: Bases of fewer rows are refactorised at every change of the active set: a
 #: border round's assembly (the Schur complement and its columns) costs more than
 #: qdldl takes to factorise such a base. Tuned; benchmarks/README.md, "Measurements
@@ -78,6 +85,19 @@ def factorise(matrix: sp.csc_matrix, backend: str):
     return solve
 
 
+def border_budget(size: int, backend: str) -> int:
+    """Border columns a base of ``size`` rows factorised by ``backend`` may carry before it
+    is refactorised: about the factorisation-to-solve ratio (`BORDER_PER_FACTORISATION`,
+    growing with the size for CHOLMOD: `CHOLMOD_RATIO_ROWS`), at most `MAX_BORDER` and
+    `MAX_BORDER_BYTES` of columns; none below `BORDER_MIN_BASE` rows."""
+    if size < BORDER_MIN_BASE:
+        return 0
+    ratio = BORDER_PER_FACTORISATION[backend]
+    if backend == "cholmod":
+        ratio *= max(1.0, size / CHOLMOD_RATIO_ROWS) ** 0.5
+    return int(min(ratio, MAX_BORDER_BYTES // (8 * size), MAX_BORDER))
+
+
 class BorderedFactor:
     """A factor of ``W_BB + rho D_B`` on a base set of rows, known by keys that
     persist across steps, with the border columns that adapt it to other sets.
@@ -102,10 +122,7 @@ class BorderedFactor:
         # Border columns by key: (base positions and couplings of the row, or the unit
         # pinning a removed row; the column's slot in ``solved``).
         self.columns: dict[int, tuple] = {}
-        by_memory = MAX_BORDER_BYTES // max(8 * self.size, 1)
-        self.budget = (
-            0 if self.size < BORDER_MIN_BASE else int(min(BORDER_PER_FACTORISATION[backend], by_memory, MAX_BORDER))
-        )
+        self.budget = border_budget(self.size, backend)
         # The base solves of the border columns side by side, in the order they came
         # (Fortran order: a column's pages are written, and taken from memory, only
         # when it comes). The bordered solves read them where they lie: stacking the
