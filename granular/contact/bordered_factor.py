@@ -127,7 +127,8 @@ class BorderedFactor:
         # (Fortran order: a column's pages are written, and taken from memory, only
         # when it comes). The bordered solves read them where they lie: stacking the
         # columns of a step anew copied ``size x border`` numbers at every call, a
-        # quarter of a step of a 49,000-sphere pile at rest.
+        # quarter of a step of a 49,000-sphere pile at rest (benchmarks/README.md,
+        # `large_piles.py`).
         self.solved = np.empty((self.size, self.budget), order="F")
         self.stored = 0
 
@@ -193,7 +194,7 @@ class BorderedFactor:
     def _store(self, solved: np.ndarray) -> np.ndarray:
         """The slots in ``self.solved`` given to the columns of ``solved`` (size, k)."""
         slots = np.arange(self.stored, self.stored + solved.shape[1])
-        self.solved[:, slots[0] : slots[-1] + 1] = solved
+        self.solved[:, self.stored : self.stored + slots.size] = solved
         self.stored += solved.shape[1]
         return slots
 
