@@ -46,6 +46,10 @@ CHOLMOD_RATIO_ROWS = 30000
 BORDER_MIN_BASE = 600
 #: Border columns kept at most, and the memory they may take (bytes).
 MAX_BORDER = 400
+#: A border's stored columns are read in place when the span of their slots holds at
+#: most this many times their number (the stale ones between then cost each product
+#: no more than the border's own), and gathered into a copy otherwise.
+IN_PLACE_SPAN = 2
 MAX_BORDER_BYTES = 1 << 30
 
 
@@ -123,13 +127,12 @@ class BorderedFactor:
         # pinning a removed row; the column's slot in ``solved``).
         self.columns: dict[int, tuple] = {}
         self.budget = border_budget(self.size, backend)
-        # The base solves of the border columns side by side, in the order they came
-        # (Fortran order: a column's pages are written, and taken from memory, only
-        # when it comes). The bordered solves read them where they lie: stacking the
-        # columns of a step anew copied ``size x border`` numbers at every call, a
-        # quarter of a step of a 49,000-sphere pile at rest (benchmarks/README.md,
-        # `large_piles.py`).
-        self.solved = np.empty((self.size, self.budget), order="F")
+        # The base solves of the border columns side by side, in the order they came,
+        # in Fortran order (a column contiguous), the array doubling as they come. The
+        # bordered solves read them where they lie: stacking the columns of a step
+        # anew copied ``size x border`` numbers at every call, a quarter of a step of
+        # a 49,000-sphere pile at rest (benchmarks/README.md, `large_piles.py`).
+        self.solved = np.empty((self.size, 0), order="F")
         self.stored = 0
 
     def positions(self, keys: np.ndarray) -> np.ndarray:
@@ -155,7 +158,7 @@ class BorderedFactor:
         removed_keys = self.keys[removed]
         new_added = np.array([int(k) not in self.columns for k in added_keys], dtype=bool)
         new_removed = sum(int(k) not in self.columns for k in removed_keys)
-        if len(self.columns) + int(new_added.sum()) + new_removed > self.budget:
+        if self.stored + int(new_added.sum()) + new_removed > self.budget:
             return None
         self._add_columns(rows_data, rows, keys, positions, in_base, added[new_added])
         fresh = [(int(key), position) for key, position in zip(removed_keys, removed) if int(key) not in self.columns]
@@ -194,17 +197,27 @@ class BorderedFactor:
     def _store(self, solved: np.ndarray) -> np.ndarray:
         """The slots in ``self.solved`` given to the columns of ``solved`` (size, k)."""
         slots = np.arange(self.stored, self.stored + solved.shape[1])
+        if slots.size and self.stored + slots.size > self.solved.shape[1]:
+            grown = np.empty(
+                (self.size, min(max(2 * self.solved.shape[1], self.stored + slots.size, 16), self.budget)), order="F"
+            )
+            grown[:, : self.stored] = self.solved[:, : self.stored]
+            self.solved = grown
         self.solved[:, self.stored : self.stored + slots.size] = solved
-        self.stored += solved.shape[1]
+        self.stored += slots.size
         return slots
 
     def _bordered(self, rows_data, added, removed, border, in_base, base_rows):
         n_added = added.size
-        # Z, the border's base solves (size, k), is ``solved[:, slots]``, read in place:
-        # ``Z w = solved w_all`` with ``w_all`` zero outside ``slots``, and the products
-        # with few base rows gather those rows only.
+        # Z, the border's base solves (size, k), is read in place, ``Z w = solved w_all``
+        # with ``w_all`` zero outside ``slots`` (`IN_PLACE_SPAN`), or gathered once (a
+        # copy, as stacking was). The products with few base rows gather those rows only.
         slots = np.array([column[2] for column in border], dtype=np.int64)
-        solved = self.solved[:, : self.stored]
+        first, last = int(slots.min()), int(slots.max()) + 1
+        if last - first <= IN_PLACE_SPAN * slots.size:
+            solved, slots = self.solved[:, first:last], slots - first
+        else:
+            solved, slots = self.solved[:, slots], np.arange(slots.size)
         counts = np.array([c[0].size for c in border[:n_added]], dtype=np.int64)
         coupled_rows = np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)])
         coupling = sp.csr_matrix(
@@ -215,8 +228,8 @@ class BorderedFactor:
             ),
             shape=(n_added, coupled_rows.size),
         )  # the couplings W_NB on the base rows they touch, in the order of ``coupled_rows``
-        on_base = coupling @ solved[coupled_rows][:, slots]  # W_NB Z
-        schur = -np.vstack([on_base, solved[removed][:, slots]])
+        on_base = coupling @ solved[np.ix_(coupled_rows, slots)]  # W_NB Z
+        schur = -np.vstack([on_base, solved[np.ix_(removed, slots)]])
         if n_added:
             schur[:n_added, :n_added] += rows_data.couplings(added, added) + np.diag(
                 self.rho * rows_data.diagonal[added]
@@ -235,7 +248,7 @@ class BorderedFactor:
             w = scipy.linalg.lu_solve(
                 lu, np.concatenate([residual[~in_base] - coupling @ y[coupled_rows], -y[removed]]), check_finite=False
             )
-            w_all = np.zeros(self.stored)
+            w_all = np.zeros(solved.shape[1])
             w_all[slots] = w
             x_base = y - solved @ w_all
             out = np.empty(residual.size)
