@@ -144,7 +144,8 @@ def test_a_bordered_factor_solves_the_changed_set_as_a_factor_of_it_would(backen
 
     # The backend follows the base's size: CHOLMOD's threshold lowered below 700 rows.
     monkeypatch.setattr(bordered_factor, "LARGE_BASE", 8000 if backend == "qdldl" else 500)
-    # The border's columns read where they are stored, or gathered first.
+    # The border's columns read where they are stored, or copied first.
+    monkeypatch.setattr(bordered_factor, "IN_PLACE_ROWS", 500 if in_place else 8000)
     monkeypatch.setattr(bordered_factor, "IN_PLACE_SPAN", bordered_factor.MAX_BORDER if in_place else 0)
     backend_rows = 700
     rng = np.random.default_rng(5)

@@ -46,9 +46,13 @@ CHOLMOD_RATIO_ROWS = 30000
 BORDER_MIN_BASE = 600
 #: Border columns kept at most, and the memory they may take (bytes).
 MAX_BORDER = 400
-#: A border's stored columns are read in place when the span of their slots holds at
-#: most this many times their number (the stale ones between then cost each product
-#: no more than the border's own), and gathered into a copy otherwise.
+#: The border's stored columns are read in place in bases of more than `IN_PLACE_ROWS`
+#: rows, when the span of their slots holds at most `IN_PLACE_SPAN` times their number
+#: (the stale columns between then cost each product no more than the border's own).
+#: Otherwise they are copied side by side in the border's order, which costs little
+#: in a small base and keeps its products, and so its runs, as they were when every
+#: call stacked its columns.
+IN_PLACE_ROWS = 8000
 IN_PLACE_SPAN = 2
 MAX_BORDER_BYTES = 1 << 30
 
@@ -210,14 +214,14 @@ class BorderedFactor:
     def _bordered(self, rows_data, added, removed, border, in_base, base_rows):
         n_added = added.size
         # Z, the border's base solves (size, k), is read in place, ``Z w = solved w_all``
-        # with ``w_all`` zero outside ``slots`` (`IN_PLACE_SPAN`), or gathered once (a
-        # copy, as stacking was). The products with few base rows gather those rows only.
+        # with ``w_all`` zero outside ``slots``, or copied (`IN_PLACE_ROWS`). The
+        # products with few base rows gather those rows only.
         slots = np.array([column[2] for column in border], dtype=np.int64)
         first, last = int(slots.min()), int(slots.max()) + 1
-        if last - first <= IN_PLACE_SPAN * slots.size:
+        if self.size > IN_PLACE_ROWS and last - first <= IN_PLACE_SPAN * slots.size:
             solved, slots = self.solved[:, first:last], slots - first
         else:
-            solved, slots = self.solved[:, slots], np.arange(slots.size)
+            solved, slots = np.ascontiguousarray(self.solved[:, slots]), np.arange(slots.size)
         counts = np.array([c[0].size for c in border[:n_added]], dtype=np.int64)
         coupled_rows = np.concatenate([c[0] for c in border[:n_added]] + [np.zeros(0, dtype=np.int64)])
         coupling = sp.csr_matrix(
