@@ -46,15 +46,15 @@ CHOLMOD_RATIO_ROWS = 30000
 BORDER_MIN_BASE = 600
 #: Border columns kept at most, and the memory they may take (bytes).
 MAX_BORDER = 400
-#: The border's stored columns are read in place in bases of more than `IN_PLACE_ROWS`
-#: rows, when the span of their slots holds at most `IN_PLACE_SPAN` times their number
-#: (the stale columns between then cost each product no more than the border's own).
-#: Otherwise they are copied side by side in the border's order, which costs little
-#: in a small base and keeps its products, and so its runs, as they were when every
-#: call stacked its columns.
-IN_PLACE_ROWS = 8000
-IN_PLACE_SPAN = 2
 MAX_BORDER_BYTES = 1 << 30
+#: The border's stored columns are read in place in the bases CHOLMOD factorises (more
+#: than `LARGE_BASE` rows) when the span of their slots holds at most `IN_PLACE_SPAN`
+#: times their number (the stale columns between then cost each product no more than
+#: the border's own). Otherwise they are copied side by side in the border's order,
+#: which costs little in a small base and keeps its products, and so its runs, as
+#: they were when every call stacked its columns.
+IN_PLACE_ROWS = LARGE_BASE
+IN_PLACE_SPAN = 2
 
 
 def factorise(matrix: sp.csc_matrix, backend: str):
