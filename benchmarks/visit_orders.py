@@ -3,30 +3,31 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/visit_orders.py solves [--n 1000] [--mu 0.5]
         [--seed 0] [--steps 100 104 ... 196] [--orders colour index down up light heavy]
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/visit_orders.py runs [--n 8000] [--mu 0.5]
-        [--seeds 0 1 2] [--orders down colour]
+        [--seeds 0 1 2] [--orders colour down]
 
-Gauss-Seidel carries a change along a chain of contacts to every later contact of the
-chain within one sweep, and one contact a sweep towards the earlier ones. The sweeps
-visit a world's contacts by their depth along gravity, down the pile
-(`coulomb_rows.SweepRows`); before, colour after colour (`coulomb_rows.visit_order`),
-which carries a change a contact or two a sweep either way.
+Gauss-Seidel's rate depends on the order of its visits. Under gravity the weight of a
+column reaches its lowest contact in one sweep when the sweeps go down the pile, and
+in as many sweeps as the column has contacts when they go up: on a pile solved from
+nothing the order would matter. The sweeps here start from the previous step's
+impulses, and they visit the contacts colour after colour (`coulomb_rows.visit_order`).
 
-The scene is `peer_scenes.siconos_box` (as in `stress.py`). ``solves``: the run is
-stepped to each of ``steps``, and the stage-4 solve of that step (the arguments
-`friction_gauss_seidel.solve` received) is kept. Each kept solve is then solved again,
-whole (stall rules, repairs and all), with the contacts visited in each of ``orders``:
+The scene is `peer_scenes.siconos_box` (as in `stress.py`). ``solves``: the run is stepped to each
+of ``steps``; the stage-4 solve of that step (the arguments `friction_gauss_seidel.solve`
+received) is kept with the sphere centres before the step. Each kept solve is then
+solved again, whole (stall rules, repairs and all), with the contacts visited in each
+of ``orders``:
 
-- ``down``: the solver's order, by the contacts' depth (`ConstraintSet.depth`);
-- ``up``: the reverse;
-- ``colour``: colour after colour, the order before;
+- ``colour``: the solver's order;
 - ``index``: the contacts' own order (the neighbour search's);
+- ``down`` / ``up``: by the mean height of the contact's spheres, highest / lowest first;
 - ``light`` / ``heavy``: by the warm start's normal impulse, smallest / largest first
   (a pile's load grows with depth, so ``light`` is ``down`` without the geometry).
 
 It prints each solve's sweeps and time per order, then the totals. ``runs``: whole
-runs of 200 steps with every solve's contacts visited in one order (``down``, ``up``,
-``colour`` or ``index``), each printing its time, median step, window medians (steps
-10-49 / 50-99 / 100-149 / 150-199), sweeps per window and largest step.
+runs of 200 steps with every solve's contacts visited in one order (``colour``, ``index``,
+``down`` or ``up``; the centres are those at the start of the step), each printing its
+time, median step, window medians (steps 10-49 / 50-99 / 100-149 / 150-199), sweeps
+per window and largest step.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from __future__ import annotations
 import argparse
 import time
 import warnings
-from dataclasses import replace
 
 import numpy as np
 
@@ -44,11 +44,11 @@ from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact.friction import FRICTION_SWEEPS
 from peer_scenes import siconos_box
 
-ORDERS = ("down", "up", "colour", "index", "light", "heavy")
+ORDERS = ("colour", "index", "down", "up", "light", "heavy")
 
 
-def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple]]:
-    """``(step, arguments)`` of the stage-4 solve of each of ``steps``."""
+def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple, np.ndarray]]:
+    """``(step, arguments, centres)`` of the stage-4 solve of each of ``steps``."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
     simulation = gr.Simulation(world, dt=dt)
     solve, kept, current = gauss_seidel.solve, [], []
@@ -61,40 +61,64 @@ def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple]]:
     try:
         for step in range(max(steps) + 1):
             current.clear()
+            centres = simulation.positions.copy()
             simulation.step()
             if step in steps and current:
-                kept.append((step, max(current, key=lambda solve: solve[0].cols.shape[0])))
+                kept.append((step, max(current, key=lambda solve: solve[0].cols.shape[0]), centres))
     finally:
         gauss_seidel.solve = solve
     return kept
 
 
-def visit_key(kind: str, depth: np.ndarray | None, load: np.ndarray | None) -> np.ndarray | None:
-    """The sweeps' ``visit_key`` (`coulomb_rows.SweepRows`) of ``kind``'s order, from the
-    contacts' ``depth`` along gravity (the world's key) and their warm normal impulses."""
-    if kind == "colour":
-        return None
-    if kind == "index":
-        return np.arange(depth.size, dtype=float)
-    if kind in ("down", "up"):
-        return depth if kind == "down" else -depth
-    return load if kind == "light" else -load
+def ordering(kind: str, centres, load: np.ndarray):
+    """A replacement of `coulomb_rows.visit_order` that visits the contacts in ``kind``'s
+    order. The colours stay the solver's (only the order is changed). Solves of a
+    subset of the rows (a local repair's) keep the solver's order under the load
+    orders, whose impulses are the whole set's."""
+    solver_order = coulomb_rows.visit_order
+
+    def visit_order(cols, dummy):
+        order, colour = solver_order(cols, dummy)
+        if kind == "colour" or (kind in ("light", "heavy") and load.size != cols.shape[0]):
+            return order, colour
+        if kind == "index":
+            return np.arange(cols.shape[0], dtype=np.int64), colour
+        if kind in ("light", "heavy"):
+            key = load if kind == "light" else -load
+        else:
+            here = centres() if callable(centres) else centres
+            n = here.shape[0]
+            translational = cols < 3 * n  # the first 3n coordinates are the centres'
+            heights = np.where(translational, here[np.minimum(cols // 3, n - 1), 2], np.nan)
+            height = np.nanmean(heights, axis=1)
+            key = -height if kind == "down" else height
+        return np.argsort(key, kind="stable").astype(np.int64), colour
+
+    return visit_order
 
 
 def compare_solves(args) -> None:
     """Each kept solve solved again under each order."""
+    solver_order = coulomb_rows.visit_order
     sweeps = dict.fromkeys(args.orders, 0)
     seconds = dict.fromkeys(args.orders, 0.0)
-    for step, (rows, predicted, start, tolerance, floor) in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
+    for step, (rows, predicted, start, tolerance, floor), centres in kept_solves(
+        args.n, args.mu, args.seed, set(args.steps)
+    ):
         parts = []
         for kind in args.orders:
-            ordered = replace(rows, visit_key=visit_key(kind, rows.visit_key, start[:, 0]))
+            coulomb_rows.visit_order = ordering(kind, centres, start[:, 0])
+            rows.__dict__.pop("compiled", None)  # the cached sweep arrays hold the old order
             began = time.perf_counter()
-            _, used, _ = gauss_seidel.solve(ordered, predicted, start, tolerance, FRICTION_SWEEPS, floor=floor)
+            try:
+                _, used, _ = gauss_seidel.solve(rows, predicted, start, tolerance, FRICTION_SWEEPS, floor=floor)
+            finally:
+                coulomb_rows.visit_order = solver_order
             spent = time.perf_counter() - began
             sweeps[kind] += used
             seconds[kind] += spent
             parts.append(f"{kind} {used} ({1e3 * spent:.0f} ms)")
+        rows.__dict__.pop("compiled", None)
         print(f"step {step}, {rows.cols.shape[0]} contacts: " + ", ".join(parts), flush=True)
     print("all: " + ", ".join(f"{kind} {sweeps[kind]} sweeps ({seconds[kind]:.2f} s)" for kind in args.orders))
 
@@ -103,19 +127,16 @@ def whole_run(n: int, mu: float, seed: int, kind: str, steps: int = 200) -> str:
     """One run with every solve's contacts visited in ``kind``'s order, summarised."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
     simulation = gr.Simulation(world, dt=dt)
-    rows_of, solve = coulomb_rows.sweep_rows, gauss_seidel.solve
+    solver_order, solve = coulomb_rows.visit_order, gauss_seidel.solve
     counted = [0]
-
-    def ordered_rows(*arguments):
-        *rest, depth = arguments
-        return rows_of(*rest, visit_key(kind, depth, None))
 
     def counting(*arguments, **options):
         answer = solve(*arguments, **options)
         counted[0] += answer[1]
         return answer
 
-    coulomb_rows.sweep_rows, gauss_seidel.solve = ordered_rows, counting
+    coulomb_rows.visit_order = ordering(kind, lambda: simulation.positions, np.zeros(0))
+    gauss_seidel.solve = counting
     seconds, sweeps = [], []
     try:
         for _ in range(steps):
@@ -124,7 +145,7 @@ def whole_run(n: int, mu: float, seed: int, kind: str, steps: int = 200) -> str:
             seconds.append(time.perf_counter() - began)
             sweeps.append(counted[0] - before)
     finally:
-        coulomb_rows.sweep_rows, gauss_seidel.solve = rows_of, solve
+        coulomb_rows.visit_order, gauss_seidel.solve = solver_order, solve
     seconds, sweeps = np.array(seconds), np.array(sweeps)
     windows = [(10, 50), (50, 100), (100, 150), (150, 200)]
     return (
@@ -152,7 +173,7 @@ def main():
         compare_solves(args)
         return
     for seed in args.seeds:
-        for kind in args.orders or ["down", "colour"]:
+        for kind in args.orders or ["colour", "down"]:
             if kind in ("light", "heavy"):
                 parser.error("the load orders are compared on kept solves only")
             print(whole_run(args.n, args.mu, seed, kind), flush=True)

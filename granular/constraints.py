@@ -114,12 +114,6 @@ class ConstraintSet:
         Which of a sphere's rows on one surface a row is, when a surface can touch a
         sphere at several places (`granular.walls.surfaces.ContactRows.features`): 0 for the
         first, 1, 2 ... for the others; 0 for pairs. None: every row is 0.
-    depth : (m,) array or None
-        How far along gravity each row's contact lies (m): the mean of its two centres'
-        positions along the unit vector of gravity for a pair, its sphere's centre's on a
-        wall (larger is lower). The Coulomb sweeps visit the rows in increasing depth,
-        from the top of a pile down (`granular.contact.coulomb_rows.SweepRows`). None: a
-        world without gravity, or a `ConstrainedSystem`.
     """
 
     gap: np.ndarray
@@ -138,7 +132,6 @@ class ConstraintSet:
     normal_offset: np.ndarray | None = None
     surface_names: tuple | None = None
     feature: np.ndarray | None = None
-    depth: np.ndarray | None = None
     _keys: dict = field(default_factory=dict, compare=False, repr=False, init=False)
 
     @property
@@ -201,7 +194,6 @@ class ConstraintSet:
             tangential_offset=take_optional(self.tangential_offset, rows),
             normal_offset=take_optional(self.normal_offset, rows),
             feature=take_optional(self.feature, rows),
-            depth=take_optional(self.depth, rows),
         )
 
     @staticmethod

@@ -54,13 +54,6 @@ class SweepRows:
     coupling : (m, 2, 2) ``W_RT``, how a tangential impulse moves the rolling velocity.
     tangent_offset : (m, 2) velocity (m/s) of a moving wall's contact point along the
         tangents, subtracted from the tangential velocities (`granular.walls`), or None.
-    visit_key : (m,) the sweeps visit the contacts in increasing key (ties in index
-        order), or None: colour after colour (`visit_order`). Gauss-Seidel carries a
-        change along a chain of contacts to every later contact of the chain within the
-        sweep, and one contact a sweep towards the earlier ones; colour after colour,
-        a contact or two a sweep either way. A pile's depth as the key carries its
-        changes down the whole pile in one sweep: the 8,000-sphere box took 18% fewer
-        sweeps (benchmarks/README.md, "the sweeps' visit order").
     """
 
     cols: np.ndarray
@@ -74,7 +67,6 @@ class SweepRows:
     w_rolling: np.ndarray | None = None
     coupling: np.ndarray | None = None
     tangent_offset: np.ndarray | None = None
-    visit_key: np.ndarray | None = None
 
     @property
     def width(self) -> int:
@@ -101,7 +93,6 @@ class SweepRows:
             take(self.w_rolling),
             take(self.coupling),
             take(self.tangent_offset),
-            take(self.visit_key),
         )
 
     @cached_property
@@ -145,15 +136,13 @@ def sweep_rows(
     R: sp.csr_matrix | None = None,
     rolling_friction: np.ndarray | None = None,
     tangent_offset: np.ndarray | None = None,
-    visit_key: np.ndarray | None = None,
 ) -> SweepRows | None:
     """The rows of ``m`` contacts (``G`` (m, d), ``T`` (2m, d), row ``2k + a`` tangent
     ``a`` of contact ``k``; optionally rolling rows ``R`` (2m, d) with coefficients
     ``rolling_friction`` (m,)), or None when the method does not apply: a metric
     without a diagonal, a frictional contact whose block is not ``diag(w, v, v)``,
     or a rolling contact whose rolling block is not ``w_r I`` decoupled from the normal.
-    ``tangent_offset`` (m, 2): a moving wall's tangential velocity, ``visit_key`` (m,)
-    the sweeps' visit order (`SweepRows`)."""
+    ``tangent_offset`` (m, 2): a moving wall's tangential velocity (`SweepRows`)."""
     inverse = getattr(metric, "inverse_diagonal", None)
     if inverse is None:
         return None
@@ -210,7 +199,6 @@ def sweep_rows(
         w_rolling,
         coupling,
         None if tangent_offset is None else np.asarray(tangent_offset, dtype=float),
-        None if visit_key is None else np.asarray(visit_key, dtype=float),
     )
 
 
@@ -346,9 +334,8 @@ def transposed_product(matrix, x: np.ndarray) -> np.ndarray:
 class CompiledRows:
     """The sweeps and the residual of one `SweepRows` in compiled loops
     (`granular.contact.sweep_kernels`: why, and the arrays' meaning). The sweeps visit the
-    contacts in increasing ``visit_key`` or, without one, colour after colour
-    (`colour_classes`, `visit_order`), the order of the vectorised colours they
-    replaced; the contacts' arrays are stored in that order
+    contacts colour after colour (`colour_classes`, `visit_order`), the order of the vectorised
+    colours they replaced; the contacts' arrays are stored in that order
     (``order[i]`` is the contact at position ``i``), so that a sweep reads them
     front to back (a third faster than through ``order``: `sweep_kernels`). The rows
     of turning spheres are swept on their two-body blocks (`sweep_kernels.pair_blocks`),
@@ -357,10 +344,7 @@ class CompiledRows:
     def __init__(self, rows: SweepRows):
         m = rows.cols.shape[0]
         dummy = rows.inverse_mass.size - 1
-        if rows.visit_key is None:
-            order, _ = visit_order(rows.cols, dummy)
-        else:
-            order = np.argsort(rows.visit_key, kind="stable").astype(np.int64, copy=False)
+        order, _ = visit_order(rows.cols, dummy)
         self.rows, self.order = rows, order
         self.cols, self.values, self.scaled, self.width = kernels().visit_order_rows(
             order,

@@ -236,9 +236,7 @@ def project_frictional(problem: ContactProblem, strict: bool = True) -> ContactS
     warm_start = problem.warm_start
     warm = np.zeros(m) if warm_start is None else np.nan_to_num(np.asarray(warm_start, dtype=float))
     sweep_rows = (
-        coulomb_rows.sweep_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset, problem.visit_key)
-        if s == 2
-        else None
+        coulomb_rows.sweep_rows(metric, G, T, mu, lower, R, problem.rolling_friction, offset) if s == 2 else None
     )
     if sweep_rows is not None:  # a diagonal metric and sphere blocks: the sweeps apply
         return _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, strict)

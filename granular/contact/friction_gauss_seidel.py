@@ -31,11 +31,10 @@ own impulse) then has a closed form::
 
 Compiled sweeps. A sweep is a loop over the contacts in compiled code
 (`granular.contact.sweep_kernels`, numba: five times the numpy sweeps it replaced, whose
-cost was interpreter overhead). The contacts are visited in the order of the rows'
-``visit_key``, a world's depth along gravity (down the pile: `coulomb_rows.SweepRows`
-says why), or without one colour after colour (`colour_classes`: no two contacts of a
-colour share a coordinate, so a colour's updates do not see each other, the order the
-vectorised sweeps had); the answer is deterministic.
+cost was interpreter overhead). The contacts are visited colour after colour
+(`colour_classes`: no two contacts of a colour share a coordinate, so a colour's
+updates do not see each other, the order the vectorised sweeps had); the answer
+is deterministic.
 
 Stopping, and what the answer guarantees. The natural residual ``e_k = |W_kk
 (r_k^local - r_k)|`` (m/s), where ``r_k^local`` is the exact local answer at the

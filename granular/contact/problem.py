@@ -51,10 +51,6 @@ class ContactProblem:
         default.
     contact_name : ``k -> str`` naming row ``k`` in messages ("contact 3 (sphere 1 and
         wall 0)"), or None.
-    visit_key : (m,) the order in which the Coulomb sweeps visit the contacts, smallest
-        first (a world under gravity passes each contact's depth along it,
-        `granular.constraints.ConstraintSet.depth`, so that the sweeps go down the pile),
-        or None: colour after colour (`granular.contact.coulomb_rows.SweepRows`).
     """
 
     metric: object
@@ -73,7 +69,6 @@ class ContactProblem:
     keys: np.ndarray | None = None
     contact_name: Callable[[int], str] | None = None
     stall_floor: int | None = None
-    visit_key: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -128,7 +123,6 @@ class ContactProblem:
             warm_rolling=warm_rolling if R is not None else None,
             contact_name=lambda k: _contact_name(constraints, k),
             stall_floor=stall_floor,
-            visit_key=getattr(constraints, "depth", None),
         )
 
 

@@ -11,10 +11,9 @@ for numpy code) compiles them once, cached on disk next to this file. Two loops 
 the contact stages around the sweeps live here for the same reason: the clusters of
 an impact (`row_clusters`) and the velocity scale of a problem (`largest_row_speed`).
 
-The loops visit the contacts in the order ``order`` gives (any order is a Gauss-Seidel
-sweep). In colour order they compute the updates of the vectorised colours they
-replace: contacts of one colour share no coordinate, so taking them one after the
-other is the same iteration (equal up to the rounding of the sums).
+The loops compute the updates of the vectorised colours they replace: contacts of
+one colour share no coordinate, so taking them one after the other in colour
+order is the same Gauss-Seidel iteration (equal up to the rounding of the sums).
 The local answer is written out for the three components of a Coulomb contact
 and for the five of a contact with rolling resistance: a loop over a component
 count known only at run time made the sweep several times slower.
@@ -24,7 +23,7 @@ contact, ``d + 1`` coordinates with the dummy ``d`` of zero inverse mass):
 
 - ``order`` (m,) int64: the contact (the row of ``r``) each position of the
   arrays below holds. The contacts' arrays are stored in the order the sweeps
-  visit them (`coulomb_rows.CompiledRows`), so that a sweep reads them front to back,
+  visit them, colour after colour, so that a sweep reads them front to back,
   faster than the same arrays in contact order read through ``order``
   (`_Compiled`; benchmarks/README.md, "Measurements behind the constants");
 - ``cols`` (m, p) int64, ``values`` (m, q, p): the contacts' rows (`SweepRows`);

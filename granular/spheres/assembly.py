@@ -144,21 +144,7 @@ def sphere_constraints(world: SphereWorld, t_next: float, q: np.ndarray, h: floa
         normal_offset=normal_offset,
         surface_names=world.surface_names,
         feature=None if walls.features is None else np.concatenate([np.zeros(i.size, np.int64), walls.features]),
-        depth=contact_depths(positions, world.gravity, i, j, wi),
     )
-
-
-def contact_depths(positions: np.ndarray, gravity: np.ndarray, i, j, wall_spheres) -> np.ndarray | None:
-    """The depth (m,) of each row's contact along gravity (`ConstraintSet.depth`): the
-    pairs' ``(i, j)`` first, then the wall rows of ``wall_spheres``; None without gravity."""
-    strength = float(np.linalg.norm(gravity))
-    if strength == 0.0:
-        return None
-    down = np.asarray(gravity, dtype=float) / strength
-    # Summed term by term, not by a BLAS product: the order of equal depths (a lattice's
-    # layers) must not depend on the machine's kernel.
-    depth = positions[:, 0] * down[0] + positions[:, 1] * down[1] + positions[:, 2] * down[2]  # (n,) the centres'
-    return np.concatenate([0.5 * (depth[i] + depth[j]), depth[wall_spheres]])
 
 
 def step_laws(world: SphereWorld, pair_restitution: np.ndarray, wall_laws: RowLaws) -> RowLaws:
