@@ -5,11 +5,11 @@
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/visit_orders.py runs [--n 8000] [--mu 0.5]
         [--seeds 0 1 2] [--orders colour down]
 
-Gauss-Seidel's rate depends on the order of its visits. Under gravity the weight of a
-column reaches its lowest contact in one sweep when the sweeps go down the pile, and
-in as many sweeps as the column has contacts when they go up: on a pile solved from
-nothing the order would matter. The sweeps here start from the previous step's
-impulses, and they visit the contacts colour after colour (`coulomb_rows.visit_order`).
+Gauss-Seidel carries a change along a chain of contacts to every later contact of the
+chain within one sweep, and one contact a sweep towards the earlier ones: visited by
+height, a change at the top of a column reaches its floor in one sweep going down. The
+solver visits the contacts colour after colour (`coulomb_rows.visit_order`), which
+carries a change a contact or two a sweep either way.
 
 The scene is `peer_scenes.siconos_box` (as in `stress.py`). ``solves``: the run is stepped to each
 of ``steps``; the stage-4 solve of that step (the arguments `friction_gauss_seidel.solve`
