@@ -33,24 +33,27 @@ from granular.contact.friction import FRICTION_SWEEPS
 from peer_scenes import siconos_box
 
 
-def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple]]:
-    """``(step, arguments)`` of the stage-4 solve of each of ``steps`` (the largest
-    solve of the step: the impact stage's are smaller)."""
+def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple, np.ndarray]]:
+    """``(step, arguments, centres)`` of the stage-4 solve of each of ``steps`` (the
+    largest solve of the step: the impact stage's are smaller): the arguments
+    ``(rows, predicted, start, tolerance, floor)`` `friction_gauss_seidel.solve`
+    received, and the sphere centres (n, 3) at the start of the step."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
     simulation = gr.Simulation(world, dt=dt)
     solve, kept, current = gauss_seidel.solve, [], []
 
-    def keeping(rows, predicted, start, tolerance, max_sweeps, names=None, floor=None):
+    def keeping(rows, predicted, start, tolerance, max_sweeps, floor=None, **options):
         current.append((rows, predicted.copy(), np.array(start, copy=True), np.array(tolerance, copy=True), floor))
-        return solve(rows, predicted, start, tolerance, max_sweeps, names=names, floor=floor)
+        return solve(rows, predicted, start, tolerance, max_sweeps, floor=floor, **options)
 
     gauss_seidel.solve = keeping
     try:
         for step in range(max(steps) + 1):
             current.clear()
+            centres = simulation.positions.copy()
             simulation.step()
             if step in steps and current:
-                kept.append((step, max(current, key=lambda solve: solve[0].cols.shape[0])))
+                kept.append((step, max(current, key=lambda solve: solve[0].cols.shape[0]), centres))
     finally:
         gauss_seidel.solve = solve
     return kept
@@ -90,7 +93,7 @@ def main():
     args = parser.parse_args()
     warnings.simplefilter("ignore", gr.TimeStepWarning)
     warnings.simplefilter("ignore", gr.SolverToleranceWarning)
-    for step, (rows, predicted, start, tolerance, floor) in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
+    for step, (rows, predicted, start, tolerance, floor), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
         m = rows.cols.shape[0]
         tolerance = np.broadcast_to(tolerance, (m,))
         answer, used, _ = gauss_seidel.solve(rows, predicted, start, tolerance, FRICTION_SWEEPS, floor=floor)

@@ -11,11 +11,11 @@ height, a change at the top of a column reaches its floor in one sweep going dow
 solver visits the contacts colour after colour (`coulomb_rows.visit_order`), which
 carries a change a contact or two a sweep either way.
 
-The scene is `peer_scenes.siconos_box` (as in `stress.py`). ``solves``: the run is stepped to each
-of ``steps``; the stage-4 solve of that step (the arguments `friction_gauss_seidel.solve`
-received) is kept with the sphere centres before the step. Each kept solve is then
-solved again, whole (stall rules, repairs and all), with the contacts visited in each
-of ``orders``:
+The scene is `peer_scenes.siconos_box` (as in `stress.py`). ``solves``: the run is
+stepped to each of ``steps``; the stage-4 solve of that step (the arguments
+`friction_gauss_seidel.solve` received) is kept with the sphere centres before the step
+(`sweep_trace.kept_solves`). Each kept solve is then solved again, whole (stall rules,
+repairs and all), with the contacts visited in each of ``orders``:
 
 - ``colour``: the solver's order;
 - ``index``: the contacts' own order (the neighbour search's);
@@ -43,31 +43,9 @@ from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact.friction import FRICTION_SWEEPS
 from peer_scenes import siconos_box
+from sweep_trace import kept_solves
 
 ORDERS = ("colour", "index", "down", "up", "light", "heavy")
-
-
-def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple, np.ndarray]]:
-    """``(step, arguments, centres)`` of the stage-4 solve of each of ``steps``."""
-    world, dt = siconos_box(n=n, seed=seed, friction=mu)
-    simulation = gr.Simulation(world, dt=dt)
-    solve, kept, current = gauss_seidel.solve, [], []
-
-    def keeping(rows, predicted, start, tolerance, max_sweeps, names=None, floor=None, target=None):
-        current.append((rows, predicted.copy(), np.array(start, copy=True), np.array(tolerance, copy=True), floor))
-        return solve(rows, predicted, start, tolerance, max_sweeps, names=names, floor=floor, target=target)
-
-    gauss_seidel.solve = keeping
-    try:
-        for step in range(max(steps) + 1):
-            current.clear()
-            centres = simulation.positions.copy()
-            simulation.step()
-            if step in steps and current:
-                kept.append((step, max(current, key=lambda solve: solve[0].cols.shape[0]), centres))
-    finally:
-        gauss_seidel.solve = solve
-    return kept
 
 
 def ordering(kind: str, centres, load: np.ndarray):

@@ -147,16 +147,16 @@ def test_a_bordered_factor_solves_the_changed_set_as_a_factor_of_it_would(backen
     # The border's columns read where they are stored, or copied first.
     monkeypatch.setattr(bordered_factor, "IN_PLACE_ROWS", 500 if in_place else 8000)
     monkeypatch.setattr(bordered_factor, "IN_PLACE_SPAN", bordered_factor.MAX_BORDER if in_place else 0)
-    backend_rows = 700
+    base_size = 700
     rng = np.random.default_rng(5)
-    m = backend_rows + 200
-    G = _contact_jacobian(rng, m, backend_rows)  # more coordinates than rows: W definite
+    m = base_size + 200
+    G = _contact_jacobian(rng, m, base_size)  # more coordinates than rows: W definite
     rows_data = DelassusRows(InverseMassDiagonal(rng.uniform(0.5, 2.0, G.shape[1])), G, np.zeros(m))
     keys, rho = np.arange(m, dtype=np.int64) * 7, 1e-8
-    factor = BorderedFactor(keys[:backend_rows], rows_data, np.arange(backend_rows), rho)
+    factor = BorderedFactor(keys[:base_size], rows_data, np.arange(base_size), rho)
 
     def check(removed, added, apply=None):
-        rows = np.setdiff1d(np.r_[np.arange(backend_rows), added], removed)
+        rows = np.setdiff1d(np.r_[np.arange(base_size), added], removed)
         apply = apply or factor.preconditioner(rows_data, rows, keys, rho)
         assert apply is not None  # within the border's budget
         block = rows_data.block(rows, rho).toarray()
@@ -172,8 +172,8 @@ def test_a_bordered_factor_solves_the_changed_set_as_a_factor_of_it_would(backen
 
     # A stored column carries the couplings of the base rows present when it was made;
     # the later set keeps those rows absent (more removed), so the couplings hold.
-    first = (np.arange(0, 10), backend_rows + np.arange(0, 10))
-    later = (np.arange(0, 15), backend_rows + np.arange(5, 20))  # 15 columns again, 15 new
+    first = (np.arange(0, 10), base_size + np.arange(0, 10))
+    later = (np.arange(0, 15), base_size + np.arange(5, 20))  # 15 columns again, 15 new
     first_apply = check(*first)
     check(*later)
     check(*first, apply=first_apply)
