@@ -3,11 +3,12 @@
 MuJoCo is not a dependency of granular; run this script in an environment of its own:
 
     python3.11 -m venv /tmp/mujoco-env && /tmp/mujoco-env/bin/pip install mujoco numpy
-    OMP_NUM_THREADS=1 /tmp/mujoco-env/bin/python benchmarks/mujoco_box.py [--steps 200] [--seed 0]
+    OMP_NUM_THREADS=1 /tmp/mujoco-env/bin/python benchmarks/mujoco_box.py [--n 1000] [--steps 200] [--seed 0]
 
 The scene is `peer_scenes.siconos_box` written as MJCF (the same lattice, initial
-velocities, box and time step; this script does not import granular): 1,000 free
-spheres (r = 0.01 m, 1 kg), an open box of inner width ``10 * 0.021 + 0.02`` m,
+velocities, box and time step; this script does not import granular): ``n`` free
+spheres (1,000 by default; r = 0.01 m, 1 kg) on ``ceil(n^(1/3))`` lattice sites a side,
+an open box of inner width ``ceil(n^(1/3)) * 0.021 + 0.02`` m,
 gravity, dt = 1 ms. MuJoCo's contacts are soft (``solref = "0.002 1"``: a time
 constant of 2 ms, critically damped) and solved by its conjugate-gradient solver.
 Three worlds differ only in their contacts: frictionless (``condim = 1``), and
@@ -28,15 +29,15 @@ import time
 import mujoco
 import numpy as np
 
-RADIUS, SPACING, DT, COUNT = 0.01, 0.021, 1e-3, 1000
+RADIUS, SPACING, DT = 0.01, 0.021, 1e-3
 WINDOWS = ((10, 50), (50, 100), (100, 150), (150, 200))
 #: world: (cone, condim); MuJoCo's default cone is pyramidal.
 WORLDS = {"frictionless": ("pyramidal", 1), "pyramidal": ("pyramidal", 3), "elliptic": ("elliptic", 3)}
 
 
-def scene_xml(cone: str, condim: int) -> str:
+def scene_xml(cone: str, condim: int, count: int) -> str:
     """The box as MJCF: a floor plane and four static walls 1 m high around the lattice."""
-    per_axis = math.ceil(round(COUNT ** (1.0 / 3.0), 9))
+    per_axis = math.ceil(round(count ** (1.0 / 3.0), 9))
     offset = (per_axis - 1) * SPACING / 2.0
     half = (per_axis * SPACING + 0.02) / 2.0
     contact = f'condim="{condim}" friction="0.5 0.005 0.0001" solref="0.002 1"'
@@ -56,7 +57,7 @@ def scene_xml(cone: str, condim: int) -> str:
     ]
     for (x, y), (sx, sy) in walls:
         parts.append(f'<geom type="box" pos="{x} {y} {height / 2}" size="{sx} {sy} {height / 2}" {contact}/>')
-    for i in range(COUNT):
+    for i in range(count):
         gx, gy, gz = i % per_axis, (i // per_axis) % per_axis, i // per_axis**2
         x, y, z = gx * SPACING - offset, gy * SPACING - offset, 0.02 + gz * SPACING
         parts.append(
@@ -67,12 +68,12 @@ def scene_xml(cone: str, condim: int) -> str:
     return "\n".join(parts)
 
 
-def timed_run(world: str, steps: int, seed: int):
+def timed_run(world: str, steps: int, seed: int, count: int):
     """Per-step wall times (s), and the contacts and deepest overlap (fraction of r) at the end."""
-    model = mujoco.MjModel.from_xml_string(scene_xml(*WORLDS[world]))
+    model = mujoco.MjModel.from_xml_string(scene_xml(*WORLDS[world], count))
     data = mujoco.MjData(model)
-    velocities = data.qvel.reshape(COUNT, 6)
-    velocities[:, :3] = np.random.default_rng(seed).normal(0.0, 0.5, (COUNT, 3))
+    velocities = data.qvel.reshape(count, 6)
+    velocities[:, :3] = np.random.default_rng(seed).normal(0.0, 0.5, (count, 3))
     mujoco.mj_forward(model, data)
     seconds = np.empty(steps)
     for step in range(steps):
@@ -86,17 +87,18 @@ def timed_run(world: str, steps: int, seed: int):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=1000, help="spheres")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print(f"MuJoCo {mujoco.__version__}; medians per window (ms)")
+    print(f"MuJoCo {mujoco.__version__}, {args.n} spheres; medians per window (ms)")
     medians = {}
     for world in WORLDS:
-        seconds, contacts, overlap = timed_run(world, args.steps, args.seed)
+        seconds, contacts, overlap = timed_run(world, args.steps, args.seed, args.n)
         medians[world] = [float(np.median(seconds[a:b])) for a, b in WINDOWS if b <= seconds.size]
         windows = " / ".join(f"{1e3 * value:.2f}" for value in medians[world])
         print(
-            f"{world}: {windows}; largest {1e3 * seconds.max():.1f} ms (step {int(seconds.argmax())}), "
+            f"{world}: {windows}; median {1e3 * np.median(seconds):.2f} ms; largest {1e3 * seconds.max():.1f} ms (step {int(seconds.argmax())}), "
             f"p99 {1e3 * np.percentile(seconds, 99):.1f} ms; {contacts} contacts, deepest overlap "
             f"{overlap:.3f} r"
         )
