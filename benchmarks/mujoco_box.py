@@ -98,7 +98,8 @@ def main():
         medians[world] = [float(np.median(seconds[a:b])) for a, b in WINDOWS if b <= seconds.size]
         windows = " / ".join(f"{1e3 * value:.2f}" for value in medians[world])
         print(
-            f"{world}: {windows}; median {1e3 * np.median(seconds):.2f} ms; largest {1e3 * seconds.max():.1f} ms (step {int(seconds.argmax())}), "
+            f"{world}: {windows}; median {1e3 * np.median(seconds):.2f} ms; "
+            f"largest {1e3 * seconds.max():.1f} ms (step {int(seconds.argmax())}), "
             f"p99 {1e3 * np.percentile(seconds, 99):.1f} ms; {contacts} contacts, deepest overlap "
             f"{overlap:.3f} r"
         )
