@@ -7,7 +7,8 @@ The scene is `peer_scenes.siconos_box` (as in `stress.py`). Every call of
 `friction_gauss_seidel.solve` in the run is watched: its sweeps, and the largest
 natural residual (in units of each contact's tolerance) at each of its measurements
 (`friction_gauss_seidel.contact_residuals`, made at the checks that measure; between
-them the solve estimates it). Per window of `stress.py` it prints the median step, the
+them the solve estimates it). It prints the run's time, sweeps and largest step, and the steps
+that kept a best answer beyond the tolerance; per window of `stress.py` the median step, the
 sweeps, and the share of them made before each solve's first measured residual within
 its tolerance; then the ``longest`` solves: their sweeps, that first sweep, the sweep of
 their lowest measured residual, and the residual they ended at.
@@ -32,12 +33,14 @@ from stress import WINDOWS
 
 
 def watched_run(n: int, mu: float, seed: int, steps: int):
-    """``(seconds (steps,), solves)``: each step's wall time, and per solve a dict of its
-    step, contacts, sweeps and measured residuals ``[(sweep, ratio), ...]``."""
+    """``(seconds (steps,), solves, kept)``: each step's wall time; per solve a dict of
+    its step, contacts, sweeps and measured residuals ``[(sweep, ratio), ...]``; and the
+    steps that kept a best answer beyond the tolerance, ``[(step, ratio), ...]``
+    (`SolverStats.missed`)."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
     simulation = gr.Simulation(world, dt=dt)
     solve, residuals, sweep = gauss_seidel.solve, gauss_seidel.contact_residuals, coulomb_rows.CompiledRows.sweep
-    solves, current, seconds = [], {}, []
+    solves, current, seconds, kept = [], {}, [], []
 
     def counting(self, u, r, scale=None):
         current["sweeps"] += 1
@@ -64,12 +67,14 @@ def watched_run(n: int, mu: float, seed: int, steps: int):
     try:
         for _ in range(steps):
             start = time.perf_counter()
-            simulation.step()
+            result = simulation.step()
             seconds.append(time.perf_counter() - start)
+            if result.solver.missed > 0.0:
+                kept.append((len(seconds) - 1, result.solver.missed))
     finally:
         gauss_seidel.solve, gauss_seidel.contact_residuals = solve, residuals
         coulomb_rows.CompiledRows.sweep = sweep
-    return np.array(seconds), solves
+    return np.array(seconds), solves, kept
 
 
 def first_within(measured) -> int | None:
@@ -119,8 +124,13 @@ def main():
     args = parser.parse_args()
     warnings.simplefilter("ignore", gr.TimeStepWarning)
     warnings.simplefilter("once", gr.SolverToleranceWarning)
-    seconds, solves = watched_run(args.n, args.mu, args.seed, args.steps)
-    print(f"n {args.n} mu {args.mu} seed {args.seed}: run {seconds.sum():.1f} s")
+    seconds, solves, kept = watched_run(args.n, args.mu, args.seed, args.steps)
+    misses = ", ".join(f"step {step} at {ratio:.2f}" for step, ratio in kept) or "none"
+    print(
+        f"n {args.n} mu {args.mu} seed {args.seed}: run {seconds.sum():.1f} s, "
+        f"{sum(solve['sweeps'] for solve in solves)} sweeps; largest step {seconds.max():.2f} s "
+        f"(step {int(seconds.argmax())}); steps that kept a best answer (tolerances): {misses}"
+    )
     print("\n".join(window_lines(seconds, solves) + longest_lines(solves, args.longest)))
 
 
