@@ -15,7 +15,7 @@ Three worlds differ only in their contacts: frictionless (``condim = 1``), and
 mu = 0.5 with MuJoCo's default pyramidal cone or its elliptic cone (``condim = 3``).
 
 Prints, per world, the median wall time of ``mj_step`` in the windows of
-`peers.py siconos`, the largest step and the 99th percentile, the frictional
+`peers.py siconos` and over the run, the largest step and the 99th percentile, the frictional
 medians over the frictionless ones, and, at the last step, the contacts and the
 deepest overlap as a fraction of the radius.
 """
