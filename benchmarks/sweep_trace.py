@@ -1,7 +1,8 @@
 """The Coulomb sweeps' largest residual, sweep by sweep, on steps of Siconos' box.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/sweep_trace.py [--n 8000] [--mu 0.5]
-        [--seed 0] [--steps 150 170 190] [--sweeps 3000] [--every 50] [--plain]
+        [--seed 0] [--steps 150 170 190] [--sweeps 3000] [--every 50] [--plain] [--without-friction]
+        [--spectrum]
 
 The scene is `peer_scenes.siconos_box` (as in `stress.py`). The run is stepped to each
 of ``steps``, and the stage-4 solve of that step (the arguments
@@ -14,6 +15,16 @@ of ``steps``, and the stage-4 solve of that step (the arguments
   first sweep at which it is within the tolerance (measured every second sweep), and
   the range it stays in after that.
 
+With ``--without-friction`` the kept problems are replayed with every friction coefficient 0:
+the normal law alone on the same contacts, velocities and tolerances, to tell what the
+depth of the network costs the sweeps from what friction adds. With ``--spectrum`` it also
+prints the spectrum of the linear system the solve's answer holds: the rows of its closed
+contacts (the normal row, and the two tangent rows of a sticking one), their Delassus
+matrix ``H M^{-1} H^T`` scaled to a unit diagonal, its null space (self-stressed loops
+of sticking contacts), its smallest nonzero eigenvalues and its largest. The sweeps'
+rate on a linear system is set by that ratio (Saad, *Iterative methods for sparse
+linear systems*, 2003, chapter 4).
+
 On the deep 8,000-sphere box the residual meets the tolerance and then wanders about
 it, where on the 1,000-sphere box it goes on down to the sweeps' aim
 (benchmarks/README.md, "why the deep box costs more sweeps a step").
@@ -22,9 +33,12 @@ it, where on the 1,000-sphere box it goes on down to the sweeps' aim
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as sparse_linalg
 
 import granular as gr
 from granular.contact import coulomb_rows
@@ -81,6 +95,50 @@ def trace(rows, predicted, start, tolerance, sweeps: int, plain: bool) -> list[f
     return largest
 
 
+def without_friction(rows, start):
+    """The kept problem with every friction coefficient 0 (the normal law alone on the
+    same contacts, velocities and tolerances) and its start's friction impulses 0."""
+    start = np.array(start, copy=True)
+    start[:, 1:] = 0.0
+    return dataclasses.replace(rows, mu=np.zeros_like(rows.mu)), start
+
+
+def pattern_delassus(rows, r) -> tuple[sp.csc_matrix, int, int]:
+    """``(W, closed, sticking)``: the Delassus matrix of the rows the answer ``r`` (m, 3)
+    holds (the normal row of each closed contact, ``l_N > 0``, and the tangent rows of
+    each sticking one, ``|l_T| < mu l_N``), scaled to a unit diagonal, and the counts of
+    closed and sticking contacts."""
+    dummy = rows.inverse_mass.size - 1
+    normal, tangential = r[:, 0], np.linalg.norm(r[:, 1:3], axis=1)
+    closed = normal > 0.0
+    sticking = closed & (tangential < rows.mu * normal * (1.0 - 1e-9))
+    held = [(k, a) for k in np.flatnonzero(closed) for a in ((0, 1, 2) if sticking[k] else (0,))]
+    contact, component = np.array([k for k, _ in held]), np.array([a for _, a in held])
+    cols, values = rows.cols[contact], rows.values[contact, component]
+    row_index = np.repeat(np.arange(len(held)), cols.shape[1])
+    touched = cols.ravel() < dummy
+    H = sp.csr_matrix((values.ravel()[touched], (row_index[touched], cols.ravel()[touched])), shape=(len(held), dummy))
+    W = H @ sp.diags(rows.inverse_mass[:dummy]) @ H.T
+    scale = sp.diags(1.0 / np.sqrt(W.diagonal()))
+    return (scale @ W @ scale).tocsc(), int(closed.sum()), int(sticking.sum())
+
+
+def spectrum_line(rows, r, count: int = 80) -> str:
+    """The held pattern's null space among its ``count`` smallest eigenvalues, its
+    smallest nonzero ones and its largest (`pattern_delassus`); shift-invert just below
+    0, since the matrix is semidefinite."""
+    W, closed, sticking = pattern_delassus(rows, r)
+    smallest = np.sort(sparse_linalg.eigsh(W, k=min(count, W.shape[0] - 1), sigma=-1e-7, return_eigenvectors=False))
+    largest = float(sparse_linalg.eigsh(W, k=1, which="LA", return_eigenvectors=False)[0])
+    null = smallest < 1e-9 * largest
+    nonzero = smallest[~null]
+    shown = " ".join(f"{value:.2g}" for value in nonzero[:8])
+    return (
+        f"  held: {closed} closed contacts ({sticking} sticking), {W.shape[0]} rows; null space "
+        f"{int(null.sum())} (of the {smallest.size} smallest); smallest nonzero {shown}; largest {largest:.2f}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=8000)
@@ -90,12 +148,18 @@ def main():
     parser.add_argument("--sweeps", type=int, default=3000)
     parser.add_argument("--every", type=int, default=50)
     parser.add_argument("--plain", action="store_true", help="plain sweeps, without momentum")
+    parser.add_argument(
+        "--without-friction", action="store_true", help="the kept problems with mu = 0 (and no friction impulse)"
+    )
+    parser.add_argument("--spectrum", action="store_true", help="the spectrum of the rows the answer holds")
     args = parser.parse_args()
     warnings.simplefilter("ignore", gr.TimeStepWarning)
     warnings.simplefilter("ignore", gr.SolverToleranceWarning)
     for step, (rows, predicted, start, tolerance, floor), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
         m = rows.cols.shape[0]
         tolerance = np.broadcast_to(tolerance, (m,))
+        if args.without_friction:
+            rows, start = without_friction(rows, start)
         answer, used, _ = gauss_seidel.solve(rows, predicted, start, tolerance, FRICTION_SWEEPS, floor=floor)
         velocities = coulomb_rows.velocities(rows, predicted, answer)
         kept_at = float((coulomb_rows.contact_residuals(rows, velocities, answer) / tolerance).max())
@@ -112,6 +176,8 @@ def main():
             flush=True,
         )
         print("  " + " ".join(f"{k}: {largest[k]:.3g}" for k in range(0, args.sweeps + 1, args.every)), flush=True)
+        if args.spectrum:
+            print(spectrum_line(rows, answer), flush=True)
 
 
 if __name__ == "__main__":
