@@ -21,9 +21,10 @@ depth of the network costs the sweeps from what friction adds. With ``--spectrum
 prints the spectrum of the linear system the solve's answer holds: the rows of its closed
 contacts (the normal row, and the two tangent rows of a sticking one), their Delassus
 matrix ``H M^{-1} H^T`` scaled to a unit diagonal, its null space (self-stressed loops
-of sticking contacts), its smallest nonzero eigenvalues and its largest. The sweeps'
-rate on a linear system is set by that ratio (Saad, *Iterative methods for sparse
-linear systems*, 2003, chapter 4).
+of sticking contacts), its smallest nonzero eigenvalues and its largest. The ratio of
+the largest to the smallest nonzero one (the condition number on the matrix's range)
+sets the sweeps' rate on a linear system (Saad, *Iterative methods for sparse linear
+systems*, 2003, chapter 4).
 
 On the deep 8,000-sphere box the residual meets the tolerance and then wanders about
 it, where on the 1,000-sphere box it goes on down to the sweeps' aim
