@@ -9,7 +9,8 @@ their tolerance ``tau`` (m/s), so a closed contact ends the step up to ``h tau``
 inside its neighbour: about 1e-5 of a radius in a settling pile, never growing
 (the next step's constraint asks the contact to reopen by ``-D/h``), but no longer
 exact. Tightening the sweeps to round-off is out of reach (their rate is set by the
-depth of the contact network). A frictionless step is exact on its linearised rows,
+conditioning of the network of sticking contacts, which worsens with the pile's depth).
+A frictionless step is exact on its linearised rows,
 but the row of a curved wall misses the surface's curvature (below): such a step is
 closed when a wall row sinks beyond the closure's accuracy (`overlaps_a_wall`).
 
