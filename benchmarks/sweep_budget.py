@@ -82,6 +82,13 @@ def first_within(measured) -> int | None:
     return next((sweep for sweep, ratio in measured if ratio <= 1.0), None)
 
 
+def sweeps_before_the_tolerance(solve) -> int:
+    """The sweeps a solve made before its first measured residual within the tolerance
+    (all of them when none was)."""
+    first = first_within(solve["measured"])
+    return solve["sweeps"] if first is None else min(solve["sweeps"], first)
+
+
 def window_lines(seconds, solves) -> list[str]:
     """Per window: the median step, the sweeps, and their share before the first
     residual within the tolerance."""
@@ -91,7 +98,7 @@ def window_lines(seconds, solves) -> list[str]:
         if not inside:
             continue
         sweeps = sum(solve["sweeps"] for solve in inside)
-        before = sum(min(solve["sweeps"], first_within(solve["measured"]) or solve["sweeps"]) for solve in inside)
+        before = sum(sweeps_before_the_tolerance(solve) for solve in inside)
         lines.append(
             f"steps {first}-{last - 1}: median step {1e3 * np.median(seconds[first:last]):.1f} ms; "
             f"{len(inside)} solves, {sweeps} sweeps, {100 * before / max(sweeps, 1):.0f}% of them before "

@@ -113,12 +113,15 @@ def pattern_delassus(rows, r) -> tuple[sp.csc_matrix, int, int]:
     normal, tangential = r[:, 0], np.linalg.norm(r[:, 1:3], axis=1)
     closed = normal > 0.0
     sticking = closed & (tangential < rows.mu * normal * (1.0 - 1e-9))
-    held = [(k, a) for k in np.flatnonzero(closed) for a in ((0, 1, 2) if sticking[k] else (0,))]
-    contact, component = np.array([k for k, _ in held]), np.array([a for _, a in held])
+    # Held rows: the normal row of every closed contact, then both tangent rows of the sticking ones.
+    contact = np.concatenate([np.flatnonzero(closed)] + 2 * [np.flatnonzero(sticking)])
+    component = np.repeat([0, 1, 2], [closed.sum(), sticking.sum(), sticking.sum()])
     cols, values = rows.cols[contact], rows.values[contact, component]
-    row_index = np.repeat(np.arange(len(held)), cols.shape[1])
+    row_index = np.repeat(np.arange(contact.size), cols.shape[1])
     touched = cols.ravel() < dummy
-    H = sp.csr_matrix((values.ravel()[touched], (row_index[touched], cols.ravel()[touched])), shape=(len(held), dummy))
+    H = sp.csr_matrix(
+        (values.ravel()[touched], (row_index[touched], cols.ravel()[touched])), shape=(contact.size, dummy)
+    )
     W = H @ sp.diags(rows.inverse_mass[:dummy]) @ H.T
     scale = sp.diags(1.0 / np.sqrt(W.diagonal()))
     return (scale @ W @ scale).tocsc(), int(closed.sum()), int(sticking.sum())
