@@ -104,16 +104,16 @@ def without_friction(rows, start):
     return dataclasses.replace(rows, mu=np.zeros_like(rows.mu)), start
 
 
-def pattern_delassus(rows, r) -> tuple[sp.csc_matrix, int, int]:
-    """``(W, closed, sticking)``: the Delassus matrix of the rows the answer ``r`` (m, 3)
-    holds (the normal row of each closed contact, ``l_N > 0``, and the tangent rows of
-    each sticking one, ``|l_T| < mu l_N``), scaled to a unit diagonal, and the counts of
-    closed and sticking contacts."""
+def held_rows(rows, r) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(H, contact, component, closed, sticking)``: the rows the impulses ``r`` (m, 3)
+    hold, ``H`` (k, d) sparse: the normal row of each closed contact (``l_N > 0``), then
+    both tangent rows of each sticking one (``|l_T| < mu l_N``); row ``i`` is component
+    ``component[i]`` (0 normal, 1 and 2 tangents) of contact ``contact[i]``; ``closed``
+    and ``sticking`` are (m,) masks."""
     dummy = rows.inverse_mass.size - 1
     normal, tangential = r[:, 0], np.linalg.norm(r[:, 1:3], axis=1)
     closed = normal > 0.0
     sticking = closed & (tangential < rows.mu * normal * (1.0 - 1e-9))
-    # Held rows: the normal row of every closed contact, then both tangent rows of the sticking ones.
     contact = np.concatenate([np.flatnonzero(closed)] + 2 * [np.flatnonzero(sticking)])
     component = np.repeat([0, 1, 2], [closed.sum(), sticking.sum(), sticking.sum()])
     cols, values = rows.cols[contact], rows.values[contact, component]
@@ -122,6 +122,15 @@ def pattern_delassus(rows, r) -> tuple[sp.csc_matrix, int, int]:
     H = sp.csr_matrix(
         (values.ravel()[touched], (row_index[touched], cols.ravel()[touched])), shape=(contact.size, dummy)
     )
+    return H, contact, component, closed, sticking
+
+
+def pattern_delassus(rows, r) -> tuple[sp.csc_matrix, int, int]:
+    """``(W, closed, sticking)``: the Delassus matrix of the rows the answer ``r`` (m, 3)
+    holds (`held_rows`), scaled to a unit diagonal, and the counts of closed and
+    sticking contacts."""
+    dummy = rows.inverse_mass.size - 1
+    H, _, _, closed, sticking = held_rows(rows, r)
     W = H @ sp.diags(rows.inverse_mass[:dummy]) @ H.T
     scale = sp.diags(1.0 / np.sqrt(W.diagonal()))
     return (scale @ W @ scale).tocsc(), int(closed.sum()), int(sticking.sum())
