@@ -46,6 +46,7 @@ from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from sweep_trace import held_rows, kept_solves
 
+#: The corrections whose largest residual before and after is printed.
 SHOWN_CORRECTIONS = 4
 #: Relative room on the cone test: a sliding impulse lies on its cone up to round-off.
 CONE_SLACK = 1e-12
@@ -91,7 +92,7 @@ def feasible_step(rows, u, r, dr, contact, component, sliding, H) -> np.ndarray:
     gradient = rows.local_velocities(u)[contact, component]
     curvature = float(dr @ (H @ (rows.inverse_mass[:dummy] * (H.T @ dr))))
     length = -float(gradient @ dr) / curvature if curvature > 0.0 else 1.0
-    ratio = np.where(r[sliding, 0] > 0.0, 1.0 / np.where(r[sliding, 0] > 0.0, r[sliding, 0], 1.0), 0.0)
+    ratio = 1.0 / r[sliding, 0]  # sliding contacts are closed: l_N > 0
     for _ in range(60):
         moved = r.copy()
         moved[contact, component] += length * dr
