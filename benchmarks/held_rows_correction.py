@@ -115,10 +115,11 @@ def corrected_sweeps(rows, predicted, start, tolerance, every: int, rho: float, 
     momentum = gauss_seidel._Momentum(r, u)
     corrections, seconds, shown = 0, 0.0, []
     for sweep in range(sweeps + 1):
-        if sweep % gauss_seidel.CHECK_EVERY == 0 and largest_residual(rows, u, r, tolerance) <= gauss_seidel.TARGET:
+        measured = largest_residual(rows, u, r, tolerance) if sweep % gauss_seidel.CHECK_EVERY == 0 else None
+        if measured is not None and measured <= gauss_seidel.TARGET:
             return sweep, corrections, seconds, shown
         if every and sweep and sweep % every == 0:
-            before = largest_residual(rows, u, r, tolerance)
+            before = largest_residual(rows, u, r, tolerance) if measured is None else measured
             dr, contact, component, sliding, H, spent = correction(rows, u, r, rho)
             if rule == "projected":
                 r = r.copy()

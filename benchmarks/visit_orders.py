@@ -43,6 +43,7 @@ from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact.friction import FRICTION_SWEEPS
 from peer_scenes import siconos_box
+from stress import WINDOWS
 from sweep_trace import kept_solves
 
 ORDERS = ("colour", "index", "down", "up", "light", "heavy")
@@ -125,11 +126,10 @@ def whole_run(n: int, mu: float, seed: int, kind: str, steps: int = 200) -> str:
     finally:
         coulomb_rows.visit_order, gauss_seidel.solve = solver_order, solve
     seconds, sweeps = np.array(seconds), np.array(sweeps)
-    windows = [(10, 50), (50, 100), (100, 150), (150, 200)]
     return (
         f"n {n}, seed {seed}, {kind}: run {seconds.sum():.1f} s, median {1e3 * np.median(seconds):.1f} ms, "
-        f"windows {' / '.join(f'{1e3 * np.median(seconds[a:b]):.1f}' for a, b in windows)} ms, "
-        f"sweeps {sweeps.sum()} ({' / '.join(str(sweeps[a:b].sum()) for a, b in windows)}), "
+        f"windows {' / '.join(f'{1e3 * np.median(seconds[a:b]):.1f}' for a, b in WINDOWS)} ms, "
+        f"sweeps {sweeps.sum()} ({' / '.join(str(sweeps[a:b].sum()) for a, b in WINDOWS)}), "
         f"largest {seconds.max():.2f} s (step {seconds.argmax()})"
     )
 
