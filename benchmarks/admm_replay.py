@@ -37,17 +37,15 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 import qdldl
 import scipy.sparse as sp
 
-import granular as gr
 from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from held_rows_correction import corrected_sweeps, largest_residual
-from sweep_trace import kept_solves
+from sweep_trace import add_solve_arguments, replayed_solves
 
 
 def stacked_rows(rows) -> sp.csr_matrix:
@@ -117,17 +115,11 @@ def admm(rows, predicted, start, tolerance, rho: float, iterations: int):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--mu", type=float, default=0.5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, nargs="+", default=[150, 190])
+    add_solve_arguments(parser, 1000, [150, 190])
     parser.add_argument("--rho", type=float, nargs="+", default=[0.1, 1.0, 10.0])
     parser.add_argument("--iterations", type=int, default=1500)
     args = parser.parse_args()
-    warnings.simplefilter("ignore", gr.TimeStepWarning)
-    warnings.simplefilter("ignore", gr.SolverToleranceWarning)
-    for step, (rows, predicted, start, tolerance, _), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
-        tolerance = np.broadcast_to(tolerance, (rows.cols.shape[0],))
+    for step, rows, predicted, start, tolerance, _ in replayed_solves(args):
         sweeps, _, _, _ = corrected_sweeps(rows, predicted, start, tolerance, 0, 0.0, "projected", 6000)
         print(f"n {args.n} step {step}: {rows.cols.shape[0]} contacts; sweeps {sweeps}", flush=True)
         for rho in args.rho:

@@ -35,16 +35,14 @@ from __future__ import annotations
 
 import argparse
 import time
-import warnings
 
 import numpy as np
 import qdldl
 import scipy.sparse as sp
 
-import granular as gr
 from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
-from sweep_trace import held_rows, kept_solves
+from sweep_trace import add_solve_arguments, held_rows, replayed_solves
 
 #: The corrections whose largest residual before and after is printed.
 SHOWN_CORRECTIONS = 4
@@ -140,19 +138,13 @@ def corrected_sweeps(rows, predicted, start, tolerance, every: int, rho: float, 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1000)
-    parser.add_argument("--mu", type=float, default=0.5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, nargs="+", default=[120, 150, 170, 190])
+    add_solve_arguments(parser, 1000, [120, 150, 170, 190])
     parser.add_argument("--every", type=int, nargs="+", default=[50])
     parser.add_argument("--rho", type=float, nargs="+", default=[1e-3])
     parser.add_argument("--rule", choices=["projected", "feasible"], default="projected")
     parser.add_argument("--sweeps", type=int, default=6000)
     args = parser.parse_args()
-    warnings.simplefilter("ignore", gr.TimeStepWarning)
-    warnings.simplefilter("ignore", gr.SolverToleranceWarning)
-    for step, (rows, predicted, start, tolerance, _), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
-        tolerance = np.broadcast_to(tolerance, (rows.cols.shape[0],))
+    for step, rows, predicted, start, tolerance, _ in replayed_solves(args):
         plain, _, _, _ = corrected_sweeps(rows, predicted, start, tolerance, 0, 0.0, args.rule, args.sweeps)
         print(f"n {args.n} step {step}: {rows.cols.shape[0]} contacts; sweeps alone {plain}", flush=True)
         for every in args.every:

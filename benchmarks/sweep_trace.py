@@ -74,6 +74,25 @@ def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple, n
     return kept
 
 
+def add_solve_arguments(parser: argparse.ArgumentParser, n: int, steps) -> None:
+    """The options that choose the kept solves (`kept_solves`): ``--n``, ``--mu``,
+    ``--seed`` and ``--steps``, with the script's defaults ``n`` and ``steps``."""
+    parser.add_argument("--n", type=int, default=n)
+    parser.add_argument("--mu", type=float, default=0.5)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--steps", type=int, nargs="+", default=list(steps))
+
+
+def replayed_solves(args):
+    """``(step, rows, predicted, start, tolerance (m,), floor)`` of each kept solve that
+    the options of `add_solve_arguments` choose, the run's time-step and tolerance
+    warnings silenced (the replays judge the solves themselves)."""
+    warnings.simplefilter("ignore", gr.TimeStepWarning)
+    warnings.simplefilter("ignore", gr.SolverToleranceWarning)
+    for step, (rows, predicted, start, tolerance, floor), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
+        yield step, rows, predicted, start, np.broadcast_to(tolerance, (rows.cols.shape[0],)), floor
+
+
 def trace(rows, predicted, start, tolerance, sweeps: int, plain: bool) -> list[float]:
     """The largest residual (in tolerances) before each of ``sweeps`` sweeps and after
     the last, measured every second sweep (NaN in between)."""
@@ -154,10 +173,7 @@ def spectrum_line(rows, r, count: int = 80) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=8000)
-    parser.add_argument("--mu", type=float, default=0.5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--steps", type=int, nargs="+", default=[150, 170, 190])
+    add_solve_arguments(parser, 8000, [150, 170, 190])
     parser.add_argument("--sweeps", type=int, default=3000)
     parser.add_argument("--every", type=int, default=50)
     parser.add_argument("--plain", action="store_true", help="plain sweeps, without momentum")
@@ -166,11 +182,8 @@ def main():
     )
     parser.add_argument("--spectrum", action="store_true", help="the spectrum of the rows the answer holds")
     args = parser.parse_args()
-    warnings.simplefilter("ignore", gr.TimeStepWarning)
-    warnings.simplefilter("ignore", gr.SolverToleranceWarning)
-    for step, (rows, predicted, start, tolerance, floor), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
+    for step, rows, predicted, start, tolerance, floor in replayed_solves(args):
         m = rows.cols.shape[0]
-        tolerance = np.broadcast_to(tolerance, (m,))
         if args.without_friction:
             rows, start = without_friction(rows, start)
         answer, used, _ = gauss_seidel.solve(rows, predicted, start, tolerance, FRICTION_SWEEPS, floor=floor)
