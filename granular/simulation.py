@@ -79,7 +79,12 @@ class Simulation:
     dt : float
         Time step (s), positive.
     solver : {"osqp", "cvxpy"}
-        Backend of the projections: OSQP (default, fast) or cvxpy (reference).
+        Route of the frictionless projections. ``"osqp"`` (default): the exact
+        active-set method with a sparse factor kept from step to step, then linear
+        programs that tell a jam, then OSQP, each only when the one before cannot
+        certify an answer (`granular.contact.projection`). ``"cvxpy"``: the
+        independent reference (Clarabel through cvxpy), slow. Frictional contacts
+        are solved by the Coulomb sweeps (`granular.contact.friction`) with either.
     scheme : {"velocity", "dzonou-monteiro-marques", "paoli-schatzman", "newmark"}
         Time-stepping scheme; see `granular.schemes`.
     **options

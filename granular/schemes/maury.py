@@ -156,13 +156,16 @@ class MauryScheme:
     dt : float
         Time step (s).
     solver : {"osqp", "cvxpy"}
+        Route of the frictionless projections (`granular.Simulation`); frictional
+        contacts are solved by the Coulomb sweeps with either.
     force_update : {"explicit", "implicit"}
         ``explicit`` evaluates the force at ``u^n``; ``implicit`` at ``u^{n+1}`` by a
         fixed point (Dzonou, Monteiro Marques and Paoli, 2009, section 2), stopped when successive iterates differ by
         less than ``fixed_point_tolerance`` (relative, kinetic norm) or raising
         `ConvergenceError` after ``fixed_point_iterations``.
     warm_start : bool
-        Start OSQP from the previous step's multipliers of the contacts that persist.
+        Start the contact solvers (the active-set method, the Coulomb sweeps, the gap
+        closure) from the previous step's impulses of the contacts that persist.
     absorb_force_at_impact : bool
         Keep each bounced row's rebound ``G_k u*`` in Maury's stage (default, module
         docstring); ``False`` lets the force act on top of it (for comparison only:
