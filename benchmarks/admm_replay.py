@@ -45,17 +45,13 @@ import scipy.sparse as sp
 from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from held_rows_correction import corrected_sweeps, largest_residual
-from sweep_trace import add_solve_arguments, replayed_solves
+from sweep_trace import add_solve_arguments, replayed_solves, row_matrix
 
 
 def stacked_rows(rows) -> sp.csr_matrix:
     """``H`` (3m, d): the normal and two tangent rows of every contact, contact after contact."""
-    m, q, p = rows.values.shape
-    dummy = rows.inverse_mass.size - 1
-    row = np.broadcast_to((np.arange(m)[:, None] * q + np.arange(q))[:, :, None], (m, q, p))
-    col = np.broadcast_to(rows.cols[:, None, :], (m, q, p))
-    touched = col < dummy
-    return sp.csr_matrix((rows.values[touched], (row[touched], col[touched])), shape=(m * q, dummy))
+    m = rows.cols.shape[0]
+    return row_matrix(rows, np.repeat(np.arange(m), 3), np.tile([0, 1, 2], m))
 
 
 def onto_dual_cones(x: np.ndarray, mu: np.ndarray) -> np.ndarray:

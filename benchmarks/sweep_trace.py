@@ -129,19 +129,24 @@ def held_rows(rows, r) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarra
     both tangent rows of each sticking one (``|l_T| < mu l_N``); row ``i`` is component
     ``component[i]`` (0 normal, 1 and 2 tangents) of contact ``contact[i]``; ``closed``
     and ``sticking`` are (m,) masks."""
-    dummy = rows.inverse_mass.size - 1
     normal, tangential = r[:, 0], np.linalg.norm(r[:, 1:3], axis=1)
     closed = normal > 0.0
     sticking = closed & (tangential < rows.mu * normal * (1.0 - 1e-9))
     contact = np.concatenate([np.flatnonzero(closed)] + 2 * [np.flatnonzero(sticking)])
     component = np.repeat([0, 1, 2], [closed.sum(), sticking.sum(), sticking.sum()])
+    return row_matrix(rows, contact, component), contact, component, closed, sticking
+
+
+def row_matrix(rows, contact: np.ndarray, component: np.ndarray) -> sp.csr_matrix:
+    """``H`` (k, d) sparse: row ``i`` is component ``component[i]`` (0 normal, 1 and 2
+    tangents) of contact ``contact[i]``'s rows, the padding coordinate left out."""
+    dummy = rows.inverse_mass.size - 1
     cols, values = rows.cols[contact], rows.values[contact, component]
     row_index = np.repeat(np.arange(contact.size), cols.shape[1])
     touched = cols.ravel() < dummy
-    H = sp.csr_matrix(
+    return sp.csr_matrix(
         (values.ravel()[touched], (row_index[touched], cols.ravel()[touched])), shape=(contact.size, dummy)
     )
-    return H, contact, component, closed, sticking
 
 
 def pattern_delassus(rows, r) -> tuple[sp.csc_matrix, int, int]:
