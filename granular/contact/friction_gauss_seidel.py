@@ -65,9 +65,10 @@ drift, and `solve` jumps along the drift (its docstring). Figures: see
 
 Momentum. Each sweep starts from Nesterov's extrapolation of the last two
 sweeps' impulses, its size the ratio of their fixed-point residuals, restarted
-when that residual grows by more than `MOMENTUM_RESTART` (`_Momentum`): every measured iterate is still a sweep's output, so what an
-accepted answer guarantees is unchanged. It halves the sweeps a step takes in the
-settling frictional box and the rotating drum.
+when that residual grows by more than `MOMENTUM_RESTART` (`_Momentum`): every
+measured iterate is still a sweep's output, so what an accepted answer guarantees
+is unchanged. It halves the sweeps a step takes in the settling frictional box and
+the rotating drum.
 
 Stalls of turning spheres, and the Newton hand-over. Among spheres that turn,
 the sweeps can stall for good although the law has a solution nearby: in the
