@@ -416,13 +416,15 @@ def recent_sweeps_after(recent_sweeps, sweeps: int) -> np.ndarray:
 #: Whether the sweeps carry Nesterov's momentum (`_Momentum`).
 MOMENTUM = True
 #: Momentum restarts when a sweep's squared fixed-point residual exceeds this many times
-#: the last one's (`_Momentum`). Why not at 1, the rule of the smooth case: the
-#: stick/slip pattern changes under the sweeps, so the residual of a converging solve
-#: rises now and then by a few percent, and each restart throws away the momentum
-#: built along the network's slow modes. On 50 kept solves of the settling
-#: 1,000-sphere box (steps 50-197), 1.1 took 26% fewer sweeps in all than 1 (40 solves
-#: faster, 5 slower, the longest 380 sweeps against 868); 1.5 and 2 took more
-#: (benchmarks/README.md, "Measurements behind the constants").
+#: the last one's (`_Momentum`). Why not at 1, the restart of Silcowitz, Niebe and
+#: Erleben's method: the stick/slip pattern changes under the sweeps, so the residual of
+#: a converging solve rises now and then by a few percent, and each restart throws away
+#: the momentum built along the network's slow modes. Against 1, on kept solves of
+#: Siconos' settling box: 26% fewer sweeps over 50 solves of 1,000 spheres (40 faster, 5
+#: slower, the longest 380 sweeps against 868), 23% fewer over 33 of 8,000 (26 faster, 5
+#: slower); over whole runs (seeds 0-2) 11-17% fewer at 1,000 spheres and 24-41% at
+#: 8,000. From 1.3 on, solves of the deep box fail to converge that 1 and 1.1 solve
+#: (benchmarks/README.md, "the momentum's restart").
 MOMENTUM_RESTART = 1.1
 #: Momentum stops at a stall whose residual is within this many tolerances, once the
 #: solve has made this many sweeps (`_Momentum`).
