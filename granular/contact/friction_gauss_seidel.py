@@ -320,10 +320,10 @@ class _Momentum:
     conjugate gradient method (Silcowitz, Niebe and Erleben, *A nonsmooth nonlinear
     conjugate gradient method for interactive contact force problems*, The Visual
     Computer, 2010), which takes projected Gauss-Seidel as its gradient, restarts
-    when the ratio exceeds 1; a little above 1 lets momentum ride through the small
-    rises of the residual that a change of the stick/slip pattern makes. Where the sweeps
-    contract fast the ratio, and the momentum, are small; along the slow modes of a
-    network of sticking contacts they approach 1. On captured steps of the settling
+    when the ratio exceeds 1; a threshold a little above 1 keeps the momentum through
+    the small rises of the residual that changes of the stick/slip pattern make. Where
+    the sweeps contract fast the ratio, and the momentum, are small; along the slow
+    modes of a network of sticking contacts they approach 1. On captured steps of the settling
     1,000-sphere box this takes a quarter fewer sweeps than Nesterov's schedule
     ``(k - 1) / (k + 2)`` restarted whenever a sweep's largest residual grew
     (the adaptive restart of O'Donoghue and Candes, *Adaptive restart for
@@ -423,7 +423,7 @@ MOMENTUM = True
 #: Siconos' settling box: 26% fewer sweeps over 50 solves of 1,000 spheres (40 faster, 5
 #: slower, the longest 380 sweeps against 868), 23% fewer over 33 of 8,000 (26 faster, 5
 #: slower); over whole runs (seeds 0-2) 11-17% fewer at 1,000 spheres and 24-41% at
-#: 8,000. From 1.3 on, solves of the deep box fail to converge that 1 and 1.1 solve
+#: 8,000. From 1.3 on, some solves of the deep box stall that 1 and 1.1 solve
 #: (benchmarks/README.md, "the momentum's restart").
 MOMENTUM_RESTART = 1.1
 #: Momentum stops at a stall whose residual is within this many tolerances, once the
