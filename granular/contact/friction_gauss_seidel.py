@@ -424,7 +424,7 @@ MOMENTUM = True
 #: slower, the longest 380 sweeps against 868), 23% fewer over 33 of 8,000 (26 faster, 5
 #: slower); over whole runs (seeds 0-2) 11-17% fewer at 1,000 spheres and 24-41% at
 #: 8,000. From 1.3 on, some solves of the deep box stall that 1 and 1.1 solve
-#: (benchmarks/README.md, "the momentum's restart").
+#: (`benchmarks/momentum_restart.py`; benchmarks/README.md, "the momentum's restart").
 MOMENTUM_RESTART = 1.1
 #: Momentum stops at a stall whose residual is within this many tolerances, once the
 #: solve has made this many sweeps (`_Momentum`).
