@@ -132,6 +132,81 @@ def test_a_run_killed_with_sigkill_leaves_every_flushed_frame(tmp_path):
         assert np.array_equal(getattr(later, name), getattr(killed, name)[k:]), name
 
 
+def test_a_file_whose_writer_was_killed_before_its_superblock_was_flushed_opens_whole(tmp_path):
+    """The state a kill during a flush leaves (1 kill in about 200 in the test above):
+    the metadata of frame k + 1 on disk, the superblock still stating the end of
+    allocation (EOA) of frame k's flush. Made here by copying the open writer's file
+    after frame k + 1's flush and writing frame k's EOA back into the copy. HDF5 alone
+    reads nothing past that EOA; `load_run` reads all k + 1 frames, bit for bit,
+    and leaves the file's bytes as they were."""
+    from granular.records.stated_end import stated_end
+    from granular.records.streaming import FrameWriter
+
+    memory = gr.Simulation(build(), dt=DT).run(steps=20, record_every=EVERY)
+    k = len(memory) - 1
+    writer = FrameWriter(tmp_path / "live.h5", memory.system, memory.meta)
+    writer.extend(memory.first_frames(k))
+    at, end_k = stated_end(tmp_path / "live.h5")
+    writer.extend(memory.frame(k))
+    killed = tmp_path / "killed.h5"
+    killed.write_bytes((tmp_path / "live.h5").read_bytes())
+    writer.close()
+    with open(killed, "r+b") as handle:
+        handle.seek(at)
+        assert int.from_bytes(handle.read(8), "little") > end_k  # frame k's flush allocated
+        handle.seek(at)
+        handle.write(end_k.to_bytes(8, "little"))
+    stale = killed.read_bytes()
+    with pytest.raises(OSError, match="addr overflow"), h5py.File(killed, "r") as h5:
+        h5["positions"][:]
+
+    read = load_run(killed)
+    assert len(read) == k + 1
+    assert_same_frames(read, memory, slice(None))
+    assert killed.read_bytes() == stale
+
+
+@pytest.mark.parametrize("short", ["positions", "contacts/widths/normal", "contacts/normal", "energy/kinetic"])
+def test_a_frame_whose_flush_was_cut_between_two_metadata_writes_is_dropped(tmp_path, short):
+    """A kill between two metadata writes of frame k's flush can leave the ``frames``
+    attribute and some datasets grown to k + 1 frames and another still at k (seen in
+    ``benchmarks/killed_writers.py``: ``contacts/rolling_impulse`` 12 rows short of
+    ``contacts/offsets``). Made here by shrinking one dataset of a streamed file back to
+    its extent before the last frame: `load_run` returns the first k frames, bit for
+    bit, as if the kill had come before that flush."""
+    memory = gr.Simulation(build(), dt=DT).run(steps=20, record_every=EVERY)
+    k = len(memory) - 1
+    path = tmp_path / "cut.h5"
+    gr.Simulation(build(), dt=DT).run(steps=20, record_every=EVERY, out=path, read_back=False)
+    with h5py.File(path, "a") as h5:
+        assert h5.attrs["frames"] == k + 1
+        before = int(h5["contacts/offsets"][k]) if short == "contacts/normal" else k
+        assert h5[short].shape[0] > before  # the last frame grew it
+        h5[short].resize(before, axis=0)
+    read = load_run(path)
+    assert len(read) == k
+    assert_same_frames(read, memory, slice(0, k))
+
+
+@pytest.mark.parametrize("userblock", [0, 512])
+def test_the_stated_end_of_a_closed_file_is_its_length_and_other_layouts_are_left_to_hdf5(tmp_path, userblock):
+    """A file HDF5 closed is cut to the end of allocation its version-0 superblock states
+    (the rule `open_for_reading` relies on to tell a killed writer's file); a user block
+    (superblock not at byte 0) or a later superblock version is not read (None)."""
+    from granular.records.stated_end import stated_end
+
+    plain, latest = tmp_path / "plain.h5", tmp_path / "latest.h5"
+    with h5py.File(plain, "w", userblock_size=userblock) as h5:
+        h5["x"] = np.arange(1000.0)
+    with h5py.File(latest, "w", libver="latest") as h5:
+        h5["x"] = np.arange(1000.0)
+    if userblock:
+        assert stated_end(plain) is None
+    else:
+        assert stated_end(plain) == (40, plain.stat().st_size)
+    assert stated_end(latest) is None
+
+
 def test_sigterm_stops_granular_run_cleanly_and_the_run_continues_exactly(tmp_path):
     """SIGTERM (a scheduler's stop) ends the command at the end of the current step with
     status 143 (128 + 15); ``RUN.partial.h5`` holds every frame to that step and its

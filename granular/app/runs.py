@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import GranularError, NonFiniteStateError, TrajectoryFileError
 from ..records.files import atomic_path
+from ..records.stated_end import open_for_reading
 from ..records.streaming import FrameWriter
 from ..tolerances import ENERGY_ROUNDOFF
 from ..records.trajectory import Trajectory
@@ -295,12 +296,10 @@ def save_run(trajectory, path) -> None:
 
 def load_run(path):
     """`Trajectory.load` with the checks of `check_run_file` and the stored warm state."""
-    import h5py
-
     trajectory = Trajectory.load(path)
     check_run_file(trajectory, path)
     try:
-        with h5py.File(path, "r") as h5:
+        with open_for_reading(path) as h5:
             if RESTART_GROUP in h5:
                 group = h5[RESTART_GROUP]
                 trajectory.warm_state = {

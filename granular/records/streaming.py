@@ -26,8 +26,12 @@ flush. The differences from a file written at once by `Trajectory.save`:
 The file stays in HDF5's default (earliest) format: its superblock has no "open
 for writing" flag, so a file whose writer was killed opens without ``h5clear``.
 Between flushes HDF5 keeps the new metadata in its cache, so what is on disk is the
-file as of the last flush; only a kill during a flush itself (a small fraction of
-the time between frames) could leave a frame half written.
+file as of the last flush. A kill during a flush itself (a small fraction of the time
+between frames) most often leaves the new metadata on disk and the superblock's end of
+allocation stale (``benchmarks/killed_writers.py`` counts how often):
+`granular.records.stated_end` reads such a file whole. A kill between two metadata
+writes of a flush can leave the frame being flushed in some datasets and not in
+others: the reader drops that frame (`granular.records.trajectory_format.flushed_frames`).
 """
 
 from __future__ import annotations

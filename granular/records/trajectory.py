@@ -70,6 +70,7 @@ from ..constraints import Contacts
 from ..drawing.adapters import check_description
 from ..errors import InvalidInputError, TrajectoryFileError
 from .files import atomic_path
+from .stated_end import open_for_reading
 from .trajectory_format import (
     CONTACT_FIELDS,
     FORMAT,
@@ -84,6 +85,7 @@ from .trajectory_format import (
     check_structure,
     concatenate_rows,
     flow_sizes,
+    flushed_frames,
     jsonable,
     rotation_of,
     row_offsets,
@@ -415,13 +417,11 @@ class Trajectory:
             of `granular.drawing.adapters.LEGACY_ADAPTERS` (`UnknownAdapterError`): a run file
             is data and never names code to run.
         """
-        import h5py
-
         path = Path(path)
         if not path.is_file():
             raise TrajectoryFileError(f"no trajectory file at {path}")
         try:
-            with h5py.File(path, "r") as h5:
+            with open_for_reading(path) as h5:
                 if h5.attrs.get("format") != FORMAT:
                     raise TrajectoryFileError(f"{path} is not a granular trajectory (no '{FORMAT}' tag)")
                 version = h5.attrs.get("version")
@@ -453,8 +453,9 @@ class Trajectory:
     def _read(h5) -> "Trajectory":
         # A file written frame by frame (granular.records.streaming) says how many frames are
         # complete; rows of a later frame that reached the disk before the writer
-        # stopped are ignored. A file written at once holds exactly its frames.
-        frames = int(h5.attrs["frames"]) if "frames" in h5.attrs else None
+        # stopped are ignored, and so is a frame whose flush was cut (`flushed_frames`).
+        # A file written at once holds exactly its frames.
+        frames = flushed_frames(h5, int(h5.attrs["frames"])) if "frames" in h5.attrs else None
         upto = slice(None) if frames is None else slice(0, frames)
 
         def per_frame(name, required=True):

@@ -39,6 +39,27 @@ FRAME_ARRAYS = (
 )
 
 
+#: The datasets of a run file with an entry per frame along their first axis (those
+#: present), besides ``contacts/widths/<field>``; ``contacts/offsets`` has one more.
+FRAME_DATASETS = (
+    "t",
+    "positions",
+    "velocities",
+    "radii",
+    "angular_velocities",
+    "orientations",
+    "energy/kinetic",
+    "energy/potential",
+    "energy/dissipated",
+    "energy/wall_work",
+    "energy/closure_energy",
+    "flow",
+    "walls/forces",
+    "walls/displacements",
+    "walls/rotations",
+)
+
+
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
 #: `TrajectoryFileError`): OSError (HDF5 read errors, truncation), KeyError (a missing
 #: object), ValueError (JSON, shapes), RuntimeError (HDF5 metadata it cannot decode),
@@ -207,3 +228,24 @@ def jsonable(value):
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def flushed_frames(h5, stated: int) -> int:
+    """The leading frames of a streamed run file (`granular.records.streaming`) whose every
+    dataset is on disk: its ``frames`` attribute ``stated``, or fewer.
+
+    The writer grows every dataset, then sets ``frames``, then flushes. A writer killed
+    between two metadata writes of a flush can leave on disk the new ``frames`` and
+    some datasets' new extents, but not others' (``benchmarks/killed_writers.py``): the
+    frame it was flushing is then dropped, as if the kill had come before that flush.
+    """
+    offsets = row_offsets(h5)
+    count = min(stated, offsets.size - 1)
+    lengths = [h5[name].shape[0] for name in FRAME_DATASETS if name in h5 and h5[name].shape]
+    if "contacts/widths" in h5:
+        lengths += [h5["contacts/widths"][name].shape[0] for name in h5["contacts/widths"]]
+    count = min([count, *lengths])
+    rows = min(h5["contacts"][name].shape[0] for name in CONTACT_FIELDS if name in h5["contacts"])
+    while count > 0 and offsets[count] > rows:
+        count -= 1
+    return count
