@@ -25,6 +25,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from granular.records.streaming import frames_written
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = textwrap.dedent("""\
@@ -40,17 +42,6 @@ CHILD = textwrap.dedent("""\
     """)
 
 
-def frames_in(path: Path) -> int:
-    """Frames the writer has flushed, read as a second process must (no file locking)."""
-    import h5py
-
-    try:
-        with h5py.File(path, "r", locking=False) as h5:
-            return int(h5.attrs.get("frames", 0))
-    except (OSError, KeyError):
-        return 0
-
-
 def killed_file(path: Path, frames: int, rng: random.Random) -> None:
     """Stream to ``path`` in a child and kill it with SIGKILL just after ``frames`` frames."""
     environment = dict(os.environ, PYTHONPATH=str(ROOT), HDF5_USE_FILE_LOCKING="FALSE")
@@ -60,7 +51,7 @@ def killed_file(path: Path, frames: int, rng: random.Random) -> None:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    while frames_in(path) < frames:
+    while frames_written(path) < frames:
         if child.poll() is not None:
             raise RuntimeError(f"the streaming child ended with status {child.returncode}")
         time.sleep(0.005)

@@ -26,6 +26,7 @@ import pytest
 import granular as gr
 from granular.cli import main
 from granular.app.runs import load_run, restart_frame
+from granular.records.streaming import frames_written
 
 ROOT = Path(__file__).resolve().parents[1]
 DT, EVERY = 1e-3, 2
@@ -67,20 +68,11 @@ def environment():
     return dict(os.environ, PYTHONPATH=str(ROOT), MPLBACKEND="Agg", HDF5_USE_FILE_LOCKING="FALSE")
 
 
-def frames_in(path: Path) -> int:
-    """Frames the writer has flushed (0 while the file is not there or not readable yet)."""
-    try:
-        with h5py.File(path, "r", locking=False) as h5:
-            return int(h5.attrs.get("frames", 0))
-    except (OSError, KeyError):
-        return 0
-
-
 def wait_for_frames(process, path: Path, count: int, timeout: float = 60.0) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        found = frames_in(path)
+        found = frames_written(path)
         if found >= count:
             return found
         time.sleep(0.02)

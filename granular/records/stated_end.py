@@ -3,8 +3,8 @@
 An HDF5 file of the library's earliest format (superblock version 0 or 1, which
 `granular.records.streaming` writes) states its end of allocation (EOA, bytes) in the
 superblock; the library refuses to read an object at an address past it ("addr
-overflow"). A flush writes the raw data, then the metadata cache's entries, the
-superblock among the last, since the others' allocations move the EOA. A writer killed
+overflow"). A flush writes the raw data, then the metadata cache's entries ring by ring,
+the superblock's ring last, since the other entries' allocations move the EOA. A writer killed
 after the new metadata reached the disk and before the superblock did leaves a file
 whose objects are all on disk, one flush's worth of them past the EOA it states:
 HDF5 cannot open what is there. The file is then longer than its stated EOA; a file
@@ -27,8 +27,6 @@ import contextlib
 import io
 import os
 from pathlib import Path
-
-import numpy as np
 
 #: HDF5's format signature, at byte 0 of a file without a user block.
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
@@ -81,7 +79,7 @@ class _StatedToLength(io.RawIOBase):
     def __init__(self, path, at: int, length: int):
         super().__init__()
         self._file = open(Path(path), "rb")
-        self._patch = (at, np.array([length], "<u8").tobytes())
+        self._patch = (at, int(length).to_bytes(8, "little"))
 
     def readable(self) -> bool:
         return True

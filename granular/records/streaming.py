@@ -333,6 +333,20 @@ def _write_block(dataset, row: int, block: np.ndarray) -> None:
     dataset.id.write(h5s.create_simple(block.shape), space, block)
 
 
+def frames_written(path) -> int:
+    """Frames the writer of the run file at ``path`` has flushed so far (its ``frames``
+    attribute), read as a second process must while the writer holds the file open:
+    without HDF5's file locking. 0 while the file is not there or not readable yet (a
+    flush under way). For a monitor of a run (a scheduler's hook, a progress page)."""
+    import h5py
+
+    try:
+        with h5py.File(path, "r", locking=False) as h5:
+            return int(h5.attrs.get("frames", 0))
+    except (OSError, KeyError):
+        return 0
+
+
 def update_meta(path, meta: dict) -> None:
     """Merge ``meta`` into the meta attribute of the run file at ``path`` (a closed file)."""
     import h5py
