@@ -23,7 +23,7 @@ from granular.contact import coulomb_newton, coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
 from support.systems import InverseMassDiagonal
-from test_friction_stall import assert_coulomb_law
+from test_friction_stall import assert_coulomb_law, hold_back_final_repair
 
 #: Sweeps allowed in these tests: the repairs end the stall within it; the sweeps with
 #: momentum alone are still 1.1-4 times the tolerance after it.
@@ -47,7 +47,14 @@ def without_newton_on_the_loaded_contacts(monkeypatch):
     monkeypatch.setattr(gauss_seidel, "NEWTON_CHECKS_PER_CONTACT", 10**6)
 
 
-def test_the_sweeps_alone_stall_on_the_settling_box(settling_box, without_newton_on_the_loaded_contacts, monkeypatch):
+@pytest.fixture
+def without_final_repair(monkeypatch):
+    hold_back_final_repair(monkeypatch)
+
+
+def test_the_sweeps_alone_stall_on_the_settling_box(
+    settling_box, without_newton_on_the_loaded_contacts, without_final_repair, monkeypatch
+):
     data, _, _, rows = settling_box
     monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)  # no repairs
     with pytest.raises(ConvergenceError, match=r"did not converge in \d+ sweeps"):
@@ -61,8 +68,40 @@ def test_local_repairs_end_the_stall_of_the_settling_box(settling_box, without_n
     assert_coulomb_law(data, G, T, r)
 
 
-def test_a_repair_holds_the_impulses_outside_its_cluster(
+def test_a_repair_at_the_sweeps_stop_ends_a_stall_short_of_the_tolerance_within_its_budget(
     settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+):
+    """Sweeps without in-loop repairs stop at 1,000 sweeps beyond the tolerance (checked
+    with the final repair held back); with it, the solve returns an answer that meets
+    the law, and the repairs' factorisations together cost no more than the 1,000 sweeps
+    made (each call within the budget it is given, the budgets the rest of 1,000)."""
+    data, G, T, rows = settling_box
+    monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)  # no repair before the stop
+    final_repair = gauss_seidel._final_repair
+    with monkeypatch.context() as held_back:
+        hold_back_final_repair(held_back)
+        with pytest.raises(ConvergenceError) as stopped:
+            gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 1000)
+    assert stopped.value.residual > stopped.value.tolerance
+    calls = []
+    repair = gauss_seidel.newton_on_cluster
+
+    def recording(*args, budget, **kwargs):
+        answer = repair(*args, budget=budget, **kwargs)
+        calls.append((budget, answer[2]))
+        return answer
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", recording)
+    assert gauss_seidel._final_repair is final_repair
+    r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 1000)
+    assert_coulomb_law(data, G, T, r)
+    assert calls and sweeps == 1000 + len(calls)  # one sweep after each repair
+    assert all(work <= budget for budget, work in calls)
+    assert sum(work for _, work in calls) <= 1000
+
+
+def test_a_repair_holds_the_impulses_outside_its_cluster(
+    settling_box, without_newton_on_the_loaded_contacts, without_final_repair, monkeypatch
 ):
     """`newton_on_cluster` changes only its cluster's impulses, and its answer meets the
     law of the cluster's contacts in the velocities of the whole set (recomputed from

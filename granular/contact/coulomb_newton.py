@@ -102,11 +102,13 @@ def newton_on_cluster(
     tolerance: np.ndarray,
     target: float,
     budget: float = np.inf,
+    variants: int = REPAIR_VARIANTS,
 ) -> tuple[np.ndarray, float, float]:
     """`newton` on the contacts ``members`` (indices) alone, the impulses of the others
     held: their part of the velocities ``u`` (d + 1,) (those of the impulses ``r``
-    (m, q)) is the cluster's prediction. Returns ``(r with the cluster's answer, its
-    ratio over the cluster, work)``, ``budget`` and ``work`` in sweeps of ``rows``.
+    (m, q)) is the cluster's prediction, with the first ``variants`` of `VARIANTS`.
+    Returns ``(r with the cluster's answer, its ratio over the cluster, work)``,
+    ``budget`` and ``work`` in sweeps of ``rows``.
 
     Why: a stall of a large working set is often local. On a captured step of a
     settling box of 3,375 turning spheres (7,291 contacts) the sweeps stalled at
@@ -121,7 +123,7 @@ def newton_on_cluster(
     add_impulses(cluster, held, -r[members])
     sweep_size = float(rows.values.size)
     solved, ratio, work = newton(
-        cluster, held[:-1], r[members], tolerance[members], target, budget * sweep_size, VARIANTS[:REPAIR_VARIANTS]
+        cluster, held[:-1], r[members], tolerance[members], target, budget * sweep_size, VARIANTS[:variants]
     )
     repaired = r.copy()
     repaired[members] = solved
