@@ -100,6 +100,33 @@ def test_a_repair_at_the_sweeps_stop_ends_a_stall_short_of_the_tolerance_within_
     assert sum(work for _, work in calls) <= 1000
 
 
+def test_the_repairs_at_the_sweeps_stop_end_after_two_without_progress(
+    settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+):
+    """Repairs that leave the impulses as they were (Newton replaced by the identity)
+    make no progress (the sweep after each moves the residual by less than 10%): the
+    repairs end after `FINAL_REPAIR_PATIENCE` (2) of them, with the budget left, and
+    the error carries an iterate no farther from the law than the sweeps' own best."""
+    data, _, _, rows = settling_box
+    monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)
+    with monkeypatch.context() as held_back:
+        hold_back_final_repair(held_back)
+        with pytest.raises(ConvergenceError) as stopped:
+            gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 1000)
+    calls = []
+
+    def identity(rows_, u, r, members, *args, **kwargs):
+        calls.append(members.size)
+        return r.copy(), np.inf, 1.0
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", identity)
+    with pytest.raises(ConvergenceError) as repaired:
+        gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 1000)
+    assert len(calls) == gauss_seidel.FINAL_REPAIR_PATIENCE == 2
+    assert calls[0] < calls[1]  # the second cluster two hops wider
+    assert stopped.value.tolerance < repaired.value.residual <= stopped.value.residual
+
+
 def test_a_repair_holds_the_impulses_outside_its_cluster(
     settling_box, without_newton_on_the_loaded_contacts, without_final_repair, monkeypatch
 ):
