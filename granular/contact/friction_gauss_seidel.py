@@ -549,11 +549,11 @@ REPAIR_LEVEL = 3.0
 #: The repairs at the sweeps' stop (`_final_repair`) end after this many repairs in a
 #: row without a 10% lower residual. Why two: on the captured stall of
 #: `tests/test_friction_repair.py` the first repair (142 contacts) leaves the residual
-#: where it was and the second ends the stall; on Siconos' box of 2,000 turning spheres
-#: (seed 2) stops at 1.14 and 1.73 tolerances took three and four repairs that gained
-#: 1-2% in all, for half the step's time, and after one idle repair the run took other
-#: steps, one of them 12 times its window's median (benchmarks/README.md, "Frictional
-#: boxes: a repair at the sweeps' stop").
+#: where it was and the second ends the stall. Without this limit, on Siconos' box of
+#: 2,000 turning spheres (seed 2) stops at 1.14 and 1.73 tolerances took four and three
+#: repairs that gained 1-2% in all, 0.25 s of a 0.45 s step and 0.32 s of a 0.52 s one,
+#: the second 12 times its window's median (benchmarks/README.md, "Frictional boxes: a
+#: repair at the sweeps' stop").
 FINAL_REPAIR_PATIENCE = 2
 REPAIR_WINDOW = 200
 REPAIR_EVERY = 100
