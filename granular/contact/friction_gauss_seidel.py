@@ -310,10 +310,11 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
     and one sweep from its answer (`_swept_once`); an answer nearer the law replaces the
     iterate. ``hops`` starts at `REPAIR_HOPS` and grows by as much at each repair, until
     an answer is within the tolerance, `FINAL_REPAIR_PATIENCE` repairs in a row bring
-    the residual no 10% lower (`PROGRESS`), the cluster exceeds the local repairs' cap (`REPAIR_LARGEST`,
-    `REPAIR_MOST_CONTACTS`), or the factorisations' work reaches ``budget`` (sweeps of
-    ``rows``: the sweeps made, less the Newton calls' work, so that the repairs at most
-    double the cost of the solve, the ski-rental bound of `solve`).
+    the residual no 10% lower (`PROGRESS`), the cluster exceeds the local repairs' cap
+    (`REPAIR_LARGEST`, `REPAIR_MOST_CONTACTS`), or the factorisations' work reaches
+    ``budget`` (sweeps of ``rows``: the sweeps made, less the Newton calls' work, so
+    that the repairs at most double the cost of the solve, the ski-rental bound of
+    `solve`).
 
     Why: once the sweeps stop, nothing is descending any more, and the in-loop
     repairs' reason to wait for a residual near the tolerance (`REPAIR_LEVEL`) is gone.

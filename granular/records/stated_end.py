@@ -3,11 +3,11 @@
 An HDF5 file of the library's earliest format (superblock version 0 or 1, which
 `granular.records.streaming` writes) states its end of allocation (EOA, bytes) in the
 superblock; the library refuses to read an object at an address past it ("addr
-overflow"). A flush writes the raw data, then the metadata cache's entries ring by ring,
-the superblock's ring last, since the other entries' allocations move the EOA. A writer killed
-after the new metadata reached the disk and before the superblock did leaves a file
-whose objects are all on disk, one flush's worth of them past the EOA it states:
-HDF5 cannot open what is there. The file is then longer than its stated EOA; a file
+overflow"). A flush writes the raw data, then the metadata cache's entries ring by
+ring, the superblock's ring last, since the other entries' allocations move the EOA.
+A writer killed after the new metadata reached the disk and before the superblock did
+leaves a file whose objects are all on disk, one flush's worth of them past the EOA it
+states: HDF5 cannot read what is there. The file is then longer than its stated EOA; a file
 closed by HDF5 is cut to its EOA, so a longer file is one whose writer never closed it.
 
 `open_for_reading` opens such a file through a read-only view (h5py's ``fileobj``
