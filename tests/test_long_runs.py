@@ -255,6 +255,7 @@ def test_streamed_frames_are_the_frames_kept_in_memory(tmp_path):
     assert_same_frames(streamed, memory, slice(None))
     assert np.array_equal(streamed.wall_forces, memory.wall_forces)
     assert load_run(tmp_path / "s.h5").warm_state["t"] == memory.t[-1]
+    assert frames_written(tmp_path / "s.h5") == 21 and frames_written(tmp_path / "absent.h5") == 0
 
 
 def test_memory_of_a_streamed_run_does_not_grow_with_its_frames(tmp_path):
