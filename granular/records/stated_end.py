@@ -14,7 +14,7 @@ closed by HDF5 is cut to its EOA, so a longer file is one whose writer never clo
 driver) whose superblock states the file's length as its EOA: every byte on disk
 becomes addressable, nothing on disk is changed. What it then reads is the last
 flush's metadata as far as it was written: datasets that disagree on the frame count
-lose the frame being flushed (`granular.records.trajectory_format.flushed_frames`), and
+lose the frame being flushed (`granular.records.trajectory_format.frames_on_disk`), and
 a pointer to an object never written still raises.
 
 Superblock layout: The HDF Group, *HDF5 File Format Specification Version 2.0*, section

@@ -31,7 +31,7 @@ between frames) most often leaves the new metadata on disk and the superblock's 
 allocation stale (``benchmarks/killed_writers.py`` counts how often):
 `granular.records.stated_end` reads such a file whole. A kill between two metadata
 writes of a flush can leave the frame being flushed in some datasets and not in
-others: the reader drops that frame (`granular.records.trajectory_format.flushed_frames`).
+others: the reader drops that frame (`granular.records.trajectory_format.frames_on_disk`).
 """
 
 from __future__ import annotations

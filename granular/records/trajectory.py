@@ -85,7 +85,7 @@ from .trajectory_format import (
     check_structure,
     concatenate_rows,
     flow_sizes,
-    flushed_frames,
+    frames_on_disk,
     jsonable,
     rotation_of,
     row_offsets,
@@ -453,9 +453,9 @@ class Trajectory:
     def _read(h5) -> "Trajectory":
         # A file written frame by frame (granular.records.streaming) says how many frames are
         # complete; rows of a later frame that reached the disk before the writer
-        # stopped are ignored, and so is a frame whose flush was cut (`flushed_frames`).
+        # stopped are ignored, and so is a frame whose flush was cut (`frames_on_disk`).
         # A file written at once holds exactly its frames.
-        frames = flushed_frames(h5, int(h5.attrs["frames"])) if "frames" in h5.attrs else None
+        frames = frames_on_disk(h5, int(h5.attrs["frames"])) if "frames" in h5.attrs else None
         upto = slice(None) if frames is None else slice(0, frames)
 
         def per_frame(name, required=True):

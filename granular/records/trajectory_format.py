@@ -230,7 +230,7 @@ def jsonable(value):
     return value
 
 
-def flushed_frames(h5, stated: int) -> int:
+def frames_on_disk(h5, stated: int) -> int:
     """The leading frames of a streamed run file (`granular.records.streaming`) whose every
     dataset is on disk: its ``frames`` attribute ``stated``, or fewer.
 
