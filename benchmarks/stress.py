@@ -2,7 +2,7 @@
 median of its window.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/stress.py [--n 1000 2000 3375 5000 8000]
-        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200]
+        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200] [--momentum-restart 1.1]
 
 The scene is `peer_scenes.siconos_box` with ``n`` spheres (r = 0.01 m, m = 1 kg,
 ``ceil(n^(1/3))`` lattice sites a side, spacing 0.021 m, velocities
@@ -10,8 +10,11 @@ The scene is `peer_scenes.siconos_box` with ``n`` spheres (r = 0.01 m, m = 1 kg,
 friction ``mu`` (turning spheres). For each run it prints the median wall time of
 `Simulation.step` in the windows of steps 10-49, 50-99, 100-149 and 150-199, the
 largest step of each window and its ratio to that window's median, the whole run's
-time, and the worst ratio; a run that raises prints the error and the step. The
-target: no step over 10 times its window's median.
+time, and the worst ratio, then the solver iterations summed over the run (the Coulomb
+sweeps, with friction) and the steps that kept a best answer beyond the tolerance
+(`StepResult.solver.missed`) with the largest of their residuals; a run that raises
+prints the error and the step. The target: no step over 10 times its window's median.
+``--momentum-restart X`` runs with `friction_gauss_seidel.MOMENTUM_RESTART` set to X.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import warnings
 import numpy as np
 
 import granular as gr
+from granular.contact import friction_gauss_seidel as gauss_seidel
 from peer_scenes import siconos_box
 from tails import tail_line
 
@@ -30,18 +34,32 @@ WINDOWS = ((10, 50), (50, 100), (100, 150), (150, 200))
 
 
 def timed_run(n: int, mu: float, seed: int, steps: int):
-    """Per-step wall times (s) and the error that stopped the run, if any."""
+    """Per-step wall times (s), the error that stopped the run (or None), and per step
+    the solver's iterations (the Coulomb sweeps with friction) and ``missed`` (the
+    residual, in tolerances, of a best answer kept beyond the tolerance; 0 otherwise),
+    both from `StepResult.solver`."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
     sim = gr.Simulation(world, dt=dt)
-    seconds = []
+    seconds, iterations, missed = [], [], []
+    error = None
     try:
         for _ in range(steps):
             start = time.perf_counter()
-            sim.step()
+            result = sim.step()
             seconds.append(time.perf_counter() - start)
-    except gr.GranularError as error:
-        return np.array(seconds), error
-    return np.array(seconds), None
+            iterations.append(result.solver.iterations)
+            missed.append(result.solver.missed)
+    except gr.GranularError as stopped:
+        error = stopped
+    return np.array(seconds), error, np.array(iterations), np.array(missed)
+
+
+def kept_report(iterations: np.ndarray, missed: np.ndarray) -> str:
+    """The run's solver iterations and the steps it kept beyond the tolerance."""
+    kept = missed[missed > 0.0]
+    worst = f" (largest {kept.max():.2f} tolerances)" if kept.size else ""
+    steps = "1 step" if kept.size == 1 else f"{kept.size} steps"
+    return f"{int(iterations.sum())} solver iterations; {steps} kept beyond the tolerance{worst}"
 
 
 def window_report(seconds) -> tuple[str, float]:
@@ -63,7 +81,14 @@ def main():
     parser.add_argument("--mu", type=float, nargs="+", default=[0.0, 0.5])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument(
+        "--momentum-restart",
+        type=float,
+        help="friction_gauss_seidel.MOMENTUM_RESTART for these runs (the library's value by default)",
+    )
     args = parser.parse_args()
+    if args.momentum_restart is not None:
+        gauss_seidel.MOMENTUM_RESTART = args.momentum_restart
     # The peer's scene starts at up to 2 m/s (0.2 radii a step): its time step is the
     # peer's, so the time-step warning is left out of the table.
     warnings.simplefilter("ignore", gr.TimeStepWarning)
@@ -72,12 +97,12 @@ def main():
     for n in args.n:
         for mu in args.mu:
             for seed in args.seeds:
-                seconds, error = timed_run(n, mu, seed, args.steps)
+                seconds, error, iterations, missed = timed_run(n, mu, seed, args.steps)
                 windows, worst = window_report(seconds)
                 stop = "" if error is None else f"; STOPPED at step {seconds.size}: {error}"
                 print(
                     f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s; {windows}; worst {worst:.1f}x; "
-                    f"{tail_line(seconds)}{stop}",
+                    f"{tail_line(seconds)}; {kept_report(iterations, missed)}{stop}",
                     flush=True,
                 )
 
