@@ -243,7 +243,7 @@ def solve(
             repaired_at = len(history)
             grown = cluster | rows.neighbourhood(contact_residuals(rows, u, r) > tolerance, REPAIR_HOPS)
             members = np.flatnonzero(grown)
-            if np.any(grown != cluster) and members.size <= min(REPAIR_LARGEST * m, REPAIR_MOST_CONTACTS):
+            if np.any(grown != cluster) and members.size <= _repair_cap(m):
                 cluster = grown
                 r, ratio, work = newton_on_cluster(
                     rows, u, r, members, tolerance, 0.25 * TARGET, budget=sweep - newton_work
@@ -331,7 +331,7 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
     while level > 1.0 and spent < budget:
         grown = cluster | rows.neighbourhood(residual > tolerance, hops)
         members = np.flatnonzero(grown)
-        if members.size > min(REPAIR_LARGEST * m, REPAIR_MOST_CONTACTS):
+        if members.size > _repair_cap(m):
             break
         solved, _, work = newton_on_cluster(
             rows, u, r, members, tolerance, 0.25 * TARGET, budget=budget - spent, variants=len(VARIANTS)
@@ -346,6 +346,12 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
             break
         cluster, hops = grown, hops + REPAIR_HOPS
     return r, u, residual, repairs
+
+
+def _repair_cap(contacts: int) -> float:
+    """The most contacts a local repair of a set of ``contacts`` takes (`REPAIR_LARGEST`
+    of them, and `REPAIR_MOST_CONTACTS`)."""
+    return min(REPAIR_LARGEST * contacts, REPAIR_MOST_CONTACTS)
 
 
 def _swept_once(rows: SweepRows, predicted: np.ndarray, r: np.ndarray):

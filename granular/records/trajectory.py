@@ -455,14 +455,14 @@ class Trajectory:
         # complete; rows of a later frame that reached the disk before the writer
         # stopped are ignored, and so is a frame whose flush was cut (`frames_on_disk`).
         # A file written at once holds exactly its frames.
-        frames = frames_on_disk(h5, int(h5.attrs["frames"])) if "frames" in h5.attrs else None
+        offsets = row_offsets(h5)
+        frames = frames_on_disk(h5, int(h5.attrs["frames"]), offsets) if "frames" in h5.attrs else None
         upto = slice(None) if frames is None else slice(0, frames)
 
         def per_frame(name, required=True):
             # a required dataset that is missing is a KeyError: a damaged file (load)
             return h5[name][upto] if required or name in h5 else None
 
-        offsets = row_offsets(h5)
         if frames is not None:
             offsets = offsets[: frames + 1]
         rows = slice(0, int(offsets[-1]))
