@@ -2,7 +2,7 @@
 median of its window.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/stress.py [--n 1000 2000 3375 5000 8000]
-        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200] [--momentum-restart 1.1]
+        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200] [--momentum-restart 1.1] [--target 0.5]
 
 The scene is `peer_scenes.siconos_box` with ``n`` spheres (r = 0.01 m, m = 1 kg,
 ``ceil(n^(1/3))`` lattice sites a side, spacing 0.021 m, velocities
@@ -14,7 +14,8 @@ time, and the worst ratio, then the solver iterations summed over the run (the C
 sweeps, with friction) and the steps that kept a best answer beyond the tolerance
 (`StepResult.solver.missed`) with the largest of their residuals; a run that raises
 prints the error and the step. The target: no step over 10 times its window's median.
-``--momentum-restart X`` runs with `friction_gauss_seidel.MOMENTUM_RESTART` set to X.
+``--momentum-restart X`` runs with `friction_gauss_seidel.MOMENTUM_RESTART` set to X, and
+``--target X`` with the sweeps' aim `friction_gauss_seidel.TARGET` set to X.
 """
 
 from __future__ import annotations
@@ -86,9 +87,16 @@ def main():
         type=float,
         help="friction_gauss_seidel.MOMENTUM_RESTART for these runs (the library's value by default)",
     )
+    parser.add_argument(
+        "--target",
+        type=float,
+        help="friction_gauss_seidel.TARGET for these runs (the library's value by default)",
+    )
     args = parser.parse_args()
     if args.momentum_restart is not None:
         gauss_seidel.MOMENTUM_RESTART = args.momentum_restart
+    if args.target is not None:
+        gauss_seidel.TARGET = args.target
     # The peer's scene starts at up to 2 m/s (0.2 radii a step): its time step is the
     # peer's, so the time-step warning is left out of the table.
     warnings.simplefilter("ignore", gr.TimeStepWarning)

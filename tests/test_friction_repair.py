@@ -22,6 +22,7 @@ import scipy.sparse as sp
 from granular.contact import coulomb_newton, coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.errors import ConvergenceError
+from granular.tolerances import FRICTION_SWEEPS
 from support.systems import InverseMassDiagonal
 from test_friction_stall import assert_coulomb_law, hold_back_final_repair
 
@@ -184,3 +185,56 @@ def test_a_repair_cluster_larger_than_the_cap_is_refused_and_the_stall_still_end
         assert sweeps < SWEEPS
         assert_coulomb_law(data, G, T, r)
     assert sizes and max(sizes) <= cap
+
+
+@pytest.fixture(scope="module")
+def sand_pour_stop():
+    """`data/stop_of_a_sand_pour.npz`: the stage-4 solve of a pour of 300 turning
+    spheres (`granular.scenes.sand_pile`, mu = 0.6, seed 21, sweeps aimed at half the
+    tolerance) whose sweeps stop at 22 times the tolerance with 69 of its 452 contacts
+    above it, stored as the settling box's data, with the stall floor the run gave."""
+    data = dict(np.load(Path(__file__).parent / "data" / "stop_of_a_sand_pour.npz"))
+    G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
+    T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
+    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    return data, G, T, rows
+
+
+def test_a_stop_whose_cluster_passes_the_cap_is_repaired_by_newton_on_the_loaded_contacts(sand_pour_stop, monkeypatch):
+    """A stop far from the law in a small set: the contacts above the tolerance and
+    their neighbours within two spheres are more than `REPAIR_LARGEST` of the contacts,
+    so no local repair applies. The final repair is then Newton on the loaded contacts,
+    once, within the budget of the sweeps made, and its answer meets the law."""
+    data, G, T, rows = sand_pour_stop
+    monkeypatch.setattr(gauss_seidel, "TARGET", 0.5)  # the aim of the run it was taken from
+    arguments = (rows, data["predicted"], data["start"], data["tolerance"], FRICTION_SWEEPS)
+    floor = int(data["floor"])
+    with monkeypatch.context() as held_back:
+        hold_back_final_repair(held_back)
+        with pytest.raises(ConvergenceError) as stopped:
+            gauss_seidel.solve(*arguments, floor=floor)
+    best = stopped.value.best
+    u = coulomb_rows.velocities(rows, data["predicted"], best)
+    above = coulomb_rows.contact_residuals(rows, u, best) > data["tolerance"]
+    assert rows.neighbourhood(above, gauss_seidel.REPAIR_HOPS).sum() > gauss_seidel._repair_cap(rows.cols.shape[0])
+    assert stopped.value.residual > 10.0 * stopped.value.tolerance
+    local, loaded = [], []
+    on_cluster, on_loaded = gauss_seidel.newton_on_cluster, gauss_seidel.newton_on_loaded
+
+    def recording_cluster(*args, **kwargs):
+        local.append(args)
+        return on_cluster(*args, **kwargs)
+
+    def recording_loaded(*args):
+        answer = on_loaded(*args)
+        loaded.append((args[-1], answer[2]))  # (budget, work), in sweeps
+        return answer
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", recording_cluster)
+    monkeypatch.setattr(gauss_seidel, "newton_on_loaded", recording_loaded)
+    r, sweeps, _ = gauss_seidel.solve(*arguments, floor=floor)
+    assert_coulomb_law(data, G, T, r)
+    assert not local and len(loaded) == 1
+    budget, work = loaded[0]
+    assert work <= budget <= stopped.value.iterations
+    assert sweeps == stopped.value.iterations + 1  # one sweep after the repair
