@@ -64,7 +64,9 @@ FRICTION_TOLERANCE = 1e-5
 #: 1 ms step), 2e-6 m/s on the resting heap (scale ~ g h). The sweeps aim at an
 #: eighth of it and accept it only when they stall: with 1e-5 (and 1e-4 accepted
 #: at once) the settling pile stalled at 1.1-1.4 times the tolerance, loops of
-#: sticking contacts being unable to close the gaps that earlier steps left.
+#: sticking contacts being unable to close the gaps that earlier steps left (before
+#: the gap closure; the aim's later measurements are at
+#: `granular.contact.friction_gauss_seidel.TARGET`).
 FRICTION_SWEEP_TOLERANCE = 2e-4
 
 #: Largest number of nonsmooth Gauss-Seidel sweeps of one solve of the 3D Coulomb
