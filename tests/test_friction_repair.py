@@ -42,8 +42,10 @@ def settling_box():
 
 
 @pytest.fixture
-def without_newton_on_the_loaded_contacts(monkeypatch):
-    """The global hand-over held back, so that the repairs alone are tested."""
+def without_the_newton_hand_over(monkeypatch):
+    """The in-loop hand-over to Newton on the loaded contacts held back, so that the
+    repairs alone are tested (the repair at the sweeps' stop may still call it, when
+    its cluster passes the local cap)."""
     monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)
     monkeypatch.setattr(gauss_seidel, "NEWTON_CHECKS_PER_CONTACT", 10**6)
 
@@ -54,7 +56,7 @@ def without_final_repair(monkeypatch):
 
 
 def test_the_sweeps_alone_stall_on_the_settling_box(
-    settling_box, without_newton_on_the_loaded_contacts, without_final_repair, monkeypatch
+    settling_box, without_the_newton_hand_over, without_final_repair, monkeypatch
 ):
     data, _, _, rows = settling_box
     monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)  # no repairs
@@ -62,7 +64,7 @@ def test_the_sweeps_alone_stall_on_the_settling_box(
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
 
 
-def test_local_repairs_end_the_stall_of_the_settling_box(settling_box, without_newton_on_the_loaded_contacts):
+def test_local_repairs_end_the_stall_of_the_settling_box(settling_box, without_the_newton_hand_over):
     data, G, T, rows = settling_box
     r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
     assert sweeps < SWEEPS
@@ -70,7 +72,7 @@ def test_local_repairs_end_the_stall_of_the_settling_box(settling_box, without_n
 
 
 def test_a_repair_at_the_sweeps_stop_ends_a_stall_short_of_the_tolerance_within_its_budget(
-    settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+    settling_box, without_the_newton_hand_over, monkeypatch
 ):
     """Sweeps without in-loop repairs stop at 1,000 sweeps beyond the tolerance (checked
     with the final repair held back); with it, the solve returns an answer that meets
@@ -102,7 +104,7 @@ def test_a_repair_at_the_sweeps_stop_ends_a_stall_short_of_the_tolerance_within_
 
 
 def test_the_repairs_at_the_sweeps_stop_end_after_two_without_progress(
-    settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+    settling_box, without_the_newton_hand_over, monkeypatch
 ):
     """Repairs that leave the impulses as they were (Newton replaced by the identity)
     make no progress (the sweep after each moves the residual by less than 10%): the
@@ -129,7 +131,7 @@ def test_the_repairs_at_the_sweeps_stop_end_after_two_without_progress(
 
 
 def test_a_repair_holds_the_impulses_outside_its_cluster(
-    settling_box, without_newton_on_the_loaded_contacts, without_final_repair, monkeypatch
+    settling_box, without_the_newton_hand_over, without_final_repair, monkeypatch
 ):
     """`newton_on_cluster` changes only its cluster's impulses, and its answer meets the
     law of the cluster's contacts in the velocities of the whole set (recomputed from
@@ -152,14 +154,15 @@ def test_a_repair_holds_the_impulses_outside_its_cluster(
     assert np.all(whole[members] <= tolerance[members])
 
 
-def test_a_repair_cluster_larger_than_the_cap_is_refused_and_the_stall_still_ends(
-    settling_box, without_newton_on_the_loaded_contacts, monkeypatch
+def test_no_local_repair_takes_a_cluster_larger_than_the_cap_and_the_stall_still_ends(
+    settling_box, without_the_newton_hand_over, monkeypatch
 ):
-    """`REPAIR_MOST_CONTACTS` bounds a repair's cluster whatever the set's size. On the
-    settling box the repairs' clusters grow from one repair to the next; capped below
-    the largest of them, no repair takes more, the larger cluster is refused, and the
-    solve still ends: with an answer that meets the law, or with the sweeps' best
-    iterate once their stall rule stops them. The sweeps restart their momentum at every
+    """`REPAIR_MOST_CONTACTS` bounds a local repair's cluster whatever the set's size. On
+    the settling box the repairs' clusters grow from one repair to the next; capped below
+    the largest of them, no local repair takes more (a larger cluster at the sweeps' stop
+    goes to Newton on the loaded contacts instead), and the solve still ends: with an
+    answer that meets the law, or with the sweeps' best iterate once their stall rule
+    stops them. The sweeps restart their momentum at every
     rise of the residual here (`MOMENTUM_RESTART` 1): with the default, a single repair
     ends this stall, and there is no growth to cap."""
     data, G, T, rows = settling_box
@@ -190,9 +193,10 @@ def test_a_repair_cluster_larger_than_the_cap_is_refused_and_the_stall_still_end
 @pytest.fixture(scope="module")
 def sand_pour_stop():
     """`data/stop_of_a_sand_pour.npz`: the stage-4 solve of a pour of 300 turning
-    spheres (`granular.scenes.sand_pile`, mu = 0.6, seed 21, sweeps aimed at half the
-    tolerance) whose sweeps stop at 22 times the tolerance with 69 of its 452 contacts
-    above it, stored as the settling box's data, with the stall floor the run gave."""
+    spheres without rolling resistance (`granular.scenes.sand_pile`, mu = 0.6, seed 21,
+    `friction_gauss_seidel.TARGET` set to 1/2, the solve's own ``target`` None) whose
+    sweeps stop at 22 times the tolerance with 69 of its 452 contacts above it, stored as
+    the settling box's data, with the stall floor the run gave (``floor``)."""
     data = dict(np.load(Path(__file__).parent / "data" / "stop_of_a_sand_pour.npz"))
     G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
     T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
@@ -225,9 +229,9 @@ def test_a_stop_whose_cluster_passes_the_cap_is_repaired_by_newton_on_the_loaded
         local.append(args)
         return on_cluster(*args, **kwargs)
 
-    def recording_loaded(*args):
-        answer = on_loaded(*args)
-        loaded.append((args[-1], answer[2]))  # (budget, work), in sweeps
+    def recording_loaded(*args, budget, **kwargs):
+        answer = on_loaded(*args, budget=budget, **kwargs)
+        loaded.append((budget, answer[2]))  # (budget, work), in sweeps
         return answer
 
     monkeypatch.setattr(gauss_seidel, "newton_on_cluster", recording_cluster)

@@ -140,9 +140,10 @@ def solve(
 
     Final repair: sweeps that stop short of the tolerance (a stall without progress, or
     ``max_sweeps``) hand their best iterate to `_final_repair`, local repairs on growing
-    clusters within the same ski-rental budget as the Newton hand-over below; its
-    answer is returned when within the tolerance, and is the error's ``best`` otherwise
-    when nearer the law.
+    clusters, and Newton on the loaded contacts once a cluster passes the local cap,
+    within the same ski-rental budget as the Newton hand-over below; its answer is
+    returned when within the tolerance, and is the error's ``best`` otherwise when
+    nearer the law.
 
     Stopping a stall: the sweeps end once the best measured residual has not fallen by
     10% (`PROGRESS`) for as many sweeps as came before that best, and at least
@@ -316,7 +317,7 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
     `solve`). A cluster beyond the local repairs' cap (`REPAIR_LARGEST`,
     `REPAIR_MOST_CONTACTS`) is not local any more: the last repair is then Newton on
     the loaded contacts (`coulomb_newton.newton_on_loaded`), within the same budget,
-    which refuses a factorisation that would overrun it.
+    which refuses a factorisation whose estimated cost would overrun it.
 
     Why: once the sweeps stop, nothing is descending any more, and the in-loop
     repairs' reason to wait for a residual near the tolerance (`REPAIR_LEVEL`) is gone.
@@ -339,7 +340,9 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
         members = np.flatnonzero(grown)
         widest = members.size > _repair_cap(m)
         if widest:
-            solved, _, work = newton_on_loaded(rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget - spent)
+            solved, _, work = newton_on_loaded(
+                rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget=budget - spent
+            )
         else:
             solved, _, work = newton_on_cluster(
                 rows, u, r, members, tolerance, 0.25 * TARGET, budget=budget - spent, variants=len(VARIANTS)
@@ -503,17 +506,17 @@ MOMENTUM_RESTART = 1.1
 MOMENTUM_STALL = 10.0
 MOMENTUM_PATIENCE = 1000
 #: The sweeps aim at this fraction of the tolerance and accept the tolerance only
-#: once they stall (`_stalled`). Why: answers near the tolerance make the following
-#: steps harder. Without the gap closure (`granular.contact.gap_closure`) an answer at
-#: the tolerance left gaps wrong by ``h`` times it, which the next step's loops of
-#: sticking contacts could not all close (their sweeps stalled at 1.1-1.3 times the
-#: error they inherited). With the closure and the repair at the sweeps' stop
-#: (`_final_repair`), aiming at the tolerance itself takes 34% fewer sweeps over ten
-#: runs of Siconos' box of 1,000 turning spheres and 44% fewer over 230 pours of the
-#: sand pile, which keep as many steps beyond the tolerance (76 against 80) but twice
-#: as many beyond 5 tolerances (13 against 7; the worst 24.8 against 9.3 tolerances);
-#: aiming at 1/2 kept 66 steps in 115 pours against 40 (benchmarks/README.md,
-#: "Frictional boxes: the sweeps' aim, measured again").
+#: once they stall (`_stalled`). Why: an accepted answer is then typically an eighth
+#: of the tolerance from its law, not at it, and runs aimed higher keep more of their
+#: steps far beyond the tolerance. With the gap closure and the repair at the sweeps'
+#: stop (`_final_repair`), aiming at the tolerance itself takes 34% fewer sweeps over
+#: ten runs of Siconos' box of 1,000 turning spheres and 44% fewer over 230 pours of
+#: the sand pile, which keep as many steps beyond the tolerance (76 against 80) but
+#: nearly twice as many beyond 5 tolerances (13 against 7; the worst 24.8 against 9.3
+#: tolerances); aiming at 1/2 kept 66 steps in 115 pours against 40
+#: (benchmarks/README.md, "Frictional boxes: the sweeps' aim, measured again").
+#: Before the closure an answer at the tolerance also left gaps wrong by ``h`` times
+#: it, which the next step's loops of sticking contacts could not all close.
 TARGET = 0.125
 #: Residual checks (2 sweeps each) without a 10% decrease that count as a stall.
 STALL_WINDOW = 25
