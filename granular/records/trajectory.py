@@ -75,7 +75,10 @@ from .trajectory_format import (
     CONTACT_FIELDS,
     FORMAT,
     FRAME_ARRAYS,
+    FRAME_DATASETS,
     OPTIONAL_CONTACT_FIELDS,
+    REQUIRED_FRAME_ARRAYS,
+    ROTATION_ARRAYS,
     PER_SPHERE,
     READABLE_VERSIONS,
     READ_ERRORS,
@@ -498,25 +501,18 @@ class Trajectory:
 
         contacts = [Contacts(**{name: frame(name, k) for name in CONTACT_FIELDS}) for k in range(offsets.size - 1)]
         omega, orientations = rotation_of(h5, upto)
+        arrays = {
+            name: per_frame(dataset, required=name in REQUIRED_FRAME_ARRAYS)
+            for name, dataset in FRAME_DATASETS.items()
+            if name not in ROTATION_ARRAYS
+        }
         return Trajectory(
-            t=per_frame("t"),
-            positions=per_frame("positions"),
-            velocities=per_frame("velocities"),
-            radii=per_frame("radii", required=False),
-            kinetic_energy=per_frame("energy/kinetic"),
-            potential_energy=per_frame("energy/potential"),
-            dissipated_energy=per_frame("energy/dissipated"),
             contacts=contacts,
             system=json.loads(h5.attrs["system"]),
             meta=json.loads(h5.attrs["meta"]),
             angular_velocities=omega,
             orientations=orientations,
-            wall_forces=per_frame("walls/forces", required=False),
-            wall_displacements=per_frame("walls/displacements", required=False),
-            wall_work=per_frame("energy/wall_work", required=False),
-            closure_energy=per_frame("energy/closure_energy", required=False),
-            flow=per_frame("flow", required=False),
-            wall_rotations=per_frame("walls/rotations", required=False),
+            **arrays,
         )
 
 

@@ -18,46 +18,33 @@ READABLE_VERSIONS = (1, 2)
 CONTACT_FIELDS = ("i", "j", "wall", "gap", "normal", "impulse", "tangential_impulse", "rolling_impulse")
 #: Contact fields that files of earlier versions may lack (then zeros of width 0).
 OPTIONAL_CONTACT_FIELDS = ("rolling_impulse",)
-#: The arrays of a trajectory with a row per frame (each None when not recorded):
-#: cutting or joining frames cuts or joins each of them alike.
-FRAME_ARRAYS = (
-    "t",
-    "positions",
-    "velocities",
-    "radii",
-    "kinetic_energy",
-    "potential_energy",
-    "dissipated_energy",
-    "angular_velocities",
-    "orientations",
-    "wall_forces",
-    "wall_displacements",
-    "wall_work",
-    "closure_energy",
-    "flow",
-    "wall_rotations",
-)
-
-
-#: The datasets of a run file with an entry per frame along their first axis (those
-#: present), besides ``contacts/widths/<field>``; ``contacts/offsets`` has one more.
-FRAME_DATASETS = (
-    "t",
-    "positions",
-    "velocities",
-    "radii",
-    "angular_velocities",
-    "orientations",
-    "energy/kinetic",
-    "energy/potential",
-    "energy/dissipated",
-    "energy/wall_work",
-    "energy/closure_energy",
-    "flow",
-    "walls/forces",
-    "walls/displacements",
-    "walls/rotations",
-)
+#: The arrays of a trajectory with a row per frame (each None when not recorded), and
+#: the run-file dataset that holds each, with an entry per frame along its first axis
+#: (``contacts/offsets``, ``contacts/widths/<field>`` and the contact rows aside).
+#: Cutting or joining frames cuts or joins each array alike; a reader takes these
+#: datasets, and `frames_on_disk` checks the same ones.
+FRAME_DATASETS = {
+    "t": "t",
+    "positions": "positions",
+    "velocities": "velocities",
+    "radii": "radii",
+    "kinetic_energy": "energy/kinetic",
+    "potential_energy": "energy/potential",
+    "dissipated_energy": "energy/dissipated",
+    "angular_velocities": "angular_velocities",
+    "orientations": "orientations",
+    "wall_forces": "walls/forces",
+    "wall_displacements": "walls/displacements",
+    "wall_work": "energy/wall_work",
+    "closure_energy": "energy/closure_energy",
+    "flow": "flow",
+    "wall_rotations": "walls/rotations",
+}
+FRAME_ARRAYS = tuple(FRAME_DATASETS)
+#: The frame arrays every run file holds (a file without one is damaged).
+REQUIRED_FRAME_ARRAYS = ("t", "positions", "velocities", "kinetic_energy", "potential_energy", "dissipated_energy")
+#: The frame arrays `rotation_of` reads (a file from before rotation has none).
+ROTATION_ARRAYS = ("angular_velocities", "orientations")
 
 
 #: What h5py and numpy raise on a damaged file (`Trajectory.load` reports them as a
@@ -242,7 +229,7 @@ def frames_on_disk(h5, stated: int, offsets: np.ndarray) -> int:
     it was flushing is then dropped, as if the kill had come before that flush.
     """
     count = min(stated, offsets.size - 1)
-    lengths = [h5[name].shape[0] for name in FRAME_DATASETS if name in h5 and h5[name].shape]
+    lengths = [h5[name].shape[0] for name in FRAME_DATASETS.values() if name in h5 and h5[name].shape]
     if "contacts/widths" in h5:
         lengths += [h5["contacts/widths"][name].shape[0] for name in h5["contacts/widths"]]
     count = min([count, *lengths])
