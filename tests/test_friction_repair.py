@@ -183,7 +183,8 @@ def test_no_local_repair_takes_a_cluster_larger_than_the_cap_and_the_stall_still
     try:
         r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
     except ConvergenceError as stalled:
-        assert stalled.best is not None and stalled.iterations <= SWEEPS
+        # the loop's sweeps, and one after each repair (a last one on the loaded contacts)
+        assert stalled.best is not None and stalled.iterations <= SWEEPS + len(sizes) + 1
     else:
         assert sweeps < SWEEPS
         assert_coulomb_law(data, G, T, r)
@@ -242,3 +243,37 @@ def test_a_stop_whose_cluster_passes_the_cap_is_repaired_by_newton_on_the_loaded
     budget, work = loaded[0]
     assert work <= budget <= stopped.value.iterations
     assert sweeps == stopped.value.iterations + 1  # one sweep after the repair
+
+
+def test_a_solve_counts_every_sweep_it_makes_whether_it_returns_or_stops(
+    settling_box, without_the_newton_hand_over, monkeypatch
+):
+    """The sweeps a solve reports are the sweeps it made: those of its loop, the one
+    from each in-loop repair's answer and the one after each repair at the stop. Counted
+    here at the compiled sweep itself, for a solve whose repairs end its stall and for
+    one whose repairs (Newton replaced by the identity) make no progress, so that it
+    stops and the error carries the count."""
+    data, _, _, rows = settling_box
+    made = []
+    compiled_sweep = coulomb_rows.CompiledRows.sweep
+
+    def counting(self, *args, **kwargs):
+        made.append(1)
+        return compiled_sweep(self, *args, **kwargs)
+
+    monkeypatch.setattr(coulomb_rows.CompiledRows, "sweep", counting)
+    arguments = (rows, data["predicted"], data["start"], data["tolerance"])
+    _, sweeps, _ = gauss_seidel.solve(*arguments, SWEEPS)
+    assert sweeps == len(made)
+    made.clear()
+    repairs = []
+
+    def identity(rows_, u, r, members, *args, **kwargs):
+        repairs.append(members.size)
+        return r.copy(), np.inf, 1.0
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", identity)
+    with pytest.raises(ConvergenceError) as stopped:
+        gauss_seidel.solve(*arguments, SWEEPS)
+    assert len(repairs) > gauss_seidel.FINAL_REPAIR_PATIENCE  # in-loop repairs too
+    assert stopped.value.iterations == len(made)

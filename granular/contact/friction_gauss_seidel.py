@@ -115,9 +115,11 @@ def solve(
 
     ``predicted`` (d,) the velocity ``v``, ``start`` (m, 3) the initial impulses
     (a warm start; projected onto the cones first). Returns ``(r (m, 3), sweeps,
-    residual)``. Raises `ConvergenceError` after ``max_sweeps``, naming the time,
-    the worst contact (``names(k)`` describes it) and its residual, and carrying
-    the measured iterate nearest its law (``best``) for a caller that goes on.
+    residual)``, ``sweeps`` every sweep made: the loop's, and the one from each Newton
+    answer (`_swept_once`). Raises `ConvergenceError` after ``max_sweeps``, naming the
+    time, the worst contact (``names(k)`` describes it) and its residual, and carrying
+    the measured iterate nearest its law (``best``) for a caller that goes on; its
+    ``iterations`` count the sweeps made as ``sweeps`` does.
 
     Drift extrapolation: when the residual stalls and successive sweeps change the
     impulses by the same ``delta``, the sweeps are walking along a direction in
@@ -184,6 +186,7 @@ def solve(
     newton_work = 0.0  # the Newton calls' factorisations so far, in sweeps (`factorisation_cost`)
     cluster, repaired_at = np.zeros(m, dtype=bool), 0  # the local repairs' contacts, and the last one's check
     repair_every = REPAIR_EVERY  # checks between repairs, doubled after each repair that misses
+    extra = 0  # the sweeps made from a Newton answer (`_swept_once`), beside the loop's own
     for sweep in range(max_sweeps + 1):
         check = sweep % CHECK_EVERY == 0 or sweep == max_sweeps
         if check:
@@ -205,7 +208,7 @@ def solve(
                 if estimate is not None and estimate > 0.0:
                     calibration = history[-1] / estimate
                 if _accepts(history, target):
-                    return r, sweep, float(residual.max(initial=0.0))
+                    return r, sweep + extra, float(residual.max(initial=0.0))
             if (
                 accelerated.enabled
                 and sweep >= MOMENTUM_PATIENCE
@@ -253,8 +256,9 @@ def solve(
                 if ratio > 1.0:
                     repair_every *= 2
                 r, u, residual = _swept_once(rows, predicted, r)
+                extra += 1
                 if (residual / tolerance).max(initial=0.0) <= 1.0:  # the answer of the stall (`_accepts`)
-                    return r, sweep + 2, float(residual.max(initial=0.0))
+                    return r, sweep + 1 + extra, float(residual.max(initial=0.0))
                 estimate = None
                 accelerated.restart()
         if check and len(history) - newton_at >= newton_wait and _stalled(history, newton_wait):
@@ -267,8 +271,9 @@ def solve(
             newton_work += work
             if ratio < (residual / tolerance).max(initial=0.0):
                 r, u, residual = _swept_once(rows, predicted, solved)
+                extra += 1
                 if (residual / tolerance).max(initial=0.0) <= 1.0:
-                    return r, sweep + 2, float(residual.max(initial=0.0))
+                    return r, sweep + 1 + extra, float(residual.max(initial=0.0))
                 estimate = None
                 accelerated.restart()
         previous = delta
@@ -281,12 +286,13 @@ def solve(
     if (residual / tolerance).max(initial=0.0) > 1.0:
         r, u, residual, repairs = _final_repair(rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work)
     worst = int(np.argmax(residual / tolerance))
+    swept = max_sweeps + extra + repairs  # every sweep made, one after each repair
     if residual[worst] <= tolerance[worst]:
         # Short of the target but within the tolerance: what a stall would accept.
-        return r, max_sweeps + repairs, float(residual.max(initial=0.0))
+        return r, swept, float(residual.max(initial=0.0))
     which = f"contact {worst}" if names is None else names(worst)
     raise ConvergenceError(
-        f"the Coulomb Gauss-Seidel sweeps did not converge in {max_sweeps} sweeps: "
+        f"the Coulomb Gauss-Seidel sweeps did not converge in {swept} sweeps: "
         f"{which} is {residual[worst]:.3g} m/s from its local law (tolerance "
         f"{tolerance[worst]:.3g} m/s; no progress over the last "
         f"{max_sweeps - progressed_at} sweeps)",
@@ -295,7 +301,7 @@ def solve(
         residual=float(residual[worst]),
         tolerance=float(tolerance[worst]),
         where=which,
-        iterations=max_sweeps,
+        iterations=swept,
         idle=max_sweeps - progressed_at,
     )
 
