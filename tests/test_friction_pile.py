@@ -205,7 +205,8 @@ def assert_the_crowd_meets_the_coulomb_law(seed):
 
 def test_sweeps_that_do_not_converge_raise_naming_time_and_contact():
     """One sweep allowed: ConvergenceError naming the worst contact and its spheres,
-    and the time of the step that calls them (`solver_errors_at`)."""
+    and the time of the step that calls them (`solver_errors_at`). It counts the two
+    sweeps made: the one allowed, and the one after the repair at the stop."""
     from granular.contact import coulomb_rows, friction_gauss_seidel
     from granular.contact.problem import check_friction
     from granular.errors import solver_errors_at
@@ -213,6 +214,6 @@ def test_sweeps_that_do_not_converge_raise_naming_time_and_contact():
     world, constraints, predicted, h = crowd(0)
     mu, T, _ = check_friction(constraints)
     rows = coulomb_rows.sweep_rows(world.metric(h, world.q0), constraints.jacobian, T, mu, -constraints.gap / h)
-    with pytest.raises(gr.ConvergenceError, match=r"did not converge in 1 sweeps at t = 0\.01 s: contact \d+"):
+    with pytest.raises(gr.ConvergenceError, match=r"did not converge in 2 sweeps at t = 0\.01 s: contact \d+"):
         with solver_errors_at(0.01):
             friction_gauss_seidel.solve(rows, predicted, np.zeros((constraints.size, 3)), 1e-12, 1)
