@@ -2,7 +2,7 @@
 median of its window.
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/stress.py [--n 1000 2000 3375 5000 8000]
-        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200] [--momentum-restart 1.1] [--target 0.5]
+        [--mu 0 0.5] [--seeds 0 1 2] [--steps 200] [--momentum-restart 1.1] [--sweep-aim 0.5]
 
 The scene is `peer_scenes.siconos_box` with ``n`` spheres (r = 0.01 m, m = 1 kg,
 ``ceil(n^(1/3))`` lattice sites a side, spacing 0.021 m, velocities
@@ -15,7 +15,8 @@ sweeps, with friction) and the steps that kept a best answer beyond the toleranc
 (`StepResult.solver.missed`) with the largest of their residuals; a run that raises
 prints the error and the step. The target: no step over 10 times its window's median.
 ``--momentum-restart X`` runs with `friction_gauss_seidel.MOMENTUM_RESTART` set to X, and
-``--target X`` with the sweeps' aim `friction_gauss_seidel.TARGET` set to X.
+``--sweep-aim X`` with the scheme's option ``sweep_aim=X`` (the sweeps' aim, an eighth of
+the tolerance by default).
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ from tails import tail_line
 WINDOWS = ((10, 50), (50, 100), (100, 150), (150, 200))
 
 
-def timed_run(n: int, mu: float, seed: int, steps: int):
+def timed_run(n: int, mu: float, seed: int, steps: int, sweep_aim: float | None = None):
     """Per-step wall times (s), the error that stopped the run (or None), and per step
     the solver's iterations (the Coulomb sweeps with friction) and ``missed`` (the
     residual, in tolerances, of a best answer kept beyond the tolerance; 0 otherwise),
-    both from `StepResult.solver`."""
+    both from `StepResult.solver`. ``sweep_aim`` is the scheme's option (None: its default)."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
-    sim = gr.Simulation(world, dt=dt)
+    sim = gr.Simulation(world, dt=dt, sweep_aim=sweep_aim)
     seconds, iterations, missed = [], [], []
     error = None
     try:
@@ -88,15 +89,13 @@ def main():
         help="friction_gauss_seidel.MOMENTUM_RESTART for these runs (the library's value by default)",
     )
     parser.add_argument(
-        "--target",
+        "--sweep-aim",
         type=float,
-        help="friction_gauss_seidel.TARGET for these runs (the library's value by default)",
+        help="the scheme's sweep_aim for these runs (its default, an eighth of the tolerance, when not given)",
     )
     args = parser.parse_args()
     if args.momentum_restart is not None:
         gauss_seidel.MOMENTUM_RESTART = args.momentum_restart
-    if args.target is not None:
-        gauss_seidel.TARGET = args.target
     # The peer's scene starts at up to 2 m/s (0.2 radii a step): its time step is the
     # peer's, so the time-step warning is left out of the table.
     warnings.simplefilter("ignore", gr.TimeStepWarning)
@@ -105,7 +104,7 @@ def main():
     for n in args.n:
         for mu in args.mu:
             for seed in args.seeds:
-                seconds, error, iterations, missed = timed_run(n, mu, seed, args.steps)
+                seconds, error, iterations, missed = timed_run(n, mu, seed, args.steps, args.sweep_aim)
                 windows, worst = window_report(seconds)
                 stop = "" if error is None else f"; STOPPED at step {seconds.size}: {error}"
                 print(

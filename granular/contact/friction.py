@@ -394,7 +394,8 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
                 FRICTION_SWEEPS,
                 names=lambda k: name(rows[k]),
                 floor=problem.stall_floor,
-                target=_later_round_target(last, predicted, tolerance, problem.stall_floor),
+                target=_later_round_target(last, predicted, tolerance, problem.stall_floor, problem.sweep_aim),
+                aim=problem.sweep_aim,
             )
             missed = None
         except ConvergenceError as error:
@@ -441,10 +442,13 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     )
 
 
-def _later_round_target(last, predicted: np.ndarray, tolerance: np.ndarray, floor: int | None = None) -> float | None:
+def _later_round_target(
+    last, predicted: np.ndarray, tolerance: np.ndarray, floor: int | None = None, aim: float | None = None
+) -> float | None:
     """The aim (in tolerances, `friction_gauss_seidel.solve`'s ``target``) of a working-set
     round after ``last`` (the last round's ``(rows, answer, their indices, sweeps)``, None
-    for the first round): the sweeps' own aim (None), unless the last round ran past the
+    for the first round): the run's aim (None; ``aim`` is `ContactProblem.sweep_aim`, and
+    `friction_gauss_seidel.TARGET` when None), unless the last round ran past the
     stall floor (``floor``, or `friction_gauss_seidel.NO_PROGRESS_FLOOR`) and ended short
     of that aim. Then the next round, which adds a few rows to that answer, aims at the
     level the last one reached (at most the tolerance): in the same deep network its
@@ -459,7 +463,7 @@ def _later_round_target(last, predicted: np.ndarray, tolerance: np.ndarray, floo
     if sweeps <= (gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor):
         return None
     ratio = float((coulomb_rows.natural_residual(rows, predicted, answer) / tolerance[indices]).max(initial=0.0))
-    return min(ratio, 1.0) if ratio > gauss_seidel.TARGET else None
+    return min(ratio, 1.0) if ratio > (gauss_seidel.TARGET if aim is None else aim) else None
 
 
 def sweep_tolerance(scale: float, lower: np.ndarray, warm: np.ndarray, c: np.ndarray) -> np.ndarray:

@@ -108,10 +108,13 @@ def solve(
     names=None,
     floor: int | None = None,
     target: float | None = None,
+    aim: float | None = None,
 ) -> tuple[np.ndarray, int, float]:
-    """Sweep until the natural residual of every contact is below ``target`` (`TARGET`
+    """Sweep until the natural residual of every contact is below ``target`` (``aim``
     when None) times its tolerance (m/s; a number, or one per contact (m,)), or below
-    its tolerance once the sweeps stall.
+    its tolerance once the sweeps stall. ``aim`` is the run's aim (`TARGET` when None;
+    `granular.contact.problem.ContactProblem.sweep_aim`), ``target`` a later
+    working-set round's own level; the Newton repairs aim at a quarter of ``aim``.
 
     ``predicted`` (d,) the velocity ``v``, ``start`` (m, 3) the initial impulses
     (a warm start; projected onto the cones first). Returns ``(r (m, 3), sweeps,
@@ -173,7 +176,8 @@ def solve(
     m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
     floor = NO_PROGRESS_FLOOR if floor is None else floor
-    target = TARGET if target is None else target
+    aim = TARGET if aim is None else aim
+    target = aim if target is None else target
     r = onto_cones(rows, start)
     u = velocities(rows, predicted, r)
     compiled = rows.compiled
@@ -250,7 +254,7 @@ def solve(
             if np.any(grown != cluster) and members.size <= _repair_cap(m):
                 cluster = grown
                 r, ratio, work = newton_on_cluster(
-                    rows, u, r, members, tolerance, 0.25 * TARGET, budget=sweep - newton_work
+                    rows, u, r, members, tolerance, 0.25 * aim, budget=sweep - newton_work
                 )
                 newton_work += work
                 if ratio > 1.0:
@@ -266,7 +270,7 @@ def solve(
             newton_wait = NEWTON_RETRY
             residual = contact_residuals(rows, u, r)
             solved, ratio, work = newton_on_loaded(
-                rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget=sweep - newton_work
+                rows, predicted, r, residual, tolerance, 0.25 * aim, budget=sweep - newton_work
             )
             newton_work += work
             if ratio < (residual / tolerance).max(initial=0.0):
@@ -284,7 +288,9 @@ def solve(
     residual = contact_residuals(rows, u, r)
     repairs = 0
     if (residual / tolerance).max(initial=0.0) > 1.0:
-        r, u, residual, repairs = _final_repair(rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work)
+        r, u, residual, repairs = _final_repair(
+            rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work, 0.25 * aim
+        )
     worst = int(np.argmax(residual / tolerance))
     swept = max_sweeps + extra + repairs  # every sweep made, one after each repair
     if residual[worst] <= tolerance[worst]:
@@ -306,15 +312,16 @@ def solve(
     )
 
 
-def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget: float):
+def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget: float, newton_aim: float):
     """The sweeps' stop short of the tolerance, repaired if the budget allows:
     ``(r, u, residual, repairs)``, the iterate nearest its law met, its velocities
     (d + 1,) and natural residual (m,) (m/s), and the repairs made (a sweep each).
 
     Each repair is Newton on the contacts above their tolerance and their neighbours
     within ``hops`` shared spheres, joined to the last repair's cluster
-    (`coulomb_newton.newton_on_cluster`, with every variant of `coulomb_newton.VARIANTS`),
-    and one sweep from its answer (`_swept_once`); an answer nearer the law replaces the
+    (`coulomb_newton.newton_on_cluster`, with every variant of `coulomb_newton.VARIANTS`,
+    aimed at ``newton_aim`` of the tolerance), and one sweep from its answer
+    (`_swept_once`); an answer nearer the law replaces the
     iterate. ``hops`` starts at `REPAIR_HOPS` and grows by as much at each repair, until
     an answer is within the tolerance, `FINAL_REPAIR_PATIENCE` repairs in a row bring
     the residual no 10% lower (`PROGRESS`), or the factorisations' work reaches
@@ -347,11 +354,11 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
         widest = members.size > _repair_cap(m)
         if widest:
             solved, _, work = newton_on_loaded(
-                rows, predicted, r, residual, tolerance, 0.25 * TARGET, budget=budget - spent
+                rows, predicted, r, residual, tolerance, newton_aim, budget=budget - spent
             )
         else:
             solved, _, work = newton_on_cluster(
-                rows, u, r, members, tolerance, 0.25 * TARGET, budget=budget - spent, variants=len(VARIANTS)
+                rows, u, r, members, tolerance, newton_aim, budget=budget - spent, variants=len(VARIANTS)
             )
         spent, repairs = spent + work, repairs + 1
         solved, solved_u, solved_residual = _swept_once(rows, predicted, solved)

@@ -131,9 +131,12 @@ def impact_set(sub, u: np.ndarray, h: float, e: np.ndarray, et: np.ndarray):
     return replace(sub, gap=-h * lower, separation_speed=None, tangential_offset=offset, normal_offset=None)
 
 
-def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float) -> ImpactAnswer:
+def solve_impact(
+    metric, constraints, rows: np.ndarray, u: np.ndarray, h: float, sweep_aim: float | None = None
+) -> ImpactAnswer:
     """Newton's impact law with Coulomb friction (module docstring) on the impacting
-    ``rows`` of ``constraints``, applied to the velocity ``u`` (d,) before the impact.
+    ``rows`` of ``constraints``, applied to the velocity ``u`` (d,) before the impact;
+    ``sweep_aim`` is the Coulomb sweeps' aim (`ContactProblem.sweep_aim`).
 
     Raises what `project_frictional` raises (`JammingError`, `ConvergenceError`)."""
     sub = constraints.subset(rows)
@@ -145,7 +148,7 @@ def solve_impact(metric, constraints, rows: np.ndarray, u: np.ndarray, h: float)
     moving = _moving(sub)
     iterations = 0
     for fallback in range(3):
-        problem = ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h)
+        problem = ContactProblem.from_constraints(metric, impact_set(sub, u, h, e, et), u, h, sweep_aim=sweep_aim)
         answer = project_frictional(problem)
         iterations += answer.iterations
         rising, clusters = _rising_clusters(metric, problem, u, answer, clusters, moving)

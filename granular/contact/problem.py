@@ -49,6 +49,9 @@ class ContactProblem:
     stall_floor : the fewest sweeps a stall of the Coulomb sweeps makes before it ends
         (`granular.contact.friction_gauss_seidel.stall_floor`), or None for the fixed
         default.
+    sweep_aim : the fraction of their tolerance the Coulomb sweeps aim at, in (0, 1]
+        (`granular.contact.friction_gauss_seidel.solve`'s ``target``), or None for
+        `granular.contact.friction_gauss_seidel.TARGET`.
     contact_name : ``k -> str`` naming row ``k`` in messages ("contact 3 (sphere 1 and
         wall 0)"), or None.
     """
@@ -69,6 +72,7 @@ class ContactProblem:
     keys: np.ndarray | None = None
     contact_name: Callable[[int], str] | None = None
     stall_floor: int | None = None
+    sweep_aim: float | None = None
 
     @property
     def size(self) -> int:
@@ -93,6 +97,7 @@ class ContactProblem:
         warm_tangential: np.ndarray | None = None,
         warm_rolling: np.ndarray | None = None,
         stall_floor: int | None = None,
+        sweep_aim: float | None = None,
     ) -> "ContactProblem":
         """The frictional problem of a step's `ConstraintSet` (gaps at ``t_{n+1}``, rows at
         ``q^n``) for the step ``h`` (s): ``b = -D/h`` (`ConstraintSet.lower`), the tangent
@@ -123,6 +128,7 @@ class ContactProblem:
             warm_rolling=warm_rolling if R is not None else None,
             contact_name=lambda k: _contact_name(constraints, k),
             stall_floor=stall_floor,
+            sweep_aim=sweep_aim,
         )
 
 

@@ -121,7 +121,7 @@ from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..records.results import SolverStats, StepResult
 from ..spheres.rotation import rotate_quaternions, unit_quaternions
-from ..validation import finite_array
+from ..validation import as_number, finite_array
 from .common import initial_state, make_result
 from .maury_impacts import restitution_stage
 from .maury_state import (
@@ -137,6 +137,18 @@ from .registry import refuse_unless_supported
 #: the frictional branch is checked as well): their sweep counts set the next stalls' floor
 #: (`granular.contact.friction_gauss_seidel.stall_floor`).
 SWEPT = ("gauss_seidel", "inaccurate")
+
+
+def checked_sweep_aim(value) -> float | None:
+    """``sweep_aim`` (`MauryScheme`): None, or one number in (0, 1]; `InvalidInputError`
+    saying what was given otherwise (an aim of 0 would never be met, and one above 1
+    would accept answers beyond the tolerance)."""
+    if value is None:
+        return None
+    number = as_number(value, "sweep_aim", "None or one number in (0, 1]")
+    if not 0.0 < number <= 1.0:  # NaN fails too
+        raise InvalidInputError(f"sweep_aim must lie in (0, 1] (a fraction of the tolerance), got {number}")
+    return number
 
 
 def _missed_ratio(missed) -> float:
@@ -187,6 +199,16 @@ class MauryScheme:
         ``q^{n+1} = q^n + h u^{n+1}``, for a cheaper step: closed contacts then overlap
         by up to ``h`` times the sweeps' tolerance, and a sphere sliding by ``delta``
         a step inside a wall of radius ``R`` by about ``delta^2 / (2 R)``.
+    sweep_aim : float or None
+        The fraction of their tolerance, in (0, 1], the Coulomb sweeps aim at in
+        every frictional solve (Maury's stage and the frictional impacts). An answer
+        is accepted at the aim, or at the tolerance once the sweeps stall, so every
+        accepted answer meets the tolerance whatever the aim. None (the default) aims
+        at an eighth of it (`granular.contact.friction_gauss_seidel.TARGET`), so that
+        a typical answer is an eighth of the tolerance from its law. 1 takes about a
+        third fewer sweeps on a settling pile, for answers at up to the tolerance and,
+        measured over the sand pile's pours, more steps kept far beyond it
+        (benchmarks/README.md, "the sweeps' aim").
     """
 
     name = "velocity"
@@ -203,6 +225,7 @@ class MauryScheme:
         absorb_force_at_impact: bool = True,
         strict: bool = False,
         close_gaps: bool = True,
+        sweep_aim: float | None = None,
     ):
         refuse_unless_supported(self.name, system, dt)
         if force_update not in ("explicit", "implicit"):
@@ -217,6 +240,7 @@ class MauryScheme:
         self.absorb_force_at_impact = absorb_force_at_impact
         self.strict = bool(strict)
         self.close_gaps = bool(close_gaps)
+        self.sweep_aim = checked_sweep_aim(sweep_aim)
         self._warned_missed = False  # one SolverToleranceWarning per scheme, i.e. per run
         # What the system offers, decided once (granular.protocols): spheres found by
         # a neighbour search carry radii, speeds and a rotational state.
@@ -363,7 +387,16 @@ class MauryScheme:
         clock = time.perf_counter()
         try:
             u_star, restitution_impulse, impact = restitution_stage(
-                metric, constraints, u, predicted - u, self.dt, self.solver, self._spheres, t_next, state.previous_kick
+                metric,
+                constraints,
+                u,
+                predicted - u,
+                self.dt,
+                self.solver,
+                self._spheres,
+                t_next,
+                state.previous_kick,
+                self.sweep_aim,
             )
         except JammingError as error:
             raise self._jamming(error, t_next) from None
@@ -385,6 +418,7 @@ class MauryScheme:
                         warm_tangential=warm_friction,
                         warm_rolling=warm_rolling,
                         stall_floor=stall_floor(state.recent_sweeps),
+                        sweep_aim=self.sweep_aim,
                     )
                     maury = project_frictional(problem, strict=self.strict)
                 else:

@@ -50,7 +50,16 @@ class ImpactReport:
 
 
 def restitution_stage(
-    metric, constraints, u, increment, h: float, solver: str, spheres: bool, t_next: float, previous_kick=None
+    metric,
+    constraints,
+    u,
+    increment,
+    h: float,
+    solver: str,
+    spheres: bool,
+    t_next: float,
+    previous_kick=None,
+    sweep_aim: float | None = None,
 ):
     """The impact law on the impacting rows; returns ``(u*, impulses, report)``: the
     normal impact impulses (m,) (N s) and an `ImpactReport` (solver counts and the
@@ -59,7 +68,9 @@ def restitution_stage(
     others Moreau's frictionless law (module docstring). ``previous_kick`` is the
     carried `granular.schemes.maury_state.MauryState.previous_kick`; ``h`` the step (s),
     ``solver`` the projection's backend, ``spheres`` whether the system is spheres (whose
-    rows may carry friction); the caller adds the packing fraction to a `JammingError`."""
+    rows may carry friction), ``sweep_aim`` the Coulomb sweeps' aim
+    (`granular.contact.problem.ContactProblem.sweep_aim`); the caller adds the packing
+    fraction to a `JammingError`."""
     G, e = constraints.jacobian, constraints.laws.restitution
     zero = np.zeros(constraints.size)
     if constraints.size == 0 or not np.any(e > 0.0):
@@ -86,7 +97,9 @@ def restitution_stage(
     iterations, violation = 0, 0.0
     for _ in range(MAX_IMPACT_ROUNDS):
         rows = np.flatnonzero(impacting)
-        u_star, normal, more, worst, friction = impact(metric, constraints, rows, u, offset, h, solver, spheres, t_next)
+        u_star, normal, more, worst, friction = impact(
+            metric, constraints, rows, u, offset, h, solver, spheres, t_next, sweep_aim
+        )
         iterations += more
         violation = max(violation, worst)
         grown = impacting | impacts(u_star)
@@ -98,7 +111,7 @@ def restitution_stage(
     return u_star, impulses, ImpactReport.of(constraints.size, rows, iterations, violation, friction)
 
 
-def impact(metric, constraints, rows, u, offset, h: float, solver: str, spheres: bool, t_next: float):
+def impact(metric, constraints, rows, u, offset, h: float, solver: str, spheres: bool, t_next: float, sweep_aim=None):
     """The impact law on ``rows``: ``(u*, their normal impulses (k,), iterations,
     violation, the `granular.contact.impact.ImpactAnswer` or None without friction)``.
 
@@ -106,11 +119,11 @@ def impact(metric, constraints, rows, u, offset, h: float, solver: str, spheres:
     with Coulomb friction. Should its sweeps not converge (several coupled impacts;
     one contact is solved in closed form), the impact is frictionless as Moreau's
     law gives it, rather than the run stopping: friction then acts at the next
-    steps' sustained contacts only."""
+    steps' sustained contacts only. ``sweep_aim`` is the sweeps' aim (`restitution_stage`)."""
     with solver_errors_at(t_next):
         if spheres and is_frictional(constraints, rows):
             try:
-                answer = solve_impact(metric, constraints, rows, u, h)
+                answer = solve_impact(metric, constraints, rows, u, h, sweep_aim)
                 return answer.velocities, answer.normal, answer.iterations, answer.violation, answer
             except ConvergenceError:
                 pass
