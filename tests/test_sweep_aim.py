@@ -7,27 +7,32 @@ tolerance."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import granular as gr
+from granular.app import runs
 from granular.cli import USAGE, main
 from granular.contact import coulomb_rows, friction, friction_gauss_seidel as gauss_seidel, impact
 
 from support.scenes import tiny_scene
+from support.systems import InverseMassDiagonal
 from test_never_stops import frictional_pile
 
 
-@pytest.mark.parametrize("aim", [0.0, -0.1, 1.5, float("nan"), "fast"])
+@pytest.mark.parametrize("aim", [0.0, -0.1, 1.5, float("nan"), "fast", "0.5", True])
 def test_an_aim_outside_zero_to_one_is_refused_saying_what_was_given(aim):
     with pytest.raises(gr.InvalidInputError, match=r"sweep_aim must (lie in \(0, 1\]|be None or one number)"):
         gr.Simulation(frictional_pile(), 1e-3, sweep_aim=aim)
 
 
 def recorded_solves(monkeypatch):
-    """Every call of the sweeps (their ``aim``, the level each answer reached in units of
-    its tolerances, and whether it stalled), and the aims of the impact problems."""
+    """Every call of the sweeps (their ``aim`` and ``target``, the level each answer
+    reached in units of its tolerances, and its sweeps), and the aims of the impact
+    problems."""
     solves, impacts = [], []
     solve = gauss_seidel.solve
 
@@ -77,6 +82,38 @@ def test_every_answer_meets_its_aim_or_the_tolerance_after_a_stall(aim, monkeypa
     assert np.mean(levels <= reach) > 0.9
 
 
+def test_the_default_aim_is_an_eighth_step_for_step(monkeypatch):
+    """None and `TARGET` (1/8) given explicitly make the same steps, bit for bit."""
+    runs_ = []
+    for aim in (None, gauss_seidel.TARGET):
+        simulation = gr.Simulation(frictional_pile(n_side=4), 1e-3, sweep_aim=aim)
+        results = [simulation.step() for _ in range(20)]
+        runs_.append((results[-1].positions, [result.solver.iterations for result in results]))
+    np.testing.assert_array_equal(runs_[0][0], runs_[1][0])
+    assert runs_[0][1] == runs_[1][1]
+
+
+def test_the_newton_repairs_aim_at_a_quarter_of_the_aim(monkeypatch):
+    """On the captured stall of a settling box (`tests/data/stall_of_a_settling_box.npz`),
+    the local repairs are asked for a quarter of the solve's aim."""
+    data = dict(np.load(Path(__file__).parent / "data" / "stall_of_a_settling_box.npz"))
+    G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
+    T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
+    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    aims = []
+    repair = gauss_seidel.newton_on_cluster
+
+    def recording(rows_, u, r, members, tolerance, aim, *args, **kwargs):
+        aims.append(aim)
+        return repair(rows_, u, r, members, tolerance, aim, *args, **kwargs)
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", recording)
+    monkeypatch.setattr(gauss_seidel, "NEWTON_AFTER", 10**9)  # the repairs alone
+    monkeypatch.setattr(gauss_seidel, "NEWTON_CHECKS_PER_CONTACT", 10**6)
+    gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 4000, aim=0.5)
+    assert aims and all(aim == 0.25 * 0.5 for aim in aims)
+
+
 def test_aimed_at_the_tolerance_a_settling_pile_takes_fewer_sweeps(monkeypatch):
     eighth, _ = sweeps_of_a_pour(None, monkeypatch)
     monkeypatch.undo()
@@ -93,9 +130,24 @@ def tiny_workspace(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_the_command_records_the_aim_with_the_run(tiny_workspace, capsys):
+def test_the_command_records_the_aim_from_the_first_frame_and_a_continued_run_keeps_it(
+    tiny_workspace, capsys, monkeypatch
+):
+    """The run file holds the aim from its opening (a killed run is continued from what
+    it holds then), and ``--from`` runs on with it."""
+    opened = []
+    writer = runs.FrameWriter
+
+    class Recording(writer):
+        def __init__(self, path, system, meta, *args, **kwargs):
+            opened.append(meta.get("simulation_options", {}).get("sweep_aim"))
+            super().__init__(path, system, meta, *args, **kwargs)
+
+    monkeypatch.setattr(runs, "FrameWriter", Recording)
     assert main(["run", "tiny", "--out", "aimed.h5", "--sweep-aim", "0.5", "--quiet"]) == 0
-    assert gr.Trajectory.load(tiny_workspace / "aimed.h5").meta["simulation_options"]["sweep_aim"] == 0.5
+    assert main(["run", "--from", "aimed.h5", "--duration", "0.003", "--out", "more.h5", "--quiet"]) == 0
+    assert opened == [0.5, 0.5]
+    assert gr.Trajectory.load(tiny_workspace / "more.h5").meta["simulation_options"]["sweep_aim"] == 0.5
 
 
 def test_the_command_refuses_an_aim_beyond_the_tolerance(tiny_workspace, capsys):

@@ -104,17 +104,19 @@ def add_parser(commands) -> None:
     add_quiet(parser)
 
 
-def _set_sweep_aim(simulation, aim: float) -> None:
-    """The Coulomb sweeps' aim of ``simulation``'s scheme (`MauryScheme`'s ``sweep_aim``),
-    recorded with the run's options; `CommandError` for a scheme without sweeps or an
-    aim outside (0, 1]."""
-    if not hasattr(simulation.scheme, "sweep_aim"):
-        raise CommandError(f"--sweep-aim: the scheme {simulation.scheme.name!r} has no Coulomb sweeps", USAGE)
+def _set_sweep_aim(job: _Job, aim: float) -> None:
+    """The Coulomb sweeps' aim of the job's scheme (`MauryScheme`'s ``sweep_aim``), and in
+    the options the run file stores from its first frame (``simulation_options``), so
+    that a run continued with ``--from`` keeps it; `CommandError` for a scheme without
+    sweeps or an aim outside (0, 1]."""
+    scheme = job.simulation.scheme
+    if not hasattr(scheme, "sweep_aim"):
+        raise CommandError(f"--sweep-aim: the scheme {scheme.name!r} has no Coulomb sweeps", USAGE)
     try:
-        simulation.scheme.sweep_aim = checked_sweep_aim(aim)
+        scheme.sweep_aim = checked_sweep_aim(aim)
     except InvalidInputError as error:
         raise CommandError(f"--sweep-aim: {error}", USAGE) from None
-    simulation.options["sweep_aim"] = simulation.scheme.sweep_aim
+    job.simulation.options["sweep_aim"] = job.settings.options["sweep_aim"] = scheme.sweep_aim
 
 
 def command_run(args) -> int:
@@ -131,7 +133,7 @@ def command_run(args) -> int:
     if args.strict and hasattr(job.simulation.scheme, "strict"):
         job.simulation.scheme.strict = True  # schemes without the option always stop on a missed tolerance
     if args.sweep_aim is not None:
-        _set_sweep_aim(job.simulation, args.sweep_aim)
+        _set_sweep_aim(job, args.sweep_aim)
     check_run_suffix(job.out)
     try:
         n_steps = job.simulation.count_steps(job.duration)

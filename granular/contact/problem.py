@@ -50,7 +50,7 @@ class ContactProblem:
         (`granular.contact.friction_gauss_seidel.stall_floor`), or None for the fixed
         default.
     sweep_aim : the fraction of their tolerance the Coulomb sweeps aim at, in (0, 1]
-        (`granular.contact.friction_gauss_seidel.solve`'s ``target``), or None for
+        (`granular.contact.friction_gauss_seidel.solve`'s ``aim``), or None for
         `granular.contact.friction_gauss_seidel.TARGET`.
     contact_name : ``k -> str`` naming row ``k`` in messages ("contact 3 (sphere 1 and
         wall 0)"), or None.

@@ -145,6 +145,8 @@ def checked_sweep_aim(value) -> float | None:
     would accept answers beyond the tolerance)."""
     if value is None:
         return None
+    if isinstance(value, (bool, str, bytes)):  # True would read as 1, "0.5" as a number
+        raise InvalidInputError(f"sweep_aim must be None or one number in (0, 1], got {value!r}")
     number = as_number(value, "sweep_aim", "None or one number in (0, 1]")
     if not 0.0 < number <= 1.0:  # NaN fails too
         raise InvalidInputError(f"sweep_aim must lie in (0, 1] (a fraction of the tolerance), got {number}")
@@ -200,10 +202,12 @@ class MauryScheme:
         by up to ``h`` times the sweeps' tolerance, and a sphere sliding by ``delta``
         a step inside a wall of radius ``R`` by about ``delta^2 / (2 R)``.
     sweep_aim : float or None
-        The fraction of their tolerance, in (0, 1], the Coulomb sweeps aim at in
-        every frictional solve (Maury's stage and the frictional impacts). An answer
-        is accepted at the aim, or at the tolerance once the sweeps stall, so every
-        accepted answer meets the tolerance whatever the aim. None (the default) aims
+        The fraction of their tolerance, in (0, 1], the Coulomb sweeps of spheres aim
+        at (in Maury's stage and the frictional impacts; a later working-set round
+        after a stalled one aims at the level that round reached,
+        `granular.contact.friction._later_round_target`). An answer is accepted at the
+        aim, or at the tolerance once the sweeps stall, so every accepted answer meets
+        the tolerance whatever the aim; the Newton repairs aim at a quarter of it. None (the default) aims
         at an eighth of it (`granular.contact.friction_gauss_seidel.TARGET`), so that
         a typical answer is an eighth of the tolerance from its law. 1 takes about a
         third fewer sweeps on a settling pile, for answers at up to the tolerance and,
