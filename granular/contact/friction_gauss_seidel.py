@@ -519,17 +519,18 @@ MOMENTUM_RESTART = 1.1
 MOMENTUM_STALL = 10.0
 MOMENTUM_PATIENCE = 1000
 #: The sweeps aim at this fraction of the tolerance and accept the tolerance only
-#: once they stall (`_stalled`). Why: an accepted answer is then typically an eighth
-#: of the tolerance from its law, not at it, and runs aimed higher keep more of their
-#: steps far beyond the tolerance. With the gap closure and the repair at the sweeps'
-#: stop (`_final_repair`), aiming at the tolerance itself takes 34% fewer sweeps over
-#: ten runs of Siconos' box of 1,000 turning spheres and 44% fewer over 230 pours of
-#: the sand pile, which keep as many steps beyond the tolerance (76 against 80) but
-#: nearly twice as many beyond 5 tolerances (13 against 7; the worst 24.8 against 9.3
-#: tolerances); aiming at 1/2 kept 66 steps in 115 pours against 40
-#: (benchmarks/README.md, "Frictional boxes: the sweeps' aim, measured again").
-#: Before the closure an answer at the tolerance also left gaps wrong by ``h`` times
-#: it, which the next step's loops of sticking contacts could not all close.
+#: once they stall (`_stalled`); a run may choose another aim (`solve`'s ``aim``,
+#: `granular.schemes.maury.MauryScheme`'s ``sweep_aim``). Why an eighth by default: an
+#: accepted answer is then typically an eighth of the tolerance from its law, not at
+#: it. With the gap closure and the repair at the sweeps' stop (`_final_repair`),
+#: aiming at the tolerance itself takes 34% fewer sweeps over ten runs of Siconos' box
+#: of 1,000 turning spheres and 45% fewer over 490 pours of the sand pile, which keep
+#: as many steps beyond the tolerance (212 against 210) and 1.5 times as many beyond 5
+#: tolerances (29 against 19, a difference that chance alone gives one sample in ten;
+#: the worst 24.8 against 10.5 tolerances) (benchmarks/README.md, "the sweeps' aim,
+#: measured again", and "the sweeps' aim over 490 pours"). Before the closure an answer
+#: at the tolerance also left gaps wrong by ``h`` times it, which the next step's
+#: loops of sticking contacts could not all close.
 TARGET = 0.125
 #: Residual checks (2 sweeps each) without a 10% decrease that count as a stall.
 STALL_WINDOW = 25
