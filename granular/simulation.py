@@ -63,6 +63,21 @@ SOLVERS = ("osqp", "cvxpy")
 MAX_TRAVEL = 0.1
 
 
+def storable_options(options: dict) -> tuple[dict, list[str]]:
+    """``(options a run file's JSON meta holds, the names of those it cannot)``: numpy
+    scalars become Python numbers (``np.float32(0.5)`` is not JSON, ``0.5`` is)."""
+    stored, left_out = {}, []
+    for name, value in options.items():
+        value = value.item() if isinstance(value, np.generic) else value
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            left_out.append(name)
+        else:
+            stored[name] = value
+    return stored, left_out
+
+
 def _copied(value):
     """A copy of a warm-state value: an array, a tuple of arrays and numbers, or None."""
     if isinstance(value, tuple):
@@ -117,6 +132,7 @@ class Simulation:
         #: residual / tolerance; summarised in a run file's meta (`_meta`).
         self.missed_steps: list[tuple[float, float, float]] = []
         self.options = dict(options)
+        self._unstorable_warned = False  # the run-file warning of `run_meta`, given once
         self.has_flows = self.is_sphere_world and bool(getattr(system, "has_flows", False))
         #: Whether the scheme closes the gaps the Coulomb sweeps or curved walls leave
         #: (frictional spheres, or walls of a `Cylinder` or `Cone`;
@@ -549,11 +565,18 @@ class Simulation:
 
     def run_meta(self, record_every: int) -> dict:
         meta = {"dt": self.dt, "scheme": self.scheme.name, "solver": self.solver, "record_every": int(record_every)}
-        try:  # the scheme's options, when a run file can hold them (a restart passes them back)
-            json.dumps(self.options)
-            meta["simulation_options"] = dict(self.options)
-        except (TypeError, ValueError):
-            pass
+        # The scheme's options, which a restart passes back: numpy scalars as numbers, and
+        # what JSON cannot hold left out with a warning (a restart then takes its default).
+        options, unstorable = storable_options(self.options)
+        meta["simulation_options"] = options
+        if unstorable and not self._unstorable_warned:
+            self._unstorable_warned = True  # run_meta is read at a file's start and end
+            warnings.warn(
+                f"the run file cannot hold the option(s) {', '.join(unstorable)}: a run continued "
+                "from it takes their defaults unless they are given again",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.has_flows:
             meta["masses"] = np.asarray(self.system.masses_by_id).tolist()  # by id
         elif self.is_sphere_world:

@@ -176,3 +176,20 @@ def test_concatenate_refuses_parts_that_do_not_meet(here):
     half, full = load_run("half.h5"), load_run("full.h5")
     with pytest.raises(ValueError, match="must start at the time the previous one ends"):
         gr.Trajectory.concatenate([full, half])
+
+
+def test_numpy_options_are_stored_as_numbers_and_a_continued_run_takes_them(tmp_path):
+    """Options given as numpy scalars (not JSON themselves) are stored as numbers, so a run
+    continued from the file gets them back; an option no run file can hold is left out
+    with a warning, not silently with every other option."""
+    world = gr.SphereWorld([[0.0, 0.0, 0.02]], 0.01, walls=[gr.Plane([0, 0, 0], [0, 0, 1])], friction=0.5)
+    simulation = gr.Simulation(world, 1e-3, sweep_aim=np.float32(0.5), fixed_point_iterations=np.int64(40))
+    simulation.run(steps=4, out=tmp_path / "numpy.h5")
+    stored = load_run(tmp_path / "numpy.h5")
+    assert stored.meta["simulation_options"] == {"sweep_aim": 0.5, "fixed_point_iterations": 40}
+    continued = gr.Simulation.from_trajectory(stored, world=world)
+    assert continued.scheme.sweep_aim == 0.5 and continued.scheme.fixed_point_iterations == 40
+    odd = gr.Simulation(world, 1e-3, sweep_aim=0.5, fixed_point_tolerance=np.array([1e-10]))
+    with pytest.warns(UserWarning, match="cannot hold the option.*fixed_point_tolerance"):
+        meta = odd.run_meta(1)
+    assert meta["simulation_options"] == {"sweep_aim": 0.5}
