@@ -81,15 +81,17 @@ def test_a_converged_frictional_step_records_a_residual_within_its_tolerance():
     e=st.sampled_from([0.0, 0.3, 0.8]),
     rolling=st.sampled_from([0.0, 0.1]),
     sweeps=st.sampled_from([3, 50, 20000]),
+    aim=st.sampled_from([None, 0.5, 1.0]),
 )
-def test_random_frictional_worlds_never_stop(seed, mu, e, rolling, sweeps):
-    """Random frictional piles (friction, restitution, rolling resistance, and sweeps
-    capped or not) run 150 steps without an error, with finite states and at most
-    one warning."""
+def test_random_frictional_worlds_never_stop(seed, mu, e, rolling, sweeps, aim):
+    """Random frictional piles (friction, restitution, rolling resistance, sweeps capped
+    or not, and the sweeps' aim) run 150 steps without an error, with finite states and
+    at most one warning."""
     previous = friction.FRICTION_SWEEPS
     friction.FRICTION_SWEEPS = sweeps
     try:
-        sim = gr.Simulation(frictional_pile(friction_coefficient=mu, restitution=e, rolling=rolling, seed=seed), 1e-3)
+        world = frictional_pile(friction_coefficient=mu, restitution=e, rolling=rolling, seed=seed)
+        sim = gr.Simulation(world, 1e-3, sweep_aim=aim)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for _ in range(150):
