@@ -103,6 +103,19 @@ def test_a_repair_at_the_sweeps_stop_ends_a_stall_short_of_the_tolerance_within_
     assert sum(work for _, work in calls) <= 1000
 
 
+def repairs_that_change_nothing(monkeypatch) -> list:
+    """Newton on a cluster replaced by the identity (no progress, unit work); returns the
+    list that records each call's cluster size."""
+    sizes = []
+
+    def identity(rows_, u, r, members, *args, **kwargs):
+        sizes.append(members.size)
+        return r.copy(), np.inf, 1.0
+
+    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", identity)
+    return sizes
+
+
 def test_the_repairs_at_the_sweeps_stop_end_after_two_without_progress(
     settling_box, without_the_newton_hand_over, monkeypatch
 ):
@@ -116,13 +129,7 @@ def test_the_repairs_at_the_sweeps_stop_end_after_two_without_progress(
         hold_back_final_repair(held_back)
         with pytest.raises(ConvergenceError) as stopped:
             gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 1000)
-    calls = []
-
-    def identity(rows_, u, r, members, *args, **kwargs):
-        calls.append(members.size)
-        return r.copy(), np.inf, 1.0
-
-    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", identity)
+    calls = repairs_that_change_nothing(monkeypatch)
     with pytest.raises(ConvergenceError) as repaired:
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 1000)
     assert len(calls) == gauss_seidel.FINAL_REPAIR_PATIENCE == 2
@@ -266,13 +273,7 @@ def test_a_solve_counts_every_sweep_it_makes_whether_it_returns_or_stops(
     _, sweeps, _ = gauss_seidel.solve(*arguments, SWEEPS)
     assert sweeps == len(made)
     made.clear()
-    repairs = []
-
-    def identity(rows_, u, r, members, *args, **kwargs):
-        repairs.append(members.size)
-        return r.copy(), np.inf, 1.0
-
-    monkeypatch.setattr(gauss_seidel, "newton_on_cluster", identity)
+    repairs = repairs_that_change_nothing(monkeypatch)
     with pytest.raises(ConvergenceError) as stopped:
         gauss_seidel.solve(*arguments, SWEEPS)
     assert len(repairs) > gauss_seidel.FINAL_REPAIR_PATIENCE  # in-loop repairs too
