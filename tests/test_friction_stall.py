@@ -202,19 +202,21 @@ def test_the_stream_of_turning_spheres_of_seed_3_passes_t_0_149_s():
     assert outcome["failure"] is None and outcome["t"] == pytest.approx(0.2)
 
 
-@pytest.mark.parametrize("floor", [None, 1000])
-def test_a_stall_without_progress_ends_after_as_many_sweeps_as_reached_its_best(approached, monkeypatch, floor):
+@pytest.mark.parametrize("floor, visits", [(None, 0), (1000, 0), (1000, gauss_seidel.SMALLEST_STALL_VISITS)])
+def test_a_stall_without_progress_ends_after_as_many_sweeps_as_reached_its_best(approached, monkeypatch, floor, visits):
     """The plain sweeps on the approached stall, with Newton on its first contacts
     only and no repairs (at the stop either), never meet the law; they stop once the
     best residual has not fallen by 10% for as many sweeps as came before it (at least
-    the floor: 4,000 by default, or the one a run passes), far short of the 20,000
-    allowed, and the error carries that best iterate, in its cones."""
+    the floor: 4,000 by default, or the one a run passes, and at least ``visits``
+    contact visits: 3,969 sweeps of these 504 contacts by default), far short of the
+    20,000 allowed, and the error carries that best iterate, in its cones."""
     data, G, T, rows = approached
     monkeypatch.setattr(coulomb_newton, "ROUNDS", 1)
     monkeypatch.setattr(gauss_seidel, "MOMENTUM", False)
     monkeypatch.setattr(gauss_seidel, "REPAIR_LEVEL", 0.0)
+    monkeypatch.setattr(gauss_seidel, "SMALLEST_STALL_VISITS", visits)
     hold_back_final_repair(monkeypatch)
-    least = gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor
+    least = max(gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor, -(-visits // rows.cols.shape[0]))
     with pytest.raises(ConvergenceError) as failure:
         gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], 20000, floor=floor)
     made, idle = failure.value.iterations, failure.value.idle
