@@ -539,15 +539,14 @@ MOMENTUM_PATIENCE = 1000
 #: once they stall (`_stalled`); a run may choose another aim (`solve`'s ``aim``,
 #: `granular.schemes.maury.MauryScheme`'s ``sweep_aim``). Why an eighth by default: an
 #: accepted answer is then typically an eighth of the tolerance from its law, not at
-#: it. With the gap closure and the repair at the sweeps' stop (`_final_repair`),
-#: aiming at the tolerance itself takes 34% fewer sweeps over ten runs of Siconos' box
-#: of 1,000 turning spheres and 45% fewer over 490 pours of the sand pile, which keep
-#: as many steps beyond the tolerance (212 against 210) and 1.5 times as many beyond 5
-#: tolerances (29 against 19, a difference that chance alone gives one sample in ten;
-#: the worst 24.8 against 10.5 tolerances) (benchmarks/README.md, "the sweeps' aim,
-#: measured again", and "the sweeps' aim over 490 pours"). Before the closure an answer
-#: at the tolerance also left gaps wrong by ``h`` times it, which the next step's
-#: loops of sticking contacts could not all close.
+#: it. Aiming at the tolerance itself takes 34% fewer sweeps over ten runs of Siconos'
+#: box of 1,000 turning spheres and 44% fewer over 230 pours of the sand pile, which
+#: keep about as many steps beyond the tolerance: 19 against 23, 2 against 1 beyond 5
+#: tolerances (with the gap closure, the repair at the sweeps' stop and the stall floor
+#: by work; before that floor, over 490 pours, 212 against 210 and 29 against 19)
+#: (benchmarks/README.md, "the sweeps' aim over 490 pours", "a stall floor by work").
+#: Before the closure an answer at the tolerance also left gaps wrong by ``h`` times
+#: it, which the next step's loops of sticking contacts could not all close.
 TARGET = 0.125
 #: Residual checks (2 sweeps each) without a 10% decrease that count as a stall.
 STALL_WINDOW = 25

@@ -210,10 +210,9 @@ class MauryScheme:
         the tolerance whatever the aim; the Newton repairs aim at a quarter of it. None (the default) aims
         at an eighth of it (`granular.contact.friction_gauss_seidel.TARGET`), so that
         a typical answer is an eighth of the tolerance from its law. 1 takes a third
-        fewer sweeps on Siconos' settling box and 45% fewer over 490 pours of the sand
-        pile, for answers at up to the tolerance; those pours kept as many steps beyond
-        the tolerance and 1.5 times as many beyond 5 tolerances (29 against 19)
-        (`granular.contact.friction_gauss_seidel.TARGET`).
+        fewer sweeps on Siconos' settling box and 44% fewer over 230 pours of the sand
+        pile, for answers at up to the tolerance; those pours keep about as many steps
+        beyond the tolerance (19 against 23) (`granular.contact.friction_gauss_seidel.TARGET`).
     """
 
     name = "velocity"
