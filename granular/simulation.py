@@ -39,6 +39,7 @@ from .records.streaming import FrameWriter, StopRequest
 from .records.trajectory import Trajectory
 from .validation import positive_scalar
 from .records.trajectory import check_frame
+from .records.trajectory_format import jsonable
 from .schemes.newmark import NewmarkScheme
 
 SCHEMES = tuple(registry.SCHEMES)
@@ -65,10 +66,11 @@ MAX_TRAVEL = 0.1
 
 def storable_options(options: dict) -> tuple[dict, list[str]]:
     """``(options a run file's JSON meta holds, the names of those it cannot)``: numpy
-    scalars become Python numbers (``np.float32(0.5)`` is not JSON, ``0.5`` is)."""
+    scalars and arrays become Python numbers and lists (`jsonable`: ``np.float32(0.5)``
+    is not JSON, ``0.5`` is)."""
     stored, left_out = {}, []
     for name, value in options.items():
-        value = value.item() if isinstance(value, np.generic) else value
+        value = jsonable(value)
         try:
             json.dumps(value)
         except (TypeError, ValueError):

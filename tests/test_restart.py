@@ -9,6 +9,9 @@ impact threshold) matters, and a restart without it differs (checked below).
 
 from __future__ import annotations
 
+import warnings
+from decimal import Decimal
+
 import numpy as np
 import pytest
 
@@ -189,7 +192,13 @@ def test_numpy_options_are_stored_as_numbers_and_a_continued_run_takes_them(tmp_
     assert stored.meta["simulation_options"] == {"sweep_aim": 0.5, "fixed_point_iterations": 40}
     continued = gr.Simulation.from_trajectory(stored, world=world)
     assert continued.scheme.sweep_aim == 0.5 and continued.scheme.fixed_point_iterations == 40
-    odd = gr.Simulation(world, 1e-3, sweep_aim=0.5, fixed_point_tolerance=np.array([1e-10]))
-    with pytest.warns(UserWarning, match="cannot hold the option.*fixed_point_tolerance"):
+    odd = gr.Simulation(world, 1e-3, sweep_aim=0.5, fixed_point_tolerance=Decimal("1e-10"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         meta = odd.run_meta(1)
+        odd.run_meta(1)  # a run file's meta is read at its start and again at its end
     assert meta["simulation_options"] == {"sweep_aim": 0.5}
+    assert [str(w.message) for w in caught if "cannot hold" in str(w.message)] == [
+        "the run file cannot hold the option(s) fixed_point_tolerance: a run continued from it takes their "
+        "defaults unless they are given again"
+    ]

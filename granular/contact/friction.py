@@ -449,7 +449,7 @@ def _later_round_target(
     round after ``last`` (the last round's ``(rows, answer, their indices, sweeps)``, None
     for the first round): the run's aim (None; ``aim`` is `ContactProblem.sweep_aim`, and
     `friction_gauss_seidel.TARGET` when None), unless the last round ran past the
-    stall floor (``floor``, or `friction_gauss_seidel.NO_PROGRESS_FLOOR`) and ended short
+    stall floor (``floor`` as the round's sweeps took it, `friction_gauss_seidel.effective_floor`) and ended short
     of that aim. Then the next round, which adds a few rows to that answer, aims at the
     level the last one reached (at most the tolerance): in the same deep network its
     sweeps would stall again at that level and end, like the last round, only by the
@@ -460,7 +460,7 @@ def _later_round_target(
     if last is None:
         return None
     rows, answer, indices, sweeps = last
-    if sweeps <= (gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor):
+    if sweeps <= gauss_seidel.effective_floor(floor, rows.cols.shape[0]):
         return None
     ratio = float((coulomb_rows.natural_residual(rows, predicted, answer) / tolerance[indices]).max(initial=0.0))
     return min(ratio, 1.0) if ratio > (gauss_seidel.TARGET if aim is None else aim) else None

@@ -153,7 +153,8 @@ def solve(
     Stopping a stall: the sweeps end once the best measured residual has not fallen by
     10% (`PROGRESS`) for as many sweeps as came before that best, and at least
     ``floor`` sweeps (`NO_PROGRESS_FLOOR` when None; a run passes `stall_floor` of its
-    recent steps): the ski-rental rule of the Newton budget below, applied to
+    recent steps) and `SMALLEST_STALL_VISITS` contact visits (`effective_floor`): the
+    ski-rental rule of the Newton budget below, applied to
     the sweeps themselves, so that a stall costs at most about twice the work that
     reached it. The best iterate is then returned if within the tolerance, else
     `ConvergenceError` carries it. On Siconos' box of 3,375 turning spheres (mu = 0.5,
@@ -175,7 +176,7 @@ def solve(
     """
     m = rows.cols.shape[0]
     tolerance = np.broadcast_to(np.asarray(tolerance, dtype=float), (m,))
-    floor = max(NO_PROGRESS_FLOOR if floor is None else floor, _work_floor(m))
+    floor = effective_floor(floor, m)
     aim = TARGET if aim is None else aim
     target = aim if target is None else target
     r = onto_cones(rows, start)
@@ -471,16 +472,19 @@ NO_PROGRESS_FLOOR = 4000
 STALL_FLOOR_STEPS = 4
 SHORTEST_STALL_FLOOR = 1000
 RECENT_STEPS = 20
-#: A stall's floor is also at least this many contact visits (sweeps times contacts;
-#: `_work_floor`), whatever the run's recent steps. Why: `SHORTEST_STALL_FLOOR` was set
-#: on Siconos' boxes, whose late sets hold 2,000 contacts and more; in the sand pile's
-#: sets of about 450 contacts 1,000 sweeps cost 5 ms, and a stall ended there before
-#: the Newton hand-over's first attempt (`_first_newton_wait`: 800 checks, 1,600
-#: sweeps). On a stop captured from a pour (seed 23, 446 contacts, aimed at 1/2) the
-#: sweeps stopped at 1,211 sweeps and 10.4 tolerances, which neither the final repair's
-#: Newton nor the conic fixed point could mend; with this floor (4,484 sweeps) the
-#: hand-over's Newton ends the solve at 1,682 sweeps (benchmarks/README.md, "a stall
-#: floor by work").
+#: A stall's floor is also at least this many contact visits (sweeps times contacts),
+#: up to `NO_PROGRESS_FLOOR` sweeps (`effective_floor`), whatever the run's recent
+#: steps. Why: `SHORTEST_STALL_FLOOR` was set on Siconos' boxes, whose late sets hold
+#: 2,000 contacts and more; in the sand pile's sets of about 450 contacts 1,000 sweeps
+#: cost 5 ms, and a stall ended there before the Newton hand-over's first attempt
+#: (`_first_newton_wait`: 800 checks, 1,600 sweeps). With this floor a stall of up to
+#: 1,000 contacts lasts until the hand-over has been tried; the cap keeps a stall of a
+#: few contacts, whose sweeps cost their fixed overhead, from running to the sweeps'
+#: cap. On a stop captured from a pour (seed 23, 446 contacts, aimed at 1/2) the sweeps
+#: stopped at 1,211 sweeps and 10.4 tolerances, which neither the final repair's Newton
+#: nor the conic fixed point could mend; with this floor (4,000 sweeps) the hand-over's
+#: Newton ends the solve at 1,682 sweeps (benchmarks/README.md, "a stall floor by
+#: work").
 SMALLEST_STALL_VISITS = 2_000_000
 
 
@@ -505,10 +509,12 @@ def stall_floor(recent_sweeps) -> int | None:
     return max(SHORTEST_STALL_FLOOR, int(STALL_FLOOR_STEPS * float(np.median(recent_sweeps))))
 
 
-def _work_floor(contacts: int) -> int:
-    """The fewest sweeps a stall of a set of ``contacts`` makes before it ends, by work:
-    `SMALLEST_STALL_VISITS` contact visits."""
-    return -(-SMALLEST_STALL_VISITS // max(contacts, 1))
+def effective_floor(floor: int | None, contacts: int) -> int:
+    """The fewest sweeps a stall of a set of ``contacts`` makes before it ends (`solve`):
+    the run's ``floor`` (`stall_floor`; `NO_PROGRESS_FLOOR` when None), and at least
+    `SMALLEST_STALL_VISITS` contact visits, up to `NO_PROGRESS_FLOOR` sweeps."""
+    by_work = min(-(-SMALLEST_STALL_VISITS // max(contacts, 1)), NO_PROGRESS_FLOOR)
+    return max(NO_PROGRESS_FLOOR if floor is None else floor, by_work)
 
 
 def recent_sweeps_after(recent_sweeps, sweeps: int) -> np.ndarray:

@@ -46,9 +46,10 @@ class ContactProblem:
     warm_tangential : (m, s) their friction impulses (N s), or None.
     warm_rolling : (m, 2) their rolling impulses (N s), or None.
     keys : (m,) int64 keys naming the rows across steps (`ConstraintSet.keys`), or None.
-    stall_floor : the fewest sweeps a stall of the Coulomb sweeps makes before it ends
-        (`granular.contact.friction_gauss_seidel.stall_floor`), or None for the fixed
-        default.
+    stall_floor : the run's floor of a stall of the Coulomb sweeps, in sweeps
+        (`granular.contact.friction_gauss_seidel.stall_floor`; a small set's floor is
+        raised by work, `granular.contact.friction_gauss_seidel.effective_floor`), or None
+        for the fixed default.
     sweep_aim : the fraction of their tolerance the Coulomb sweeps aim at, in (0, 1]
         (`granular.contact.friction_gauss_seidel.solve`'s ``aim``), or None for
         `granular.contact.friction_gauss_seidel.TARGET`.
