@@ -253,13 +253,17 @@ def pour(
     width: float = COLUMN_WIDTH,
     seed: int = 3,
     close_gaps: bool = True,
+    sweep_aim: float | None = None,
 ) -> dict:
     """Run one pour until the heap rests (`REST_ENERGY` for `REST_TIME`) or ``duration``
     (s); returns the final state, the angle and flanks, the time reached, whether the
     heap rests, timings (wall and processor seconds), the spheres that touch an end
     wall, those still moving (faster than 1 cm/s) and the steps that kept a contact
-    solver's best answer (``missed``: ``(t, residual, residual / tolerance)`` each).
-    ``close_gaps`` is the `Simulation` option (`granular.contact.gap_closure`)."""
+    solver's best answer (``missed``: ``(t, residual, residual / tolerance)`` each), and
+    the solver iterations of the run (``iterations``: the Coulomb sweeps, with the
+    impacts' and the frictionless projections' iterations). ``close_gaps`` and
+    ``sweep_aim`` are `Simulation` options (`granular.contact.gap_closure`, the sweeps'
+    aim)."""
     world = build(
         friction,
         n=n,
@@ -269,8 +273,9 @@ def pour(
         rolling_friction=rolling_friction,
         floor_half_width=floor_half_width,
     )
-    simulation = gr.Simulation(world, dt, close_gaps=close_gaps)
+    simulation = gr.Simulation(world, dt, close_gaps=close_gaps, sweep_aim=sweep_aim)
     solve_seconds, steps, calm, failure, result, at_rest = 0.0, int(round(duration / dt)), 0, None, None, False
+    iterations = 0
     start, processor = time.perf_counter(), time.process_time()
     for step in range(1, steps + 1):
         try:
@@ -281,6 +286,7 @@ def pour(
                 raise
             break
         solve_seconds += result.solver.seconds.get("solve", 0.0)
+        iterations += result.solver.iterations
         calm = calm + 1 if result.kinetic_energy < REST_ENERGY else 0
         if calm * dt >= REST_TIME:
             at_rest = True
@@ -292,6 +298,7 @@ def pour(
     return dict(
         failure=failure,
         missed=list(simulation.missed_steps),
+        iterations=iterations,
         friction=friction,
         rotation=rotation,
         rolling_friction=rolling_friction,
