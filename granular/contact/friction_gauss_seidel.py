@@ -478,7 +478,7 @@ RECENT_STEPS = 20
 #: 2,000 contacts and more; in the sand pile's sets of about 450 contacts 1,000 sweeps
 #: cost 5 ms, and a stall ended there before the Newton hand-over's first attempt
 #: (`_first_newton_wait`: 800 checks, 1,600 sweeps). With this floor a stall of up to
-#: 1,000 contacts lasts until the hand-over has been tried; the cap keeps a stall of a
+#: about 1,000 contacts lasts until the hand-over has been tried; the cap keeps a stall of a
 #: few contacts, whose sweeps cost their fixed overhead, from running to the sweeps'
 #: cap. On a stop captured from a pour (seed 23, 446 contacts, aimed at 1/2) the sweeps
 #: stopped at 1,211 sweeps and 10.4 tolerances, which neither the final repair's Newton
@@ -549,7 +549,8 @@ MOMENTUM_PATIENCE = 1000
 #: box of 1,000 turning spheres and 44% fewer over 230 pours of the sand pile, which
 #: keep about as many steps beyond the tolerance: 19 against 23, 2 against 1 beyond 5
 #: tolerances (with the gap closure, the repair at the sweeps' stop and the stall floor
-#: by work; before that floor, over 490 pours, 212 against 210 and 29 against 19)
+#: by work before its cap; before that floor, over 490 pours, 212 against 210 and 29
+#: against 19)
 #: (benchmarks/README.md, "the sweeps' aim over 490 pours", "a stall floor by work").
 #: Before the closure an answer at the tolerance also left gaps wrong by ``h`` times
 #: it, which the next step's loops of sticking contacts could not all close.

@@ -211,7 +211,7 @@ class MauryScheme:
         at an eighth of it (`granular.contact.friction_gauss_seidel.TARGET`), so that
         a typical answer is an eighth of the tolerance from its law. 1 takes a third
         fewer sweeps on Siconos' settling box and 44% fewer over 230 pours of the sand
-        pile, for answers at up to the tolerance; those pours keep about as many steps
+        pile, for answers at up to the tolerance; those pours kept about as many steps
         beyond the tolerance (19 against 23) (`granular.contact.friction_gauss_seidel.TARGET`).
     """
 
