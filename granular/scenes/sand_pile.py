@@ -328,20 +328,13 @@ def main(out_dir: Path = RENDERS, workers: int = 2, seeds: tuple = SEEDS) -> lis
     """The pours of `POURS`, each from every seed of ``seeds``, ``workers`` at a time
     (separate processes); prints each pour and each setting's mean angle, and plots the
     first seed's deposits."""
-    from concurrent.futures import ProcessPoolExecutor
-
     print(
         f"sand pile: {PARAMETERS['n']} spheres, r in {RADIUS_RANGE} m, quasi-2D slot, floor "
         f"+-{FLOOR_HALF_WIDTH} m, dt = {DEFAULTS['dt']} s, until at rest or "
         f"{DEFAULTS['duration']} s; seeds {', '.join(map(str, seeds))}"
     )
     start = time.perf_counter()
-    settings = [(*setting, seed) for setting in POURS for seed in seeds]
-    if workers == 1:
-        runs = list(map(_pour, settings))
-    else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            runs = list(pool.map(_pour, settings))
+    runs = pours(seeds, workers)
     for run in runs:
         flanks = " / ".join(f"{a:.1f}" for a in run["flanks"]) or "-"
         state = (
@@ -375,9 +368,24 @@ def main(out_dir: Path = RENDERS, workers: int = 2, seeds: tuple = SEEDS) -> lis
     return runs
 
 
+def pours(seeds, workers: int = 2, sweep_aim: float | None = None) -> list:
+    """The runs (`pour`) of every setting of `POURS` from every seed of ``seeds``,
+    setting after setting, ``workers`` at a time (separate processes); ``sweep_aim`` is
+    the `Simulation` option."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    settings = [(*setting, seed, sweep_aim) for setting in POURS for seed in seeds]
+    if workers == 1:
+        return list(map(_pour, settings))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_pour, settings))
+
+
 def _pour(settings: tuple) -> dict:
-    friction, rotation, rolling_friction, width, seed = settings
-    return pour(friction, rotation=rotation, rolling_friction=rolling_friction, width=width, seed=seed)
+    friction, rotation, rolling_friction, width, seed, sweep_aim = settings
+    return pour(
+        friction, rotation=rotation, rolling_friction=rolling_friction, width=width, seed=seed, sweep_aim=sweep_aim
+    )
 
 
 def _label(run: dict) -> str:

@@ -207,12 +207,12 @@ class MauryScheme:
         after a stalled one aims at the level that round reached,
         `granular.contact.friction._later_round_target`). An answer is accepted at the
         aim, or at the tolerance once the sweeps stall, so every accepted answer meets
-        the tolerance whatever the aim; the Newton repairs aim at a quarter of it. None (the default) aims
-        at an eighth of it (`granular.contact.friction_gauss_seidel.TARGET`), so that
-        a typical answer is an eighth of the tolerance from its law. 1 takes a third
-        fewer sweeps on Siconos' settling box and 44% fewer over 230 pours of the sand
-        pile, for answers at up to the tolerance; those pours kept about as many steps
-        beyond the tolerance (19 against 23) (`granular.contact.friction_gauss_seidel.TARGET`).
+        the tolerance whatever the aim; the Newton repairs aim at a quarter of it. None
+        (the default) aims at an eighth of it, so that a typical answer is an eighth of
+        the tolerance from its law. 1 takes a third fewer sweeps on Siconos' settling box
+        and 44% fewer over 230 pours of the sand pile, for answers at up to the
+        tolerance; those pours kept about as many steps beyond the tolerance (19 against
+        23) (`granular.contact.friction_gauss_seidel.TARGET`).
     """
 
     name = "velocity"
