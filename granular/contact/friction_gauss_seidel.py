@@ -95,7 +95,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ConvergenceError
-from .coulomb_newton import VARIANTS, newton_on_cluster, newton_on_loaded
+from .coulomb_newton import VARIANTS, newton, newton_on_cluster, newton_on_loaded
 from .coulomb_rows import SweepRows, add_impulses, contact_residuals, kernels, onto_cones, velocities
 
 
@@ -146,9 +146,10 @@ def solve(
     Final repair: sweeps that stop short of the tolerance (a stall without progress, or
     ``max_sweeps``) hand their best iterate to `_final_repair`, local repairs on growing
     clusters, and Newton on the loaded contacts once a cluster passes the local cap,
-    within the same ski-rental budget as the Newton hand-over below; its answer is
-    returned when within the tolerance, and is the error's ``best`` otherwise when
-    nearer the law.
+    within the same ski-rental budget as the Newton hand-over below, and last, on sets
+    of at most `REPAIR_MOST_CONTACTS` contacts, Newton on every contact from the solve's
+    start, within as much again (`_newton_from_start`); its answer is returned when
+    within the tolerance, and is the error's ``best`` otherwise when nearer the law.
 
     Stopping a stall: the sweeps end once the best measured residual has not fallen by
     10% (`PROGRESS`) for as many sweeps as came before that best, and at least
@@ -180,6 +181,7 @@ def solve(
     aim = TARGET if aim is None else aim
     target = aim if target is None else target
     r = onto_cones(rows, start)
+    first = r.copy()  # the start, for the last repair (`_newton_from_start`)
     u = velocities(rows, predicted, r)
     compiled = rows.compiled
     scale = compiled.visit_scale(tolerance)
@@ -290,7 +292,7 @@ def solve(
     repairs = 0
     if (residual / tolerance).max(initial=0.0) > 1.0:
         r, u, residual, repairs = _final_repair(
-            rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work, 0.25 * aim
+            rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work, 0.25 * aim, (first, max_sweeps)
         )
     worst = int(np.argmax(residual / tolerance))
     swept = max_sweeps + extra + repairs  # every sweep made, one after each repair
@@ -313,7 +315,9 @@ def solve(
     )
 
 
-def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget: float, newton_aim: float):
+def _final_repair(
+    rows: SweepRows, predicted, r, u, residual, tolerance, budget: float, newton_aim: float, restart=None
+):
     """The sweeps' stop short of the tolerance, repaired if the budget allows:
     ``(r, u, residual, repairs)``, the iterate nearest its law met, its velocities
     (d + 1,) and natural residual (m,) (m/s), and the repairs made (a sweep each).
@@ -331,7 +335,11 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
     `solve`). A cluster beyond the local repairs' cap (`REPAIR_LARGEST`,
     `REPAIR_MOST_CONTACTS`) is not local any more: the last repair is then Newton on
     the loaded contacts (`coulomb_newton.newton_on_loaded`), within the same budget,
-    which refuses a factorisation whose estimated cost would overrun it.
+    which refuses a factorisation whose estimated cost would overrun it. When the
+    iterate is still beyond the tolerance, ``restart`` = ``(first, allowance)`` (the
+    solve's start (m, q) and the sweeps made) gives the last repair: Newton on every
+    contact from that start (`_newton_from_start`), within its own ``allowance`` of
+    sweeps, so that a stop's repairs cost at most twice the sweeps made.
 
     Why: once the sweeps stop, nothing is descending any more, and the in-loop
     repairs' reason to wait for a residual near the tolerance (`REPAIR_LEVEL`) is gone.
@@ -370,7 +378,45 @@ def _final_repair(rows: SweepRows, predicted, r, u, residual, tolerance, budget:
         if widest or idle == FINAL_REPAIR_PATIENCE:
             break
         cluster, hops = grown, hops + REPAIR_HOPS
+    if level > 1.0 and restart is not None and m <= REPAIR_MOST_CONTACTS:
+        first, allowance = restart
+        r, u, residual, made = _newton_from_start(
+            rows, predicted, first, r, u, residual, tolerance, allowance, newton_aim
+        )
+        repairs += made
     return r, u, residual, repairs
+
+
+def _newton_from_start(rows: SweepRows, predicted, first, r, u, residual, tolerance, budget: float, newton_aim: float):
+    """Newton on every contact of the set from the solve's start ``first`` (m, q)
+    (`coulomb_newton.newton`, aimed at ``newton_aim`` of the tolerance, its
+    factorisations within ``budget`` sweeps of ``rows``), then one sweep
+    (`_swept_once`): ``(r, u, residual, made)``, the answer in place of the iterate ``r``
+    (its velocities ``u``, natural residual ``residual``) when nearer its law, and
+    ``made`` 1 for the sweep made, 0 when the budget allowed no factorisation.
+
+    `_final_repair` makes it on sets of at most `REPAIR_MOST_CONTACTS` contacts, the
+    largest a local repair takes: on larger sets Newton on every contact costs more
+    than the sweeps made (a stall of Siconos' box of 3,375 turning spheres, 7,291
+    contacts: 9,092 sweeps' worth, and no answer), and the budget would refuse it after
+    the Jacobian was built.
+
+    Why from the start: where the sweeps stop, their iterates have settled on a
+    stick/slip pattern with no solution near it, and Newton started there, on a
+    cluster or on the loaded contacts, stays in it. The start (the last step's
+    impulses, or the last working-set round's answer) is often nearer a solution. On
+    twelve stops captured from the sand pile's pours (seeds 13-47, 317-504 contacts,
+    kept at 1.8-10.1 tolerances after the repairs), Newton from the start ended five
+    within the tolerance, for 700-4,100 sweeps' worth of factorisations against the
+    4,000-7,900 sweeps of the solves (benchmarks/README.md, "a last Newton from the
+    start")."""
+    solved, _, work = newton(rows, predicted, first, tolerance, newton_aim, budget=budget * float(rows.values.size))
+    if work == 0.0:
+        return r, u, residual, 0
+    solved, solved_u, solved_residual = _swept_once(rows, predicted, solved)
+    if (solved_residual / tolerance).max(initial=0.0) < (residual / tolerance).max(initial=0.0):
+        return solved, solved_u, solved_residual, 1
+    return r, u, residual, 1
 
 
 def _repair_cap(contacts: int) -> float:
