@@ -312,6 +312,15 @@ def test_a_small_sets_stall_lasts_long_enough_for_the_newton_hand_over(monkeypat
     assert sweeps < gauss_seidel.effective_floor(floor, m)
 
 
+def captured_stop(name: str):
+    """``(data, G, T, rows)`` of a stop stored in ``tests/data/<name>.npz``."""
+    data = dict(np.load(Path(__file__).parent / "data" / f"{name}.npz"))
+    G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
+    T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
+    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    return data, G, T, rows
+
+
 def test_a_stop_that_the_repairs_leave_is_mended_by_newton_from_the_start(monkeypatch):
     """`tests/data/stop_mended_from_the_start.npz`: a step of a pour of 300 turning
     spheres (seed 32, no rolling resistance, 317 contacts, the run's floor of 1,000
@@ -320,10 +329,7 @@ def test_a_stop_that_the_repairs_leave_is_mended_by_newton_from_the_start(monkey
     it there. Newton on every contact from the solve's start (`_newton_from_start`) ends
     within the tolerance, with factorisations that cost no more than the sweeps made,
     and the answer meets the law contact by contact."""
-    data = dict(np.load(Path(__file__).parent / "data" / "stop_mended_from_the_start.npz"))
-    G = sp.csr_matrix((data["G_data"], data["G_indices"], data["G_indptr"]), shape=tuple(data["G_shape"]))
-    T = sp.csr_matrix((data["T_data"], data["T_indices"], data["T_indptr"]), shape=tuple(data["T_shape"]))
-    rows = coulomb_rows.sweep_rows(InverseMassDiagonal(data["inverse_mass"]), G, T, data["mu"], data["lower"])
+    data, G, T, rows = captured_stop("stop_mended_from_the_start")
     arguments = (rows, data["predicted"], data["start"], data["tolerance"], FRICTION_SWEEPS)
     floor = int(data["floor"])
     with monkeypatch.context() as held_back:
@@ -349,3 +355,67 @@ def test_a_stop_that_the_repairs_leave_is_mended_by_newton_from_the_start(monkey
     ((first, budget, work),) = calls
     assert np.array_equal(first, coulomb_rows.onto_cones(rows, data["start"]))
     assert work <= budget <= stopped.value.iterations * rows.values.size
+
+
+def test_a_stop_that_newton_from_the_start_leaves_is_mended_along_a_path_in_mu(monkeypatch):
+    """`tests/data/stop_mended_along_a_path_in_mu.npz`: a step of a pour of 300 turning
+    spheres (seed 13, no rolling resistance, 504 contacts). The sweeps, the repairs and
+    Newton from the solve's start all leave it beyond the tolerance; Newton along the
+    path from the frictionless law to the law itself
+    (`coulomb_newton.newton_by_continuation`) ends within it, within its allowance of
+    `CONTINUATION_SWEEPS` times the sweeps made, and the answer meets the law contact by
+    contact."""
+    data, G, T, rows = captured_stop("stop_mended_along_a_path_in_mu")
+    arguments = (rows, data["predicted"], data["start"], data["tolerance"], FRICTION_SWEEPS)
+    floor = int(data["floor"])
+    with monkeypatch.context() as held_back:
+        held_back.setattr(
+            gauss_seidel, "newton_by_continuation", lambda rows, predicted, start, *rest, **budget: (start, np.inf, 0.0)
+        )
+        with pytest.raises(ConvergenceError) as stopped:
+            gauss_seidel.solve(*arguments, floor=floor)
+    assert stopped.value.residual > 1.5 * stopped.value.tolerance
+    budgets = []
+    path = gauss_seidel.newton_by_continuation
+
+    def recording(*args, budget):
+        answer = path(*args, budget=budget)
+        budgets.append((budget, answer[2]))
+        return answer
+
+    monkeypatch.setattr(gauss_seidel, "newton_by_continuation", recording)
+    r, sweeps, _ = gauss_seidel.solve(*arguments, floor=floor)
+    assert_coulomb_law(data, G, T, r)
+    ((budget, work),) = budgets
+    assert work <= budget <= gauss_seidel.CONTINUATION_SWEEPS * sweeps * rows.values.size
+
+
+def test_the_path_in_mu_starts_frictionless_and_ends_at_the_law(monkeypatch):
+    """`coulomb_newton.newton_by_continuation` solves problems whose friction
+    coefficients are ``s mu`` for a rising ``s``, from 0 to 1, each from the answer of the
+    last; its answer, swept once, meets the law itself. With no budget it makes no factorisation and
+    gives back its start, with an infinite ratio."""
+    data, G, T, rows = captured_stop("stop_mended_along_a_path_in_mu")
+    start = coulomb_rows.onto_cones(rows, data["start"])
+    scales = []
+    newton = coulomb_newton.newton
+
+    def recording(problem, *args, **kwargs):
+        frictional = rows.mu > 0.0
+        scales.append(float(np.max(problem.mu[frictional] / rows.mu[frictional])))
+        assert np.allclose(problem.mu[frictional] / rows.mu[frictional], scales[-1], rtol=0.0, atol=1e-15)
+        return newton(problem, *args, **kwargs)
+
+    monkeypatch.setattr(coulomb_newton, "newton", recording)
+    r, ratio, work = coulomb_newton.newton_by_continuation(rows, data["predicted"], start, data["tolerance"], 0.03)
+    assert scales[0] == 0.0 and scales[-1] == 1.0
+    accepted = np.maximum.accumulate(scales)
+    assert np.all(accepted[1:] >= accepted[:-1])
+    assert ratio <= 1.0 and work > 0.0
+    # Newton's iterates may leave the cones by round-off: one sweep makes them local
+    # answers, as the solve does with every Newton answer (`_swept_once`).
+    assert_coulomb_law(data, G, T, gauss_seidel._swept_once(rows, data["predicted"], r)[0])
+    r, ratio, work = coulomb_newton.newton_by_continuation(
+        rows, data["predicted"], start, data["tolerance"], 0.03, budget=0.0
+    )
+    assert r is start and ratio == np.inf and work == 0.0
