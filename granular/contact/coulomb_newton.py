@@ -132,7 +132,7 @@ def newton_on_cluster(
 
 #: The continuation in the friction coefficients (`newton_by_continuation`): its
 #: largest step of the scale ``s`` of every ``mu``, and the step below which it gives
-#: up (a branch of answers that ends before ``s = 1``).
+#: up (Newton fails at every shorter step: the path ends before ``s = 1``).
 CONTINUATION_STEP = 0.25
 CONTINUATION_SMALLEST_STEP = 1.0 / 256.0
 
@@ -167,10 +167,10 @@ def newton_by_continuation(
     from the start all stop beyond the tolerance, the Coulomb law's answer may still be
     reached along the path: on twelve stops captured from the sand pile's pours
     (317-504 contacts, kept at 1.8-10.1 tolerances) the path reached ``s = 1`` within the
-    tolerance in eleven, for 1.3-15 times the sweeps the solve had made; on the
-    seven with rolling resistance, scaling it with ``mu`` ended the path early in
-    four (benchmarks/README.md, "a last Newton from the start, and along a path in
-    mu").
+    tolerance in eleven, for 1.3-15 times the sweeps the solve had made. Scaling the
+    rolling resistance with ``mu`` as well, the path stopped short of the law on the
+    worst of them (10.1 tolerances, at ``s`` = 0.97) (benchmarks/README.md, "a last
+    Newton from the start, and along a path in mu").
     """
     import dataclasses
 
