@@ -10,6 +10,8 @@ residual alone).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
@@ -172,7 +174,8 @@ def newton_by_continuation(
     worst of them (10.1 tolerances, at ``s`` = 0.97) (benchmarks/README.md, "a last
     Newton from the start, and along a path in mu").
     """
-    import dataclasses
+    if not np.any(rows.mu > 0.0):  # no friction: no path, the law is the frictionless one
+        return start, np.inf, 0.0
 
     def scaled(s: float) -> SweepRows:
         return dataclasses.replace(rows, mu=rows.mu * s)
@@ -188,7 +191,7 @@ def newton_by_continuation(
         if trial_ratio <= 1.0:
             s, r, ratio, step = trial, answer, trial_ratio, min(2.0 * step, CONTINUATION_STEP)
             continue
-        if more == 0.0:  # the budget allowed no factorisation
+        if more == 0.0:  # the budget allowed no factorisation, or every factor was singular
             break
         step *= 0.5
         if step < CONTINUATION_SMALLEST_STEP:

@@ -148,8 +148,10 @@ def solve(
     clusters, and Newton on the loaded contacts once a cluster passes the local cap,
     within the same ski-rental budget as the Newton hand-over below, and last, on sets
     of at most `REPAIR_MOST_CONTACTS` contacts, Newton on every contact from the solve's
-    start, within as much again (`_newton_from_start`); its answer is returned when
-    within the tolerance, and is the error's ``best`` otherwise when nearer the law.
+    start, within as much again, then Newton along a path in the friction coefficients
+    from the frictionless law, within `CONTINUATION_SWEEPS` times the sweeps made
+    (`_newton_from_start`); its answer is returned when within the tolerance, and is the
+    error's ``best`` otherwise when nearer the law.
 
     Stopping a stall: the sweeps end once the best measured residual has not fallen by
     10% (`PROGRESS`) for as many sweeps as came before that best, and at least
@@ -337,9 +339,10 @@ def _final_repair(
     the loaded contacts (`coulomb_newton.newton_on_loaded`), within the same budget,
     which refuses a factorisation whose estimated cost would overrun it. When the
     iterate is still beyond the tolerance, ``restart`` = ``(first, allowance)`` (the
-    solve's start (m, q) and the sweeps made) gives the last repair: Newton on every
-    contact from that start (`_newton_from_start`), within its own ``allowance`` of
-    sweeps, so that a stop's repairs cost at most twice the sweeps made.
+    solve's start (m, q) and the sweeps made) gives the last repairs, on sets of at most
+    `REPAIR_MOST_CONTACTS` contacts (`_newton_from_start`), within their own allowances:
+    the repairs of a small set's stop may then cost up to about ten times the sweeps
+    made, where the repairs before them cost at most as much as those sweeps.
 
     Why: once the sweeps stop, nothing is descending any more, and the in-loop
     repairs' reason to wait for a residual near the tolerance (`REPAIR_LEVEL`) is gone.
@@ -388,12 +391,16 @@ def _final_repair(
 
 
 def _newton_from_start(rows: SweepRows, predicted, first, r, u, residual, tolerance, budget: float, newton_aim: float):
-    """Newton on every contact of the set from the solve's start ``first`` (m, q)
-    (`coulomb_newton.newton`, aimed at ``newton_aim`` of the tolerance, its
-    factorisations within ``budget`` sweeps of ``rows``), then one sweep
-    (`_swept_once`): ``(r, u, residual, made)``, the answer in place of the iterate ``r``
-    (its velocities ``u``, natural residual ``residual``) when nearer its law, and
-    ``made`` 1 for the sweep made, 0 when the budget allowed no factorisation.
+    """The last repairs of a stop, both from the solve's start ``first`` (m, q) and on
+    every contact of the set, aimed at ``newton_aim`` of the tolerance: Newton
+    (`coulomb_newton.newton`, its factorisations within ``budget`` sweeps of ``rows``),
+    then, while the iterate is still beyond the tolerance, Newton along a path in the
+    friction coefficients from the frictionless law (`coulomb_newton.newton_by_continuation`,
+    within `CONTINUATION_SWEEPS` times ``budget``), each answer swept once
+    (`_swept_once`). Returns ``(r, u, residual, made)``: an answer in place of the
+    iterate ``r`` (its velocities ``u``, natural residual ``residual``) when nearer its
+    law, and ``made`` the sweeps made, 0 to 2 (none after a Newton call the budget
+    refused, or a path that did not reach the law).
 
     `_final_repair` makes it on sets of at most `REPAIR_MOST_CONTACTS` contacts, the
     largest a local repair takes: on larger sets Newton on every contact costs more
@@ -404,17 +411,21 @@ def _newton_from_start(rows: SweepRows, predicted, first, r, u, residual, tolera
     Why from the start: where the sweeps stop, their iterates have settled on a
     stick/slip pattern with no solution near it, and Newton started there, on a
     cluster or on the loaded contacts, stays in it. The start (the last step's
-    impulses, or the last working-set round's answer) is often nearer a solution. On
-    twelve stops captured from the sand pile's pours (seeds 13-47, 317-504 contacts,
-    kept at 1.8-10.1 tolerances after the repairs), Newton from the start ended five
-    within the tolerance, for 700-4,100 sweeps' worth of factorisations against the
-    4,000-7,900 sweeps of the solves (benchmarks/README.md, "a last Newton from the
-    start")."""
+    impulses, or the last working-set round's answer) is often nearer a solution, and
+    the path's first problem, the frictionless law, is a convex projection. On twelve
+    stops captured from the sand pile's pours (seeds 13-47, 317-504 contacts, kept at
+    1.8-10.1 tolerances after the repairs), Newton from the start ended four within the
+    tolerance by itself (700-4,100 sweeps' worth of factorisations, against the
+    4,000-7,900 sweeps of the solves) and five through the solve, a sweep after it; the
+    path then ended four more, the worst among them (benchmarks/README.md, "a last
+    Newton from the start, and along a path in mu")."""
     sweep_size = float(rows.values.size)  # a sweep's reads, the unit of Newton's work
     made = 0
     for method, allowance in ((newton, budget), (newton_by_continuation, CONTINUATION_SWEEPS * budget)):
         solved, ratio, work = method(rows, predicted, first, tolerance, newton_aim, budget=allowance * sweep_size)
-        if work == 0.0 or not np.isfinite(ratio):
+        # Nothing to sweep: a Newton call that made no factorisation gives back its
+        # start, and a path that did not reach the law an infinite ratio.
+        if (method is newton and work == 0.0) or not np.isfinite(ratio):
             continue
         solved, solved_u, solved_residual = _swept_once(rows, predicted, solved)
         made += 1
@@ -678,8 +689,9 @@ REPAIR_MOST_CONTACTS = 2000
 #: (`coulomb_newton.newton_by_continuation`) within this many times the sweeps made.
 #: Why 8: on twelve stops captured from the sand pile's pours the path reached the law
 #: for 1.3-15 times the sweeps of the solve; at 8 times it still mends the worst (10.1
-#: tolerances, 6.2 times), and a stop of a 500-contact set costs at most about 3 s more
-#: (benchmarks/README.md, "a last Newton from the start, and along a path in mu").
+#: tolerances, 6.2 times), and those stops (317-504 contacts) took 0.2-3.4 s through
+#: the solve instead of 0.2-0.8 s (benchmarks/README.md, "a last Newton from the start,
+#: and along a path in mu").
 CONTINUATION_SWEEPS = 8
 
 
