@@ -170,7 +170,8 @@ def test_no_local_repair_takes_a_cluster_larger_than_the_cap_and_the_stall_still
     the largest of them, no local repair takes more (a larger cluster at the sweeps' stop
     goes to Newton on the loaded contacts instead), and the solve still ends: with an
     answer that meets the law, or with the sweeps' best iterate once their stall rule
-    stops them. The sweeps restart their momentum at every
+    stops them. A set larger than the cap gets no last repair on every contact from the
+    solve's start (`_newton_from_start`). The sweeps restart their momentum at every
     rise of the residual here (`MOMENTUM_RESTART` 1): with the default, a single repair
     ends this stall, and there is no growth to cap."""
     data, G, T, rows = settling_box
@@ -188,6 +189,9 @@ def test_no_local_repair_takes_a_cluster_larger_than_the_cap_and_the_stall_still
     cap = max(sizes) - 1
     sizes.clear()
     monkeypatch.setattr(gauss_seidel, "REPAIR_MOST_CONTACTS", cap)
+    restarts = []
+    restart = gauss_seidel._newton_from_start
+    monkeypatch.setattr(gauss_seidel, "_newton_from_start", lambda *args: restarts.append(1) or restart(*args))
     try:
         r, sweeps, _ = gauss_seidel.solve(rows, data["predicted"], data["start"], data["tolerance"], SWEEPS)
     except ConvergenceError as stalled:
@@ -197,6 +201,7 @@ def test_no_local_repair_takes_a_cluster_larger_than_the_cap_and_the_stall_still
         assert sweeps < SWEEPS
         assert_coulomb_law(data, G, T, r)
     assert sizes and max(sizes) <= cap
+    assert not restarts  # a set above the cap gets no repair on every contact from the start
 
 
 @pytest.fixture(scope="module")
