@@ -137,8 +137,8 @@ def newton_on_cluster(
 #: up (Newton fails at every shorter step: the path ends before ``s = 1``). Why 1/256:
 #: on thirteen captured stops, giving up below 1/32 lost three of the paths that reach
 #: the law, below 1/64 none; below 1/256 rather than 1/64 costs the one path that fails
-#: a quarter more
-#: (benchmarks/README.md, "a last Newton from the start, and along a path in mu").
+#: a quarter more (benchmarks/README.md, "a last Newton from the start, and along a path
+#: in mu").
 CONTINUATION_STEP = 0.25
 CONTINUATION_SMALLEST_STEP = 1.0 / 256.0
 
