@@ -186,8 +186,10 @@ def newton_by_continuation(
 
     frictionless = scaled(0.0)
     r, ratio, work = newton(frictionless, predicted, onto_cones(frictionless, start), tolerance, target, budget)
+    if ratio > 1.0:
+        return start, np.inf, work
     s, step = 0.0, CONTINUATION_STEP
-    while ratio <= 1.0 and s < 1.0 and work < budget:
+    while s < 1.0 and work < budget:
         trial = min(1.0, s + step)
         problem = scaled(trial)
         answer, trial_ratio, more = newton(problem, predicted, onto_cones(problem, r), tolerance, target, budget - work)
@@ -200,9 +202,7 @@ def newton_by_continuation(
         step *= 0.5
         if step < CONTINUATION_SMALLEST_STEP:
             break
-    if s < 1.0 or ratio > 1.0:
-        return start, np.inf, work
-    return r, ratio, work
+    return (r, ratio, work) if s == 1.0 else (start, np.inf, work)
 
 
 class AlartCurnier:

@@ -182,8 +182,7 @@ def solve(
     floor = effective_floor(floor, m)
     aim = TARGET if aim is None else aim
     target = aim if target is None else target
-    r = onto_cones(rows, start)
-    first = r.copy()  # the start, for the last repair (`_newton_from_start`)
+    r = onto_cones(rows, start)  # a copy: ``start`` stays as given, for `_newton_from_start`
     u = velocities(rows, predicted, r)
     compiled = rows.compiled
     scale = compiled.visit_scale(tolerance)
@@ -294,7 +293,7 @@ def solve(
     repairs = 0
     if (residual / tolerance).max(initial=0.0) > 1.0:
         r, u, residual, repairs = _final_repair(
-            rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work, 0.25 * aim, (first, max_sweeps)
+            rows, predicted, r, u, residual, tolerance, max_sweeps - newton_work, 0.25 * aim, start, max_sweeps
         )
     worst = int(np.argmax(residual / tolerance))
     swept = max_sweeps + extra + repairs  # every sweep made, one after each repair
@@ -318,7 +317,16 @@ def solve(
 
 
 def _final_repair(
-    rows: SweepRows, predicted, r, u, residual, tolerance, budget: float, newton_aim: float, restart=None
+    rows: SweepRows,
+    predicted,
+    r,
+    u,
+    residual,
+    tolerance,
+    budget: float,
+    newton_aim: float,
+    start=None,
+    allowance: float = 0.0,
 ):
     """The sweeps' stop short of the tolerance, repaired if the budget allows:
     ``(r, u, residual, repairs)``, the iterate nearest its law met, its velocities
@@ -338,8 +346,8 @@ def _final_repair(
     `REPAIR_MOST_CONTACTS`) is not local any more: the last repair is then Newton on
     the loaded contacts (`coulomb_newton.newton_on_loaded`), within the same budget,
     which refuses a factorisation whose estimated cost would overrun it. When the
-    iterate is still beyond the tolerance, ``restart`` = ``(first, allowance)`` (the
-    solve's start (m, q) and the sweeps made) gives the last repairs, on sets of at most
+    iterate is still beyond the tolerance, ``start`` (m, q) and ``allowance`` (the
+    solve's start and the sweeps made) give the last repairs, on sets of at most
     `REPAIR_MOST_CONTACTS` contacts (`_newton_from_start`), within their own allowances:
     the repairs of a small set's stop may then cost up to about ten times the sweeps
     made, where the repairs before them cost at most as much as those sweeps.
@@ -381,10 +389,9 @@ def _final_repair(
         if widest or idle == FINAL_REPAIR_PATIENCE:
             break
         cluster, hops = grown, hops + REPAIR_HOPS
-    if level > 1.0 and restart is not None and m <= REPAIR_MOST_CONTACTS:
-        first, allowance = restart
+    if level > 1.0 and start is not None and m <= REPAIR_MOST_CONTACTS:
         r, u, residual, made = _newton_from_start(
-            rows, predicted, first, r, u, residual, tolerance, allowance, newton_aim
+            rows, predicted, onto_cones(rows, start), r, u, residual, tolerance, allowance, newton_aim
         )
         repairs += made
     return r, u, residual, repairs
