@@ -195,3 +195,43 @@ def test_a_border_never_takes_more_memory_than_its_bound_and_grows_with_cholmods
     base = bf.BORDER_PER_FACTORISATION["cholmod"]
     assert bf.border_budget(bf.CHOLMOD_RATIO_ROWS, "cholmod") == base
     assert bf.border_budget(4 * bf.CHOLMOD_RATIO_ROWS, "cholmod") == 2 * base  # the square root
+
+
+def test_the_gap_closures_factor_is_qdldls_up_to_its_own_threshold(monkeypatch):
+    """A factor made anew at nearly every step (the gap closure's, `gap_closure.closure_workspace`)
+    is chosen by its factorisation's time: qdldl up to `REFACTORISED_LARGE_BASE` rows, where
+    a factor kept across steps (the default workspace) is CHOLMOD's from `LARGE_BASE`.
+    Both thresholds are lowered here around a base of 700 rows. The two factors solve
+    ``(W_AA + rho D_A) x = r`` as a dense solve of the block does, to the block's
+    conditioning times the machine epsilon (a backward-stable solve and the conjugate
+    gradients' stopping rule, a tenth of a feasibility set at that level)."""
+    from granular.contact import active_set, bordered_factor, gap_closure
+
+    monkeypatch.setattr(bordered_factor, "LARGE_BASE", 500)
+    monkeypatch.setattr(gap_closure, "REFACTORISED_LARGE_BASE", 1000)
+    chosen = []
+    factorise = bordered_factor.factorise
+
+    def recording(matrix, backend):
+        chosen.append(backend)
+        return factorise(matrix, backend)
+
+    monkeypatch.setattr(bordered_factor, "factorise", recording)
+    rng = np.random.default_rng(11)
+    m = 700
+    G = _contact_jacobian(rng, m, m)  # more coordinates than rows: W definite
+    rows_data = DelassusRows(InverseMassDiagonal(rng.uniform(0.5, 2.0, G.shape[1])), G, np.zeros(m))
+    keys, rows, rho = np.arange(m, dtype=np.int64), np.arange(m), 1e-8
+    block = rows_data.block(rows, rho).toarray()
+    right = rng.normal(size=m)
+    direct = np.linalg.solve(block, right)
+    eigenvalues = np.linalg.eigvalsh(block)
+    kappa = eigenvalues[-1] / eigenvalues[0]
+    feasibility = kappa * np.finfo(float).eps * np.abs(right).max()
+    answers = {}
+    for name, workspace in (("kept", active_set.Workspace()), ("closure", gap_closure.closure_workspace())):
+        context = active_set.SolveContext(rows_data, keys, None, feasibility, workspace, active_set.ActiveSetStats())
+        answers[name] = active_set.solve_block(context, rows, rho, right, np.zeros(m))
+    assert chosen == ["cholmod", "qdldl"]
+    for answer in answers.values():
+        assert np.abs(answer - direct).max() / np.abs(direct).max() <= 10 * kappa * np.finfo(float).eps

@@ -165,10 +165,13 @@ class ActiveSetStats:
 @dataclass
 class Workspace:
     """What the solver carries from one step to the next (one per simulation): the
-    bordered factor, and the statistics of the last solve."""
+    bordered factor, and the statistics of the last solve. ``large_base``: the rows
+    above which the factor is CHOLMOD's (`bordered_factor.LARGE_BASE` when None;
+    `bordered_factor.REFACTORISED_LARGE_BASE` for one made anew at nearly every step)."""
 
     factor: "BorderedFactor | None" = None
     last: ActiveSetStats = field(default_factory=ActiveSetStats)
+    large_base: int | None = None
 
 
 @dataclass
@@ -517,7 +520,7 @@ def solve_block(context: SolveContext, rows: np.ndarray, rho: float, right: np.n
     fresh = apply is None
     while True:
         if apply is None:
-            workspace.factor = BorderedFactor(keys[rows], rows_data, rows, rho)
+            workspace.factor = BorderedFactor(keys[rows], rows_data, rows, rho, workspace.large_base)
             stats.factorisations += 1
             apply = workspace.factor.preconditioner(rows_data, rows, keys, rho)
         values, iterations, converged = _conjugate_gradients(

@@ -24,9 +24,17 @@ if TYPE_CHECKING:
 #: The base is factorised by qdldl (the OSQP developers' simplicial LDL^T) up to
 #: `LARGE_BASE` rows and by CHOLMOD (supernodal, through cholespy) above: on the
 #: Delassus blocks of settled piles the simplicial factorisation is the faster up
-#: to thousands of rows and the supernodal one on the largest blocks. Tuned;
-#: benchmarks/README.md, "Measurements behind the constants".
+#: to thousands of rows and the supernodal one on the largest blocks, and CHOLMOD's
+#: solves are 1.4-2.4 times faster from 8,000 rows on, which a factor kept over many
+#: steps repeats. Tuned; benchmarks/README.md, "Measurements behind the constants".
 LARGE_BASE = 8000
+#: `LARGE_BASE` for a factor made anew at nearly every step, whose factorisation is
+#: then what counts (the gap closure's, `granular.contact.gap_closure`: 7-11% of its
+#: held rows are new each step in a settling pile, beyond the border). On the closure's
+#: blocks of the settling 8,000-sphere box qdldl factorises 8,026 / 9,044 / 12,882 /
+#: 14,398 rows in 11 / 20 / 74 / 113 ms against CHOLMOD's 34 / 44 / 89 / 116 ms
+#: (benchmarks/README.md, "the closure's factoriser").
+REFACTORISED_LARGE_BASE = 14000
 #: Border columns that cost about one refactorisation: the factorisation-to-solve
 #: time ratio of each factoriser on the same blocks (figures in benchmarks/README.md,
 #: "Measurements behind the constants").
@@ -47,12 +55,13 @@ BORDER_MIN_BASE = 600
 #: Border columns kept at most, and the memory they may take (bytes).
 MAX_BORDER = 400
 MAX_BORDER_BYTES = 1 << 30
-#: The border's stored columns are read in place in the bases CHOLMOD factorises (more
-#: than `LARGE_BASE` rows) when the span of their slots holds at most `IN_PLACE_SPAN`
-#: times their number (the stale columns between then cost each product no more than
-#: the border's own). Otherwise they are copied side by side in the border's order,
-#: which costs little in a small base and keeps its products, and so its runs, as
-#: they were when every call stacked its columns.
+#: The border's stored columns are read in place in bases of more than `IN_PLACE_ROWS`
+#: rows (CHOLMOD's, and the largest of qdldl's: `REFACTORISED_LARGE_BASE`) when the
+#: span of their slots holds at most `IN_PLACE_SPAN` times their number (the stale
+#: columns between then cost each product no more than the border's own). Otherwise
+#: they are copied side by side in the border's order, which costs little in a small
+#: base and keeps its products, and so its runs, as they were when every call stacked
+#: its columns.
 IN_PLACE_ROWS = LARGE_BASE
 IN_PLACE_SPAN = 2
 
@@ -119,10 +128,13 @@ class BorderedFactor:
     absorb the drift.
     """
 
-    def __init__(self, keys: np.ndarray, rows_data: DelassusRows, rows: np.ndarray, rho: float):
+    def __init__(
+        self, keys: np.ndarray, rows_data: DelassusRows, rows: np.ndarray, rho: float, large_base: int | None = None
+    ):
         self.rho = rho
         self.size = keys.size
-        backend = "cholmod" if self.size > LARGE_BASE else "qdldl"
+        large_base = LARGE_BASE if large_base is None else large_base
+        backend = "cholmod" if self.size > large_base else "qdldl"
         self.solve_base = factorise(rows_data.block(rows, rho, upper=backend == "qdldl"), backend)
         self.keys = keys
         self.order = np.argsort(keys, kind="stable")

@@ -74,6 +74,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import active_set, delassus_rows
+from .bordered_factor import REFACTORISED_LARGE_BASE
 from .problem import ContactProblem
 from .projection import project
 from ..errors import GranularError
@@ -150,6 +151,14 @@ def close_gaps(
     if answer is not None:
         return answer
     return _projected(metric, jacobian, velocities, shortfall, keys, workspace, warm)
+
+
+def closure_workspace() -> active_set.Workspace:
+    """The factor cache the closure carries from step to step. Its held rows change
+    beyond the border at nearly every step of a settling pile, so its factor is made
+    anew and its factoriser chosen by the factorisation's time: qdldl up to
+    `bordered_factor.REFACTORISED_LARGE_BASE` rows."""
+    return active_set.Workspace(large_base=REFACTORISED_LARGE_BASE)
 
 
 def touching_gap(smallest_radius: float) -> float:

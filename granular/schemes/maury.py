@@ -116,7 +116,7 @@ from ..contact.friction import project_frictional
 from ..contact.friction_gauss_seidel import recent_sweeps_after, stall_floor
 from ..contact.problem import ContactProblem, tangential_jacobian
 from ..contact import active_set
-from ..contact.gap_closure import close_gaps, overlaps_a_wall
+from ..contact.gap_closure import close_gaps, closure_workspace, overlaps_a_wall
 from ..contact.projection import project
 from ..protocols import CoordinateSystem, searches_neighbours
 from ..records.results import SolverStats, StepResult
@@ -259,7 +259,7 @@ class MauryScheme:
         #: not store it), and the statistics of its last solve (``workspace.last``).
         self.workspace = active_set.Workspace()
         #: The gap closure's own factor cache (`granular.contact.gap_closure`), likewise.
-        self.closure_workspace = active_set.Workspace()
+        self.closure_workspace = closure_workspace()
         self.state = self.init(*system.initial_state())
 
     @property
@@ -289,7 +289,7 @@ class MauryScheme:
         (`granular.constraints.remap_keys`), so they follow the spheres' ids."""
         # the solvers' factors belong to the former rows and columns: rebuilt at the next step
         self.workspace = active_set.Workspace()
-        self.closure_workspace = active_set.Workspace()
+        self.closure_workspace = closure_workspace()
         return exchanged_state(state, exchange, n_before, self._n)
 
     def warm_values(self, state: MauryState) -> dict:
