@@ -126,6 +126,9 @@ class BorderedFactor:
     couplings it came from, until the base is rebuilt: the bordered matrix stays
     symmetric when the couplings of later steps drift, and conjugate gradients
     absorb the drift.
+
+    The base is CHOLMOD's above ``large_base`` rows (`LARGE_BASE` when None), qdldl's
+    up to it.
     """
 
     def __init__(

@@ -449,7 +449,8 @@ def _round_floor(missed, floor: int | None) -> int | None:
     working-set round: the run's ``floor`` (`ContactProblem.stall_floor`), or a quarter
     of it (`friction_gauss_seidel.STALL_FLOOR_STEPS`: one median step's sweeps; a
     quarter of `NO_PROGRESS_FLOOR` before the run has a floor) after a round that
-    stopped short of the tolerance (``missed``, its error).
+    stopped short of the tolerance (``missed``, its error); the floor by work of a small
+    set still applies (`friction_gauss_seidel.effective_floor`).
 
     Why: such a round adds a few rows to an answer whose sweeps already stalled for the
     whole floor, and in the same network they stall again near the same level. The
