@@ -10,7 +10,8 @@ The scene is `peer_scenes.siconos_box` with ``n`` spheres (r = 0.01 m, m = 1 kg,
 friction ``mu`` (turning spheres). For each run it prints the median wall time of
 `Simulation.step` in the windows of steps 10-49, 50-99, 100-149 and 150-199, the
 largest step of each window and its ratio to that window's median, the whole run's
-time, and the worst ratio, then the solver iterations summed over the run (the Coulomb
+time and the part of it its gap closures took (`granular.contact.gap_closure`), and the
+worst ratio, then the solver iterations summed over the run (the Coulomb
 sweeps, with friction) and the steps that kept a best answer beyond the tolerance
 (`StepResult.solver.missed`) with the largest of their residuals; a run that raises
 prints the error and the step. The target: no step over 10 times its window's median.
@@ -37,12 +38,13 @@ WINDOWS = ((10, 50), (50, 100), (100, 150), (150, 200))
 
 def timed_run(n: int, mu: float, seed: int, steps: int, sweep_aim: float | None = None):
     """Per-step wall times (s), the error that stopped the run (or None), and per step
-    the solver's iterations (the Coulomb sweeps with friction) and ``missed`` (the
-    residual, in tolerances, of a best answer kept beyond the tolerance; 0 otherwise),
-    both from `StepResult.solver`. ``sweep_aim`` is the scheme's option (None: its default)."""
+    the solver's iterations (the Coulomb sweeps with friction), ``missed`` (the
+    residual, in tolerances, of a best answer kept beyond the tolerance; 0 otherwise)
+    and the gap closure's wall time (s), all from `StepResult.solver`. ``sweep_aim`` is
+    the scheme's option (None: its default)."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
     sim = gr.Simulation(world, dt=dt, sweep_aim=sweep_aim)
-    seconds, iterations, missed = [], [], []
+    seconds, iterations, missed, closures = [], [], [], []
     error = None
     try:
         for _ in range(steps):
@@ -51,9 +53,10 @@ def timed_run(n: int, mu: float, seed: int, steps: int, sweep_aim: float | None 
             seconds.append(time.perf_counter() - start)
             iterations.append(result.solver.iterations)
             missed.append(result.solver.missed)
+            closures.append(result.solver.seconds.get("closure", 0.0))
     except gr.GranularError as stopped:
         error = stopped
-    return np.array(seconds), error, np.array(iterations), np.array(missed)
+    return np.array(seconds), error, np.array(iterations), np.array(missed), np.array(closures)
 
 
 def kept_report(iterations: np.ndarray, missed: np.ndarray) -> str:
@@ -104,11 +107,12 @@ def main():
     for n in args.n:
         for mu in args.mu:
             for seed in args.seeds:
-                seconds, error, iterations, missed = timed_run(n, mu, seed, args.steps, args.sweep_aim)
+                seconds, error, iterations, missed, closures = timed_run(n, mu, seed, args.steps, args.sweep_aim)
                 windows, worst = window_report(seconds)
                 stop = "" if error is None else f"; STOPPED at step {seconds.size}: {error}"
                 print(
-                    f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s; {windows}; worst {worst:.1f}x; "
+                    f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s (gap closures {closures.sum():.1f} s); "
+                    f"{windows}; worst {worst:.1f}x; "
                     f"{tail_line(seconds)}; {kept_report(iterations, missed)}{stop}",
                     flush=True,
                 )
