@@ -17,8 +17,6 @@ The answer is checked against the law itself, not against stored numbers.
 
 from __future__ import annotations
 
-import warnings
-
 from pathlib import Path
 
 import numpy as np
@@ -284,68 +282,6 @@ def test_the_scheme_passes_each_step_the_floor_of_its_recent_sweeps(monkeypatch)
     assert list(simulation.scheme.state.recent_sweeps) == swept[-gauss_seidel.RECENT_STEPS :]
 
 
-def test_a_round_after_a_stopped_round_stalls_for_a_quarter_of_the_runs_floor(monkeypatch):
-    """`friction._round_floor`: in a projection's working-set rounds, a round that follows
-    a round stopped short of the tolerance has a quarter of the run's stall floor (one
-    median step's sweeps, `STALL_FLOOR_STEPS`; a quarter of `NO_PROGRESS_FLOOR` before the
-    run has a floor), and every other round the run's floor. The sweeps are capped at
-    3 (`FRICTION_SWEEPS`) so that rounds stop, and the first working set holds only the
-    rows the prediction violates and those that pushed (`NEAR_CONTACT` 0), so that the
-    answers leave rows outside it violated, which join for another round."""
-    import granular as gr
-    from granular.contact import friction
-    from granular.schemes import maury
-
-    monkeypatch.setattr(friction, "FRICTION_SWEEPS", 3)
-    monkeypatch.setattr(friction, "NEAR_CONTACT", 0.0)
-    calls = []  # per solve: [the run's floor, the floor given, whether it stopped]
-    projections = []  # per projection: the index of its first solve
-    run_floor = [None]  # the floor of the projection under way
-    solve, project = friction.gauss_seidel.solve, friction.project_frictional
-
-    def recording(*args, floor=None, **kwargs):
-        calls.append([run_floor[0], floor, False])
-        try:
-            return solve(*args, floor=floor, **kwargs)
-        except ConvergenceError:
-            calls[-1][2] = True
-            raise
-
-    def marking(problem, *args, **kwargs):
-        projections.append(len(calls))
-        run_floor[0] = problem.stall_floor
-        return project(problem, *args, **kwargs)
-
-    monkeypatch.setattr(friction.gauss_seidel, "solve", recording)
-    monkeypatch.setattr(maury, "project_frictional", marking)
-    rng = np.random.default_rng(1)
-    grid = np.array([[x, y, z] for x in range(3) for y in range(3) for z in range(3)], dtype=float)
-    world = gr.SphereWorld(
-        0.012 + grid * 0.0205,
-        0.01,
-        velocities=rng.normal(0.0, 0.3, (27, 3)),
-        density=2500.0,
-        friction=0.5,
-        walls=[gr.Box([0, 0, 0], [0.07, 0.07, 0.3], open_top=True)],
-    )
-    simulation = gr.Simulation(world, dt=1e-3)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", gr.SolverToleranceWarning)
-        for _ in range(40):
-            simulation.step()
-    after_stop = 0
-    for first, end in zip(projections, projections[1:] + [len(calls)]):
-        for index in range(first, end):
-            floor, given, _ = calls[index]
-            if index > first and calls[index - 1][2]:
-                quarter = gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor
-                assert given == quarter // gauss_seidel.STALL_FLOOR_STEPS
-                after_stop += 1
-            else:
-                assert given == floor
-    assert after_stop > 0 and any(floor is not None for floor, _, _ in calls)
-
-
 def levels(data, G, T, r, tolerance):
     """The largest natural residual of impulses ``r`` (m, 3) in units of ``tolerance``,
     by `kkt.coulomb_residual` from the stored rows (not the sweeps' own kernels)."""
@@ -406,15 +342,15 @@ def test_a_later_round_aims_at_the_level_its_last_round_reached(cluster):
     # the floor by work of these contacts, at most NO_PROGRESS_FLOOR
     past = min(-(-gauss_seidel.SMALLEST_STALL_VISITS // m), gauss_seidel.NO_PROGRESS_FLOOR)
     assert past > 1000
-    assert _later_round_target((rows, start, indices, floor + 1, floor), predicted, tolerance) is None
+    assert _later_round_target((rows, start, indices, floor + 1), predicted, tolerance, floor) is None
     floor = past
-    assert _later_round_target((rows, reached, indices, floor + 1, 1000), predicted, tolerance) is None
-    assert _later_round_target((rows, start, indices, floor + 1, 1000), predicted, tolerance) == 1.0
-    assert _later_round_target((rows, start, indices, floor, 1000), predicted, tolerance) is None
+    assert _later_round_target((rows, reached, indices, floor + 1), predicted, tolerance, 1000) is None
+    assert _later_round_target((rows, start, indices, floor + 1), predicted, tolerance, 1000) == 1.0
+    assert _later_round_target((rows, start, indices, floor), predicted, tolerance, 1000) is None
     between = [reached + t * (start - reached) for t in np.geomspace(1e-4, 1e-2, 25)]
     middle = [r for r in between if gauss_seidel.TARGET < levels(data, G, T, r, tolerance) <= 1.0]
     assert middle  # the path from the answer to the start crosses the band
     for r in middle:
-        assert _later_round_target((rows, r, indices, floor + 1, 1000), predicted, tolerance) == pytest.approx(
+        assert _later_round_target((rows, r, indices, floor + 1), predicted, tolerance, 1000) == pytest.approx(
             levels(data, G, T, r, tolerance), rel=1e-9
         )

@@ -360,8 +360,7 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     velocity scale first; rows the answer violates by more than the law's
     tolerance join and the set is solved again from its answer (a round after one
     that ran past the stall floor short of the sweeps' aim aims at the level that
-    round reached, `_later_round_target`, and one after a round that stopped short of
-    the tolerance has a quarter of the run's stall floor, `_round_floor`). Returns impulses
+    round reached: `_later_round_target`). Returns impulses
     that satisfy (N)-(T) at every contact to ``FRICTION_SWEEP_TOLERANCE * scale``
     (m/s), or raises `ConvergenceError` naming the worst contact; with ``strict``
     False, the sweeps' best answer instead, with that error in ``missed``.
@@ -386,7 +385,6 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     def solve(rows):
         nonlocal sweeps, impulses, residual, missed, last
         sub = sweep_rows.subset(rows)
-        floor = _round_floor(missed, problem.stall_floor)
         try:
             solved, more, residual = gauss_seidel.solve(
                 sub,
@@ -395,8 +393,8 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
                 tolerance[rows],
                 FRICTION_SWEEPS,
                 names=lambda k: name(rows[k]),
-                floor=floor,
-                target=_later_round_target(last, predicted, tolerance, problem.sweep_aim),
+                floor=problem.stall_floor,
+                target=_later_round_target(last, predicted, tolerance, problem.stall_floor, problem.sweep_aim),
                 aim=problem.sweep_aim,
             )
             missed = None
@@ -406,7 +404,7 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
             solved, residual, missed = error.best, error.residual, error
             more = FRICTION_SWEEPS if error.iterations is None else error.iterations
         sweeps += more
-        last = (sub, solved, rows, more, floor)
+        last = (sub, solved, rows, more)
         impulses = np.zeros((m, width))
         impulses[rows, : sub.width] = solved
         change = coulomb_rows.transposed_product(G, impulses[:, 0]) + coulomb_rows.transposed_product(
@@ -444,45 +442,24 @@ def _project_by_sweeps(problem, c, warm, scale, feasibility, start, sweep_rows, 
     )
 
 
-def _round_floor(missed, floor: int | None) -> int | None:
-    """The stall floor (sweeps, `friction_gauss_seidel.solve`'s ``floor``) of a
-    working-set round: the run's ``floor`` (`ContactProblem.stall_floor`), or a quarter
-    of it (`friction_gauss_seidel.STALL_FLOOR_STEPS`: one median step's sweeps; a
-    quarter of `NO_PROGRESS_FLOOR` before the run has a floor) after a round that
-    stopped short of the tolerance (``missed``, its error); the floor by work of a small
-    set still applies (`friction_gauss_seidel.effective_floor`).
-
-    Why: such a round adds a few rows to an answer whose sweeps already stalled for the
-    whole floor, and in the same network they stall again near the same level. The
-    run's floor bounds a stall by a few typical steps (`friction_gauss_seidel.stall_floor`);
-    a second stall in the same step doubled that. One median step's sweeps let the
-    joining rows' load spread through the pile before the best answer is kept. On
-    Siconos' box of 8,000 turning spheres the three such rounds of seeds 0-4 took 656,
-    1,274 and 1,843 sweeps instead of 2,560, 4,247 and 4,961, all three stopping again
-    as before, at the same residual, 2% above and 23% above it
-    (benchmarks/README.md, "a round after a stopped round")."""
-    if missed is None:
-        return floor
-    return (gauss_seidel.NO_PROGRESS_FLOOR if floor is None else floor) // gauss_seidel.STALL_FLOOR_STEPS
-
-
-def _later_round_target(last, predicted: np.ndarray, tolerance: np.ndarray, aim: float | None = None) -> float | None:
+def _later_round_target(
+    last, predicted: np.ndarray, tolerance: np.ndarray, floor: int | None = None, aim: float | None = None
+) -> float | None:
     """The aim (in tolerances, `friction_gauss_seidel.solve`'s ``target``) of a working-set
-    round after ``last`` (the last round's ``(rows, answer, their indices, sweeps,
-    floor)``, None for the first round): the run's aim (None; ``aim`` is
-    `ContactProblem.sweep_aim`, and `friction_gauss_seidel.TARGET` when None), unless
-    the last round ran past its stall floor (`friction_gauss_seidel.effective_floor` of
-    the ``floor`` it was given) and ended short of that aim. Then the next round, which
-    adds a few rows to that answer, aims at the level the last one reached (at most the
-    tolerance): in the same deep network its sweeps would stall again at that level
-    and end, like the last round, only by the stall rule, after as many sweeps again (a
-    one-row second round of 19,014 sweeps on the 8,000-sphere box, benchmarks/README.md,
-    `stress.py`). Rounds that end before the floor keep the aim: later rounds aimed at
-    the tolerance throughout made the following steps harder (the drum's median step 5%
-    longer)."""
+    round after ``last`` (the last round's ``(rows, answer, their indices, sweeps)``, None
+    for the first round): the run's aim (None; ``aim`` is `ContactProblem.sweep_aim`, and
+    `friction_gauss_seidel.TARGET` when None), unless the last round ran past the
+    stall floor (``floor`` as the round's sweeps took it, `friction_gauss_seidel.effective_floor`) and ended short
+    of that aim. Then the next round, which adds a few rows to that answer, aims at the
+    level the last one reached (at most the tolerance): in the same deep network its
+    sweeps would stall again at that level and end, like the last round, only by the
+    stall rule, after as many sweeps again (a one-row second round of 19,014 sweeps on
+    the 8,000-sphere box, benchmarks/README.md, `stress.py`). Rounds that end before the
+    floor keep the aim: later rounds aimed at the tolerance throughout made the
+    following steps harder (the drum's median step 5% longer)."""
     if last is None:
         return None
-    rows, answer, indices, sweeps, floor = last
+    rows, answer, indices, sweeps = last
     if sweeps <= gauss_seidel.effective_floor(floor, rows.cols.shape[0]):
         return None
     ratio = float((coulomb_rows.natural_residual(rows, predicted, answer) / tolerance[indices]).max(initial=0.0))
