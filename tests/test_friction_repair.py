@@ -429,8 +429,8 @@ def test_the_path_in_mu_starts_frictionless_and_ends_at_the_law(monkeypatch):
     for call in calls[1:]:
         scale, first, answer, call_ratio = call
         assert scale > last_solved[0]
-        previous = dataclasses.replace(rows, mu=rows.mu * scale)
-        assert np.array_equal(first, coulomb_rows.onto_cones(previous, last_solved[2]))
+        problem = dataclasses.replace(rows, mu=rows.mu * scale)
+        assert np.array_equal(first, coulomb_rows.onto_cones(problem, last_solved[2]))
         if call_ratio <= 1.0:
             last_solved = call
     assert last_solved[0] == 1.0 and last_solved[2] is r

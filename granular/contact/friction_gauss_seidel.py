@@ -325,8 +325,8 @@ def _final_repair(
     tolerance,
     budget: float,
     newton_aim: float,
-    start=None,
-    allowance: float = 0.0,
+    start,
+    allowance: float,
 ):
     """The sweeps' stop short of the tolerance, repaired if the budget allows:
     ``(r, u, residual, repairs)``, the iterate nearest its law met, its velocities
@@ -389,7 +389,7 @@ def _final_repair(
         if widest or idle == FINAL_REPAIR_PATIENCE:
             break
         cluster, hops = grown, hops + REPAIR_HOPS
-    if level > 1.0 and start is not None and m <= REPAIR_MOST_CONTACTS:
+    if level > 1.0 and m <= REPAIR_MOST_CONTACTS:
         r, u, residual, made = _newton_from_start(
             rows, predicted, onto_cones(rows, start), r, u, residual, tolerance, allowance, newton_aim
         )
@@ -427,7 +427,7 @@ def _newton_from_start(rows: SweepRows, predicted, first, r, u, residual, tolera
     path then ended four more, the worst among them (benchmarks/README.md, "a last
     Newton from the start, and along a path in mu")."""
     sweep_size = float(rows.values.size)  # a sweep's reads, the unit of Newton's work
-    made = 0
+    made, level = 0, (residual / tolerance).max(initial=0.0)
     for method, allowance in ((newton, budget), (newton_by_continuation, CONTINUATION_SWEEPS * budget)):
         solved, ratio, work = method(rows, predicted, first, tolerance, newton_aim, budget=allowance * sweep_size)
         # Nothing to sweep: a Newton call that made no factorisation gives back its
@@ -436,9 +436,10 @@ def _newton_from_start(rows: SweepRows, predicted, first, r, u, residual, tolera
             continue
         solved, solved_u, solved_residual = _swept_once(rows, predicted, solved)
         made += 1
-        if (solved_residual / tolerance).max(initial=0.0) < (residual / tolerance).max(initial=0.0):
-            r, u, residual = solved, solved_u, solved_residual
-        if (residual / tolerance).max(initial=0.0) <= 1.0:
+        solved_level = (solved_residual / tolerance).max(initial=0.0)
+        if solved_level < level:
+            r, u, residual, level = solved, solved_u, solved_residual, solved_level
+        if level <= 1.0:
             break
     return r, u, residual, made
 
