@@ -346,13 +346,6 @@ class CompiledRows:
         dummy = rows.inverse_mass.size - 1
         order, _ = visit_order(rows.cols, dummy)
         self.rows, self.order = rows, order
-        self.cols, self.values, self.scaled, self.width = kernels().visit_order_rows(
-            order,
-            np.ascontiguousarray(rows.cols, dtype=np.int64),
-            np.ascontiguousarray(rows.values, dtype=float),
-            np.ascontiguousarray(rows.inverse_mass, dtype=float),
-            int(dummy),
-        )
         shift = np.zeros((m, 3))
         shift[:, 0] = rows.lower
         if rows.tangent_offset is not None:
@@ -379,8 +372,26 @@ class CompiledRows:
         N rotational ones."""
         if dummy % 6:
             return None
-        ok, *blocks = kernels().pair_blocks(self.cols, self.values, self.width, dummy // 2)
+        cols = np.ascontiguousarray(self.rows.cols, dtype=np.int64)
+        values = np.ascontiguousarray(self.rows.values, dtype=float)
+        ok, *blocks = kernels().pair_blocks(self.order, cols, values, int(dummy), dummy // 2)
         return tuple(blocks) if ok else None
+
+    @cached_property
+    def generic(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(cols, values, scaled, width)`` of the generic loops, in the sweeps' order
+        (`sweep_kernels.visit_order_rows`): gathered only for rows without the two-body
+        blocks, whose loops do not read them (a sixth of a settling box's frictional
+        step went to building these arrays and the blocks; benchmarks/README.md, "the
+        sweeps' arrays")."""
+        rows = self.rows
+        return kernels().visit_order_rows(
+            self.order,
+            np.ascontiguousarray(rows.cols, dtype=np.int64),
+            np.ascontiguousarray(rows.values, dtype=float),
+            self.inverse_mass,
+            int(rows.inverse_mass.size - 1),
+        )
 
     def sweep(self, u: np.ndarray, r: np.ndarray, scale=None) -> tuple[float, float]:
         """One sweep: every impulse of ``r`` (m, q) its local answer, ``u`` (d + 1,)
@@ -400,7 +411,8 @@ class CompiledRows:
             return kernels().sweep_blocks_rolling(
                 *blocks, self.shift, self.inverse, self.mu, self.rolling, self.weights, scale, u, r
             )
-        common = (self.order, self.cols, self.values, self.width, self.scaled, self.shift, self.inverse, self.mu)
+        cols, values, scaled, width = self.generic
+        common = (self.order, cols, values, width, scaled, self.shift, self.inverse, self.mu)
         if self.rolling is None:
             return kernels().sweep(*common, self.weights, scale, u, r)
         return kernels().sweep_rolling(*common, self.rolling, self.weights, scale, u, r)
@@ -412,7 +424,7 @@ class CompiledRows:
 
     def residual(self, u: np.ndarray, r: np.ndarray) -> np.ndarray:
         """The natural residual (m,) of ``r`` at velocities ``u``, m/s."""
-        out = np.empty(self.cols.shape[0])
+        out = np.empty(self.order.size)
         u, r = np.ascontiguousarray(u, dtype=float), np.ascontiguousarray(r, dtype=float)
         if self.blocks is not None:
             bases, normal, tangent, first, second, rolling_rows = self.blocks
@@ -425,7 +437,8 @@ class CompiledRows:
                     *blocks, self.shift, self.inverse, self.mu, self.rolling, self.weights, u, r, out
                 )
             return out
-        common = (self.order, self.cols, self.values, self.width, self.shift, self.inverse, self.mu)
+        cols, values, _, width = self.generic
+        common = (self.order, cols, values, width, self.shift, self.inverse, self.mu)
         if self.rolling is None:
             kernels().residual(*common, self.weights, u, r, out)
         else:
@@ -434,7 +447,12 @@ class CompiledRows:
 
     def add_impulses(self, u: np.ndarray, r: np.ndarray) -> None:
         """``u += M^{-1} sum_k H_k^T r_k`` in place (u (d + 1,), r (m, q))."""
-        kernels().add_impulses(self.order, self.cols, self.width, self.scaled, np.ascontiguousarray(r, dtype=float), u)
+        r = np.ascontiguousarray(r, dtype=float)
+        if self.blocks is not None:
+            kernels().add_impulses_blocks(self.order, *self.blocks, self.inverse_mass, r, u)
+            return
+        cols, _, scaled, width = self.generic
+        kernels().add_impulses(self.order, cols, width, scaled, r, u)
 
 
 # -- the way out of a stall: a semismooth Newton method on the same law --------------------

@@ -581,10 +581,13 @@ def largest_row_speed(indptr, indices, data, speeds):
 
 
 @numba.njit(cache=True)
-def pair_blocks(cols, values, width, translations):
-    """The two-body blocks of the contacts' rows (``cols`` (m, p), ``values`` (m, q, p),
-    ``width`` (m,) in the sweeps' order), or ``ok`` False when some contact does not
-    have the structure above with ``translations`` translational coordinates.
+def pair_blocks(order, cols, values, dummy, translations):
+    """The two-body blocks of the contacts' rows (``cols`` (m, p) padded with the
+    ``dummy`` coordinate, ``values`` (m, q, p), by contact), stored in the sweeps' order
+    (position ``i`` holds contact ``order[i]``), or ``ok`` False when some contact does
+    not have the structure above with ``translations`` translational coordinates.
+    Read through ``order`` here, once, so that the sweeps on the blocks need no copy of
+    the rows in their order (`visit_order_rows`).
 
     Returns ``(ok, bases, normal, tangent, first, second, rolling)``: ``bases`` (m, 4)
     int64, the first coordinates of the first body's translational block, the second
@@ -605,8 +608,11 @@ def pair_blocks(cols, values, width, translations):
     for i in range(m):
         dense[:] = 0.0
         count = 0
-        for j in range(width[i]):
-            column = cols[i, j]
+        contact = order[i]
+        for j in range(p):
+            column = cols[contact, j]
+            if column == dummy:
+                continue
             kind = 0 if column < translations else 1
             body = (column - kind * translations) // 3
             slot = -1
@@ -620,7 +626,7 @@ def pair_blocks(cols, values, width, translations):
                 slot = count
                 count += 1
             for a in range(q):
-                dense[a, slot, kind, (column - kind * translations) % 3] = values[i, a, j]
+                dense[a, slot, kind, (column - kind * translations) % 3] = values[contact, a, j]
         if count == 0 or (count == 2 and bodies[1] < bodies[0]):
             return False, bases, normal, tangent, first, second, rolling
         pair = count == 2
@@ -776,6 +782,21 @@ def _scatter_blocks(i, bases, normal, tangent, first, second, inverse_mass, c0, 
                 change = change + ((-rolling_rows[i, 0, s]) * weight) * c3
                 change = change + ((-rolling_rows[i, 1, s]) * weight) * c4
             u[rb + s] += change
+
+
+@numba.njit(cache=True)
+def add_impulses_blocks(order, bases, normal, tangent, first, second, rolling_rows, inverse_mass, r, u):
+    """`add_impulses` on the contacts' two-body blocks: ``u += M^{-1} sum_k H_k^T r_k`` in
+    place, each coordinate's sum the generic loop's bit for bit (the same products,
+    added contact after contact in the same order; the skipped entries exact zeros)."""
+    rolls = r.shape[1] == 5
+    for i in range(order.size):
+        k = order[i]
+        c3 = r[k, 3] if rolls else 0.0
+        c4 = r[k, 4] if rolls else 0.0
+        _scatter_blocks(
+            i, bases, normal, tangent, first, second, inverse_mass, r[k, 0], r[k, 1], r[k, 2], c3, c4, u, rolls, rolling_rows
+        )
 
 
 @numba.njit(cache=True, inline="always")
