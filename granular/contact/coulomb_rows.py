@@ -381,9 +381,9 @@ class CompiledRows:
     def generic(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(cols, values, scaled, width)`` of the generic loops, in the sweeps' order
         (`sweep_kernels.visit_order_rows`): gathered only for rows without the two-body
-        blocks, whose loops do not read them (a sixth of a settling box's frictional
-        step went to building these arrays and the blocks; benchmarks/README.md, "the
-        sweeps' arrays")."""
+        blocks, whose loops do not read them (they were a third of the time the sweeps'
+        arrays took to build in a settling box; benchmarks/README.md, "the sweeps'
+        arrays")."""
         rows = self.rows
         return kernels().visit_order_rows(
             self.order,
