@@ -795,7 +795,21 @@ def add_impulses_blocks(order, bases, normal, tangent, first, second, rolling_ro
         c3 = r[k, 3] if rolls else 0.0
         c4 = r[k, 4] if rolls else 0.0
         _scatter_blocks(
-            i, bases, normal, tangent, first, second, inverse_mass, r[k, 0], r[k, 1], r[k, 2], c3, c4, u, rolls, rolling_rows
+            i,
+            bases,
+            normal,
+            tangent,
+            first,
+            second,
+            inverse_mass,
+            r[k, 0],
+            r[k, 1],
+            r[k, 2],
+            c3,
+            c4,
+            u,
+            rolls,
+            rolling_rows,
         )
 
 
