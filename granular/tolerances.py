@@ -61,9 +61,9 @@ FRICTION_TOLERANCE = 1e-5
 #: larger (`granular.contact.friction.sweep_tolerance`), of its local Coulomb law: a
 #: sticking contact may creep, a gap close or a contact push while separating at
 #: that speed. 6e-4 m/s in the sand pile's 3 m/s pour (0.6 micron of overlap per
-#: 1 ms step), 2e-6 m/s on the resting heap (scale ~ g h). The sweeps aim at an
-#: eighth of it and accept it only when they stall: with 1e-5 (and 1e-4 accepted
-#: at once) the settling pile stalled at 1.1-1.4 times the tolerance, loops of
+#: 1 ms step), 2e-6 m/s on the resting heap (scale ~ g h). The sweeps also aim at
+#: an eighth of it in root mean square over the loaded contacts: with 1e-5 (and 1e-4
+#: accepted at once) the settling pile stalled at 1.1-1.4 times the tolerance, loops of
 #: sticking contacts being unable to close the gaps that earlier steps left (before
 #: the gap closure; the aim's later measurements are at
 #: `granular.contact.friction_gauss_seidel.TARGET`).

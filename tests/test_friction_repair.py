@@ -329,7 +329,7 @@ def captured_stop(name: str):
 
 def test_a_stop_that_the_repairs_leave_is_mended_by_newton_from_the_start(monkeypatch):
     """`tests/data/stop_mended_from_the_start.npz`: a step of a pour of 300 turning
-    spheres (seed 32, no rolling resistance, 317 contacts, the run's floor of 1,000
+    spheres (seed 22, no rolling resistance, 492 contacts, the run's floor of 1,000
     sweeps). The sweeps stop beyond the tolerance, and the repairs on growing clusters
     and Newton on the loaded contacts, all started from the sweeps' best iterate, leave
     it there. Newton on every contact from the solve's start (`_newton_from_start`) ends

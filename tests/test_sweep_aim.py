@@ -38,8 +38,10 @@ def recorded_solves(monkeypatch):
 
     def recording(rows, predicted, start, tolerance, *args, **kwargs):
         r, sweeps, residual = solve(rows, predicted, start, tolerance, *args, **kwargs)
-        level = (coulomb_rows.natural_residual(rows, predicted, r) / tolerance).max(initial=0.0)
-        solves.append((kwargs.get("aim"), kwargs.get("target"), float(level), sweeps))
+        levels = coulomb_rows.natural_residual(rows, predicted, r) / tolerance
+        loaded = levels[r[:, 0] > 0.0]
+        typical = float(np.sqrt(np.mean(loaded**2))) if loaded.size else 0.0
+        solves.append((kwargs.get("aim"), kwargs.get("target"), float(levels.max(initial=0.0)), sweeps, typical))
         return r, sweeps, residual
 
     project = impact.project_frictional
@@ -67,19 +69,22 @@ def sweeps_of_a_pour(aim, monkeypatch, steps=60, restitution=0.0):
 def test_the_aim_reaches_every_frictional_solve_of_a_step_impacts_included(monkeypatch):
     solves, impacts = sweeps_of_a_pour(0.5, monkeypatch, steps=30, restitution=0.5)
     assert impacts and all(aim == 0.5 for aim in impacts)
-    assert solves and all(aim == 0.5 for aim, _, _, _ in solves)
+    assert solves and all(aim == 0.5 for aim, *_ in solves)
 
 
 @pytest.mark.parametrize("aim", [None, 0.5, 1.0])
-def test_every_answer_meets_its_aim_or_the_tolerance_after_a_stall(aim, monkeypatch):
-    """An answer is accepted at the aim (an eighth of the tolerance when None), or at the
-    tolerance once the sweeps stall (`friction_gauss_seidel._accepts`): no answer is
-    beyond the tolerance, and most first rounds end at their aim."""
+def test_every_answer_meets_the_tolerance_and_its_loaded_contacts_the_aim(aim, monkeypatch):
+    """An answer is accepted when every contact is within its tolerance and the loaded
+    contacts are within the aim (an eighth of it when None) in root mean square, or
+    within the tolerance once the sweeps stall (`friction_gauss_seidel._accepts`): no
+    answer is beyond the tolerance, and most first rounds end with their loaded
+    contacts at the aim. Computed here from the answers, not read from the solver."""
     solves, _ = sweeps_of_a_pour(aim, monkeypatch)
     reach = gauss_seidel.TARGET if aim is None else aim
-    levels = np.array([level for _, target, level, _ in solves if target is None])
+    first_rounds = [(level, typical) for _, target, level, _, typical in solves if target is None]
+    levels, typical = np.array(first_rounds).T
     assert levels.size and levels.max() <= 1.0
-    assert np.mean(levels <= reach) > 0.9
+    assert np.mean(typical <= reach) > 0.9
 
 
 def test_the_default_aim_is_an_eighth_step_for_step(monkeypatch):
@@ -118,7 +123,7 @@ def test_aimed_at_the_tolerance_a_settling_pile_takes_fewer_sweeps(monkeypatch):
     eighth, _ = sweeps_of_a_pour(None, monkeypatch)
     monkeypatch.undo()
     whole, _ = sweeps_of_a_pour(1.0, monkeypatch)
-    assert sum(s for *_, s in whole) < sum(s for *_, s in eighth)
+    assert sum(solve[3] for solve in whole) < sum(solve[3] for solve in eighth)
 
 
 @pytest.fixture

@@ -449,8 +449,9 @@ def _later_round_target(
     round after ``last`` (the last round's ``(rows, answer, their indices, sweeps)``, None
     for the first round): the run's aim (None; ``aim`` is `ContactProblem.sweep_aim`, and
     `friction_gauss_seidel.TARGET` when None), unless the last round ran past the
-    stall floor (``floor`` as the round's sweeps took it, `friction_gauss_seidel.effective_floor`) and ended short
-    of that aim. Then the next round, which adds a few rows to that answer, aims at the
+    stall floor (``floor`` as the round's sweeps took it,
+    `friction_gauss_seidel.effective_floor`) and ended with its largest residual above
+    that aim. Then the next round, which adds a few rows to that answer, aims at the
     level the last one reached (at most the tolerance): in the same deep network its
     sweeps would stall again at that level and end, like the last round, only by the
     stall rule, after as many sweeps again (a one-row second round of 19,014 sweeps on

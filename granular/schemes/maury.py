@@ -205,14 +205,14 @@ class MauryScheme:
         The fraction of their tolerance, in (0, 1], the Coulomb sweeps of spheres aim
         at (in Maury's stage and the frictional impacts; a later working-set round
         after a stalled one aims at the level that round reached,
-        `granular.contact.friction._later_round_target`). An answer is accepted at the
-        aim, or at the tolerance once the sweeps stall, so every accepted answer meets
-        the tolerance whatever the aim; the Newton repairs aim at a quarter of it. None
-        (the default) aims at an eighth of it, so that a typical answer is an eighth of
-        the tolerance from its law. 1 takes a third fewer sweeps on Siconos' settling box
-        and 44% fewer over 230 pours of the sand pile, for answers at up to the
-        tolerance; those pours kept about as many steps beyond the tolerance (19 against
-        23) (`granular.contact.friction_gauss_seidel.TARGET`).
+        `granular.contact.friction._later_round_target`). An answer is accepted when
+        every contact is within the tolerance and the loaded contacts are within the
+        aim of it in root mean square, or when every contact is within the tolerance
+        once the sweeps stall, so every accepted answer meets the tolerance whatever the
+        aim; the Newton repairs aim at a quarter of it. None (the default) aims at an
+        eighth, so that the network carrying the load is typically an eighth of the
+        tolerance from its law. 1 accepts any answer within the tolerance
+        (`granular.contact.friction_gauss_seidel.TARGET`).
     """
 
     name = "velocity"
