@@ -160,3 +160,19 @@ def test_the_command_refuses_an_aim_beyond_the_tolerance(tiny_workspace, capsys)
     error = capsys.readouterr().err
     assert "--sweep-aim" in error and "(0, 1]" in error
     assert not (tiny_workspace / "aimed.h5").exists()
+
+
+def test_the_loaded_level_is_the_root_mean_square_over_the_contacts_that_push():
+    """Three loaded contacts at 0.3, 0.4 and 0 tolerances and two open ones (one of
+    them approaching, at 2 tolerances): sqrt((0.09 + 0.16 + 0) / 3) = sqrt(1/12); the
+    open contacts count in the largest residual, not in the loaded level."""
+    levels = np.array([0.3, 0.4, 0.0, 0.0, 2.0])
+    r = np.array([[1.0, 0.1, 0.0], [2.0, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    # three squares, a sum, a mean and a root: a few roundings of eps each
+    assert np.isclose(gauss_seidel.loaded_level(levels, r), np.sqrt(1.0 / 12.0), rtol=4 * np.finfo(float).eps, atol=0.0)
+    assert gauss_seidel.loaded_level(levels, np.zeros((5, 3))) == 0.0
+    # Every contact within its tolerance is needed besides the loaded level (`_accepts`).
+    history = [None, 2.0]
+    assert not gauss_seidel._accepts(history, levels, r, 0.5)
+    assert gauss_seidel._accepts([None, 0.4], levels[:4], r[:4], 0.3)
+    assert not gauss_seidel._accepts([None, 0.4], levels[:4], r[:4], 0.25)
