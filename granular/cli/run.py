@@ -96,8 +96,9 @@ def add_parser(commands) -> None:
         "--sweep-aim",
         type=float,
         metavar="X",
-        help="the fraction of their tolerance, in (0, 1], the Coulomb sweeps aim at (default 1/8; 1 takes "
-        "about a third fewer sweeps, for answers at up to the tolerance)",
+        help="the fraction of their tolerance, in (0, 1], that the Coulomb sweeps ask of the loaded contacts in "
+        "root mean square, every contact being within the tolerance (default 1/8; 1 accepts any answer "
+        "within the tolerance)",
     )
     parser.add_argument("--render", metavar="OUT", help="also render the run to OUT (.mp4, .gif or .png)")
     parser.add_argument("--fps", type=positive_float, default=25.0, help="frames per second of --render (25)")
