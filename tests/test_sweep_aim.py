@@ -172,7 +172,6 @@ def test_the_loaded_level_is_the_root_mean_square_over_the_contacts_that_push():
     assert np.isclose(gauss_seidel.loaded_level(levels, r), np.sqrt(1.0 / 12.0), rtol=4 * np.finfo(float).eps, atol=0.0)
     assert gauss_seidel.loaded_level(levels, np.zeros((5, 3))) == 0.0
     # Every contact within its tolerance is needed besides the loaded level (`_accepts`).
-    history = [None, 2.0]
-    assert not gauss_seidel._accepts(history, levels, r, 0.5)
+    assert not gauss_seidel._accepts([None, 2.0], levels, r, 0.5)
     assert gauss_seidel._accepts([None, 0.4], levels[:4], r[:4], 0.3)
     assert not gauss_seidel._accepts([None, 0.4], levels[:4], r[:4], 0.25)
