@@ -345,7 +345,7 @@ class CompiledRows:
         m = rows.cols.shape[0]
         dummy = rows.inverse_mass.size - 1
         order, _ = visit_order(rows.cols, dummy)
-        self.rows, self.order = rows, order
+        self.rows, self.order, self.dummy = rows, order, dummy
         shift = np.zeros((m, 3))
         shift[:, 0] = rows.lower
         if rows.tangent_offset is not None:
@@ -372,10 +372,12 @@ class CompiledRows:
         N rotational ones."""
         if dummy % 6:
             return None
-        cols = np.ascontiguousarray(self.rows.cols, dtype=np.int64)
-        values = np.ascontiguousarray(self.rows.values, dtype=float)
-        ok, *blocks = kernels().pair_blocks(self.order, cols, values, int(dummy), dummy // 2)
+        ok, *blocks = kernels().pair_blocks(self.order, *self._rows_arrays(), int(dummy), dummy // 2)
         return tuple(blocks) if ok else None
+
+    def _rows_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' ``cols`` and ``values`` by contact, in the dtypes the kernels take."""
+        return np.ascontiguousarray(self.rows.cols, dtype=np.int64), np.ascontiguousarray(self.rows.values, dtype=float)
 
     @cached_property
     def generic(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -384,14 +386,7 @@ class CompiledRows:
         blocks, whose loops do not read them (they were a third of the time the sweeps'
         arrays took to build in a settling box; benchmarks/README.md, "the sweeps'
         arrays")."""
-        rows = self.rows
-        return kernels().visit_order_rows(
-            self.order,
-            np.ascontiguousarray(rows.cols, dtype=np.int64),
-            np.ascontiguousarray(rows.values, dtype=float),
-            self.inverse_mass,
-            int(rows.inverse_mass.size - 1),
-        )
+        return kernels().visit_order_rows(self.order, *self._rows_arrays(), self.inverse_mass, int(self.dummy))
 
     def sweep(self, u: np.ndarray, r: np.ndarray, scale=None) -> tuple[float, float]:
         """One sweep: every impulse of ``r`` (m, q) its local answer, ``u`` (d + 1,)
