@@ -13,7 +13,8 @@ largest step of each window and its ratio to that window's median, the whole run
 time and the part of it its gap closures took (`granular.contact.gap_closure`), and the
 worst ratio, then the solver iterations summed over the run (the Coulomb
 sweeps, with friction) and the steps that kept a best answer beyond the tolerance
-(`StepResult.solver.missed`) with the largest of their residuals; a run that raises
+(`StepResult.solver.missed`) with the largest of their residuals, and the iterations a
+step (each window's median, and near the run's median step); a run that raises
 prints the error and the step. The target: no step over 10 times its window's median.
 ``--momentum-restart X`` runs with `friction_gauss_seidel.MOMENTUM_RESTART` set to X, and
 ``--sweep-aim X`` with the scheme's option ``sweep_aim=X`` (the sweeps' aim, an eighth of
@@ -67,6 +68,21 @@ def kept_report(iterations: np.ndarray, missed: np.ndarray) -> str:
     return f"{int(iterations.sum())} solver iterations; {steps} kept beyond the tolerance{worst}"
 
 
+def sweeps_report(seconds: np.ndarray, iterations: np.ndarray) -> str:
+    """The solver iterations a step (the Coulomb sweeps, with friction): the median of
+    each window, and the median over the 20 steps ranked nearest the run's median step
+    by wall time, the steps that set that median (how the sweeps grow with the pile's
+    depth: benchmarks/README.md, "the ten-times target on a second machine")."""
+    if seconds.size == 0:
+        return "no steps"
+    windows = " / ".join(
+        f"{np.median(iterations[first:last]):.0f}" for first, last in WINDOWS if iterations[first:last].size
+    )
+    middle = seconds.size // 2
+    ranked = np.argsort(seconds, kind="stable")[max(middle - 10, 0) : middle + 10]
+    return f"iterations a step: {windows} by window, {np.median(iterations[ranked]):.0f} near the median step"
+
+
 def window_report(seconds) -> tuple[str, float]:
     """The windows' medians and largest steps, and the worst largest-to-median ratio."""
     parts, worst = [], 0.0
@@ -113,7 +129,8 @@ def main():
                 print(
                     f"n {n} mu {mu} seed {seed}: run {seconds.sum():.1f} s (gap closures {closures.sum():.1f} s); "
                     f"{windows}; worst {worst:.1f}x; "
-                    f"{tail_line(seconds)}; {kept_report(iterations, missed)}{stop}",
+                    f"{tail_line(seconds)}; {kept_report(iterations, missed)}; "
+                    f"{sweeps_report(seconds, iterations)}{stop}",
                     flush=True,
                 )
 
