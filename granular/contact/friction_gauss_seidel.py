@@ -54,15 +54,17 @@ cone), and (N) and (T) up to ``tolerance`` in velocity units (``U_k`` is within
 `ConvergenceError` names the worst contact. Convergence of the sweeps is not
 guaranteed in theory (the Coulomb problem is not a convex program), and it is
 linear and slow in deep piles (a rate of about 0.97 a sweep in the sand pile).
-What is slow is the network of sticking contacts, not the depth alone: on the same
-piles of 1,000 and 8,000 spheres the normal law by itself (mu = 0) takes 40-56
-sweeps at either size, its rows' Delassus matrix (scaled to a unit diagonal) having a
-condition number of 130-170, where the sticking network's normal and tangent rows
-have self-stressed loops, nearly singular modes, and a bulk 8-28 times worse
-conditioned that worsens with depth (benchmarks/README.md, `sweep_trace.py
---spectrum`). Where the current stick/slip pattern has no solution the sweeps
-drift, and `solve` jumps along the drift (its docstring). Figures: see
-`scenes/sand_pile.py`.
+What is slow in a deep pile is finding its stick/slip pattern, not the depth alone:
+on the same piles of 1,000 and 8,000 spheres the normal law by itself (mu = 0) takes
+40-56 sweeps at either size, the frictional law with each solve's stick/slip
+pattern held at its answer's (a linear system) 40-84, while the solves themselves
+take 72-828, changing the status of a few contacts a sweep. The
+sticking network's rows are also worse conditioned (self-stressed loops, nearly
+singular modes, a bulk 8-28 times worse conditioned than the normal law's, worsening
+with depth), which from the steps' warm starts costs the sweeps little
+(benchmarks/README.md, `sweep_trace.py --spectrum` and "the sweeps' growth with
+depth"). Where the current stick/slip pattern has no solution the sweeps drift, and
+`solve` jumps along the drift (its docstring). Figures: see `scenes/sand_pile.py`.
 
 Momentum. Each sweep starts from Nesterov's extrapolation of the last two
 sweeps' impulses, its size the ratio of their fixed-point residuals, restarted
