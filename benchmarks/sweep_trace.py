@@ -48,9 +48,11 @@ from granular.contact.friction import FRICTION_SWEEPS
 from peer_scenes import siconos_box
 
 
-def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple, np.ndarray]]:
+def kept_solves(n: int, mu: float, seed: int, steps, first_round: bool = False) -> list[tuple[int, tuple, np.ndarray]]:
     """``(step, arguments, centres)`` of the stage-4 solve of each of ``steps`` (the
-    largest solve of the step: the impact stage's are smaller): the arguments
+    largest solve of the step: the impact stage's are smaller; with ``first_round``, the
+    step's first solve of at least half as many contacts, the first round of its
+    working set, where a later round starts from the last one's answer): the arguments
     ``(rows, predicted, start, tolerance, floor)`` `friction_gauss_seidel.solve`
     received, and the sphere centres (n, 3) at the start of the step."""
     world, dt = siconos_box(n=n, seed=seed, friction=mu)
@@ -68,10 +70,19 @@ def kept_solves(n: int, mu: float, seed: int, steps) -> list[tuple[int, tuple, n
             centres = simulation.positions.copy()
             simulation.step()
             if step in steps and current:
-                kept.append((step, max(current, key=lambda solve: solve[0].cols.shape[0]), centres))
+                kept.append((step, _kept_round(current, first_round), centres))
     finally:
         gauss_seidel.solve = solve
     return kept
+
+
+def _kept_round(solves: list, first_round: bool) -> tuple:
+    """The largest of a step's solves, or with ``first_round`` the first one of at least
+    half its size (`kept_solves`)."""
+    largest = max(solve[0].cols.shape[0] for solve in solves)
+    if not first_round:
+        return next(solve for solve in solves if solve[0].cols.shape[0] == largest)
+    return next(solve for solve in solves if 2 * solve[0].cols.shape[0] >= largest)
 
 
 def add_solve_arguments(parser: argparse.ArgumentParser, n: int, steps) -> None:
@@ -89,7 +100,10 @@ def replayed_solves(args):
     warnings silenced (the replays judge the solves themselves)."""
     warnings.simplefilter("ignore", gr.TimeStepWarning)
     warnings.simplefilter("ignore", gr.SolverToleranceWarning)
-    for step, (rows, predicted, start, tolerance, floor), _ in kept_solves(args.n, args.mu, args.seed, set(args.steps)):
+    first_round = getattr(args, "first_round", False)
+    for step, (rows, predicted, start, tolerance, floor), _ in kept_solves(
+        args.n, args.mu, args.seed, set(args.steps), first_round
+    ):
         yield step, rows, predicted, start, np.broadcast_to(tolerance, (rows.cols.shape[0],)), floor
 
 
