@@ -36,56 +36,52 @@ import numpy as np
 
 from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
-from sweep_trace import add_solve_arguments, replayed_solves
+from sweep_trace import add_solve_arguments, closed_and_sticking, replayed_solves
 
 OPEN, STICKING, SLIDING = 0, 1, 2
 
 
 @numba.njit(cache=False)
-def fixed_pattern_sweep(order, cols, values, inverse_mass, shift, inverse, weights, status, friction, u, r):
-    """One sweep, in the solve's visit order ``order``, of the linear system that the
-    stick/slip pattern ``status`` (m,) and the sliding friction ``friction`` (m, 2)
-    leave (module docstring): ``u`` and ``r`` in place, as `sweep_kernels.sweep`
-    moves them. ``shift`` (m, 3) is taken off the local velocities, ``inverse`` (m, 2)
-    holds ``1 / w_k`` and ``1 / v_k``, ``weights`` (m, 3) the diagonal of ``W_kk``
-    over the tolerance. Returns the sum of the squares of ``weights * change``, the
-    momentum's measure (`friction_gauss_seidel._Momentum.judge`)."""
+def fixed_pattern_sweep(order, cols, values, width, scaled, shift, inverse, weights, scale, status, friction, u, r):
+    """One sweep of the linear system that the stick/slip pattern ``status`` (m,) and
+    the sliding friction ``friction`` (m, 2) leave (module docstring), on the arrays of
+    the solve's generic sweep (`coulomb_rows.CompiledRows`: ``cols`` to ``inverse`` and
+    ``weights`` in its visit order, ``scale`` its `visit_scale`): ``u`` and ``r`` in
+    place, as `sweep_kernels.sweep` moves them. Returns the sum of the squares of the
+    changes' residuals at their visits, the momentum's measure
+    (`friction_gauss_seidel._Momentum.judge`)."""
     change = 0.0
-    for k in order:
+    for i in range(order.size):
+        k = order[i]
         state = status[k]
         if state == OPEN:
             if r[k, 0] == 0.0 and r[k, 1] == 0.0 and r[k, 2] == 0.0:
                 continue
             normal = first = second = 0.0
         else:
-            velocity = -shift[k, 0]
-            tangent1 = -shift[k, 1]
-            tangent2 = -shift[k, 2]
-            for j in range(cols.shape[1]):
-                speed = u[cols[k, j]]
-                velocity += values[k, 0, j] * speed
-                tangent1 += values[k, 1, j] * speed
-                tangent2 += values[k, 2, j] * speed
-            normal = r[k, 0] - velocity * inverse[k, 0]
+            velocity, tangent1, tangent2 = -shift[i, 0], -shift[i, 1], -shift[i, 2]
+            for j in range(width[i]):
+                speed = u[cols[i, j]]
+                velocity += values[i, 0, j] * speed
+                tangent1 += values[i, 1, j] * speed
+                tangent2 += values[i, 2, j] * speed
+            normal = r[k, 0] - velocity * inverse[i, 0]
             if state == STICKING:
-                first = r[k, 1] - tangent1 * inverse[k, 1]
-                second = r[k, 2] - tangent2 * inverse[k, 1]
+                first = r[k, 1] - tangent1 * inverse[i, 1]
+                second = r[k, 2] - tangent2 * inverse[i, 1]
             else:
                 first, second = friction[k, 0], friction[k, 1]
         c0, c1, c2 = normal - r[k, 0], first - r[k, 1], second - r[k, 2]
         r[k, 0], r[k, 1], r[k, 2] = normal, first, second
-        change += (weights[k, 0] * c0) ** 2 + (weights[k, 1] * c1) ** 2 + (weights[k, 2] * c2) ** 2
-        for j in range(cols.shape[1]):
-            column = cols[k, j]
-            u[column] += inverse_mass[column] * (values[k, 0, j] * c0 + values[k, 1, j] * c1 + values[k, 2, j] * c2)
+        change += scale[i] * ((weights[i, 0] * c0) ** 2 + (weights[i, 1] * c1) ** 2 + (weights[i, 2] * c2) ** 2)
+        for j in range(width[i]):
+            u[cols[i, j]] += scaled[i, 0, j] * c0 + scaled[i, 1, j] * c1 + scaled[i, 2, j] * c2
     return change
 
 
 def statuses(rows, r: np.ndarray) -> np.ndarray:
     """Each contact's status (m,) int64: `OPEN`, `STICKING` or `SLIDING`."""
-    friction = np.linalg.norm(r[:, 1:3], axis=1)
-    closed = r[:, 0] > 0.0
-    sticking = closed & (friction < rows.mu * r[:, 0] * (1.0 - 1e-9))
+    closed, sticking = closed_and_sticking(rows, r)
     return np.where(closed, np.where(sticking, STICKING, SLIDING), OPEN).astype(np.int64)
 
 
@@ -130,23 +126,14 @@ def pattern_sweeps(rows, predicted, start, tolerance, answer, momentum_on: bool,
     r = coulomb_rows.onto_cones(rows, start)
     u = coulomb_rows.velocities(rows, predicted, r)
     compiled = rows.compiled
-    order = compiled.order
-    shift = np.zeros((status.size, 3))
-    shift[:, 0] = rows.lower
-    if rows.tangent_offset is not None:
-        shift[:, 1:3] = rows.tangent_offset
-    v = rows.w if rows.w_tangent is None else rows.w_tangent
-    inverse = 1.0 / np.column_stack([rows.w, v])
-    weights = np.column_stack([rows.w, v, v]) / tolerance[:, None]
-    cols = np.ascontiguousarray(rows.cols, dtype=np.int64)
-    values = np.ascontiguousarray(rows.values, dtype=float)
+    cols, values, scaled, width = compiled.generic
+    arrays = (compiled.order, cols, values, width, scaled, compiled.shift, compiled.inverse, compiled.weights)
+    scale = compiled.visit_scale(tolerance)
     momentum = gauss_seidel._Momentum(r, u)
     momentum.enabled = momentum_on
     for sweep in range(1, sweeps + 1):
         momentum.extrapolate(r, u)
-        change = fixed_pattern_sweep(
-            order, cols, values, rows.inverse_mass, shift, inverse, weights, status, friction, u, r
-        )
+        change = fixed_pattern_sweep(*arrays, scale, status, friction, u, r)
         momentum.judge(change)
         if sweep % 2 == 0:
             levels = np.abs(rows.local_velocities(u)) / tolerance[:, None]

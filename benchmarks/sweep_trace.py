@@ -79,10 +79,10 @@ def kept_solves(n: int, mu: float, seed: int, steps, first_round: bool = False) 
 def _kept_round(solves: list, first_round: bool) -> tuple:
     """The largest of a step's solves, or with ``first_round`` the first one of at least
     half its size (`kept_solves`)."""
-    largest = max(solve[0].cols.shape[0] for solve in solves)
+    largest = max(solves, key=lambda solve: solve[0].cols.shape[0])
     if not first_round:
-        return next(solve for solve in solves if solve[0].cols.shape[0] == largest)
-    return next(solve for solve in solves if 2 * solve[0].cols.shape[0] >= largest)
+        return largest
+    return next(solve for solve in solves if 2 * solve[0].cols.shape[0] >= largest[0].cols.shape[0])
 
 
 def add_solve_arguments(parser: argparse.ArgumentParser, n: int, steps) -> None:
@@ -143,12 +143,18 @@ def held_rows(rows, r) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray, np.ndarra
     both tangent rows of each sticking one (``|l_T| < mu l_N``); row ``i`` is component
     ``component[i]`` (0 normal, 1 and 2 tangents) of contact ``contact[i]``; ``closed``
     and ``sticking`` are (m,) masks."""
-    normal, tangential = r[:, 0], np.linalg.norm(r[:, 1:3], axis=1)
-    closed = normal > 0.0
-    sticking = closed & (tangential < rows.mu * normal * (1.0 - 1e-9))
+    closed, sticking = closed_and_sticking(rows, r)
     contact = np.concatenate([np.flatnonzero(closed)] + 2 * [np.flatnonzero(sticking)])
     component = np.repeat([0, 1, 2], [closed.sum(), sticking.sum(), sticking.sum()])
     return row_matrix(rows, contact, component), contact, component, closed, sticking
+
+
+def closed_and_sticking(rows, r) -> tuple[np.ndarray, np.ndarray]:
+    """The (m,) masks of the closed contacts (``l_N > 0``) of the impulses ``r`` (m, 3),
+    and of the sticking ones among them (``|l_T| < mu l_N``)."""
+    normal, tangential = r[:, 0], np.linalg.norm(r[:, 1:3], axis=1)
+    closed = normal > 0.0
+    return closed, closed & (tangential < rows.mu * normal * (1.0 - 1e-9))
 
 
 def row_matrix(rows, contact: np.ndarray, component: np.ndarray) -> sp.csr_matrix:
