@@ -54,14 +54,21 @@ cone), and (N) and (T) up to ``tolerance`` in velocity units (``U_k`` is within
 `ConvergenceError` names the worst contact. Convergence of the sweeps is not
 guaranteed in theory (the Coulomb problem is not a convex program), and it is
 linear and slow in deep piles (a rate of about 0.97 a sweep in the sand pile).
-What is slow in a deep pile is finding its stick/slip pattern, not the depth alone:
-on the same piles of 1,000 and 8,000 spheres the normal law by itself (mu = 0) takes
-40-56 sweeps at either size, the frictional law with each solve's stick/slip
-pattern held at its answer's (a linear system) 40-84, while the solves themselves
-take 72-828, changing the status of a few contacts a sweep. The
-sticking network's rows are also worse conditioned (self-stressed loops, nearly
-singular modes, a bulk 8-28 times worse conditioned than the normal law's, worsening
-with depth), which from the steps' warm starts costs the sweeps little
+What is slow in a deep pile is Coulomb's coupling of a sliding contact's friction to
+its normal impulse, not its stick/slip pattern. On the same piles of 1,000 and 8,000
+spheres the normal law by itself (mu = 0) takes 40-56 sweeps at either size, and the
+frictional law with each contact's status and each sliding contact's friction held at
+its answer's (a linear system) 46-106, while the solves themselves take 76-860. With the
+statuses alone held the sweeps are no faster, and diverge on three of the deep box's
+five steps; with the sliding friction's direction held and its size ``mu l_N``
+following the normal impulse, they diverge on its two late steps, with or without
+momentum. The coupling makes the sweeps' map non-symmetric, and in a deep pile that map
+has growing modes, which the law's own sweeps stop only as contacts leave the statuses
+on which the modes grow (a sliding contact opening or sticking), a few a sweep
+(`benchmarks/pattern_fixed.py`; benchmarks/README.md, "what the deep box's sweeps pay
+for"). The sticking network's rows are also worse conditioned (self-stressed loops,
+nearly singular modes, a bulk 8-28 times worse conditioned than the normal law's,
+worsening with depth), which from the steps' warm starts costs the sweeps little
 (benchmarks/README.md, `sweep_trace.py --spectrum` and "the sweeps' growth with
 depth"). Where the current stick/slip pattern has no solution the sweeps drift, and
 `solve` jumps along the drift (its docstring). Figures: see `scenes/sand_pile.py`.
