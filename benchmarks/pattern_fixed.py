@@ -47,6 +47,7 @@ import numpy as np
 
 from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
+from granular.contact.sweep_kernels import _coulomb_answer, _normal_velocity
 from sweep_trace import add_solve_arguments, closed_and_sticking, replayed_solves
 
 OPEN, STICKING, SLIDING = 0, 1, 2
@@ -90,7 +91,11 @@ def held_sweep(
         k = order[i]
         visit[k] = 0.0
         state = status[k]
-        if hold != LAW and state == OPEN:
+        if hold == LAW:  # the solve's own sweep (`sweep_kernels.sweep`)
+            if r[k, 0] == 0.0 and _normal_velocity(i, cols, values, width, shift, u) >= 0.0:
+                continue
+            normal, first, second = _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r)
+        elif state == OPEN:
             if r[k, 0] == 0.0 and r[k, 1] == 0.0 and r[k, 2] == 0.0:
                 continue
             normal = first = second = 0.0
@@ -101,20 +106,10 @@ def held_sweep(
                 velocity += values[i, 0, j] * speed
                 tangent1 += values[i, 1, j] * speed
                 tangent2 += values[i, 2, j] * speed
-            if hold == LAW and r[k, 0] == 0.0 and velocity >= 0.0:
-                continue  # an open contact not approached: no impulse, as the solve's sweep
             normal = r[k, 0] - velocity * inverse[i, 0]
             first = r[k, 1] - tangent1 * inverse[i, 1]
             second = r[k, 2] - tangent2 * inverse[i, 1]
-            if hold == LAW:
-                normal = max(normal, 0.0)
-                limit = mu[i] * normal
-                square = first * first + second * second
-                if limit <= 0.0:
-                    first = second = 0.0
-                elif square > limit * limit:
-                    first, second = first * limit / math.sqrt(square), second * limit / math.sqrt(square)
-            elif state == SLIDING:
+            if state == SLIDING:
                 limit = mu[i] * max(normal, 0.0)
                 first, second = _sliding_friction(hold, first, second, limit, friction[k, 0], friction[k, 1])
         c0, c1, c2 = normal - r[k, 0], first - r[k, 1], second - r[k, 2]
