@@ -114,6 +114,8 @@ def pardiso_line(matrix: sp.csr_matrix) -> str:
     matrix.sort_indices()
     right = np.ones(matrix.shape[0])
     solver = pypardiso.PyPardisoSolver(mtype=11)  # real, nonsymmetric
+    # pypardiso's public calls run the analysis with every factorisation; its phases
+    # (11 analysis, 22 numeric factorisation, 33 solve) are reached through `_call_pardiso`.
     timings = {}
     for phase, name, repeats in ((11, "analysis", 1), (22, "numeric", 3), (33, "solve", 1)):
         solver.set_phase(phase)
