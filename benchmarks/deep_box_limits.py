@@ -11,7 +11,9 @@ step's largest Coulomb solve (`sweep_trace.kept_solves`). For each box it prints
    an iterate when every contact is within its tolerance and the loaded contacts'
    root mean square within the aim (`friction_gauss_seidel.TARGET`, in tolerances).
    The solve's own sweeps are replayed (its momentum, without its stall rules,
-   which these steps do not reach: the replay ends where the solve does). It prints the
+   which these steps do not reach), the residual measured every second sweep: the
+   replay ends where the solve does, or up to two sweeps sooner (the solve measures
+   the residual only when its estimate is within the tolerance). It prints the
    sweep at which each test is first met, the sweep at which both are, and, after the
    root mean square first met the aim, the most contacts beyond the tolerance
    at a measurement and their largest residual.
