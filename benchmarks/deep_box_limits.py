@@ -42,10 +42,10 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sparse_linalg
 
 import granular as gr
-from granular.contact import coulomb_newton, coulomb_rows
+from granular.contact import coulomb_newton
 from granular.contact import friction_gauss_seidel as gauss_seidel
 from granular.contact.friction import FRICTION_SWEEPS
-from sweep_trace import kept_solves
+from sweep_trace import kept_solves, measured_iterates
 
 DEFAULT_STEPS = {1000: (89, 95, 101, 110, 119, 125), 8000: (89, 95, 98, 107, 113, 119, 122, 128)}
 
@@ -54,27 +54,17 @@ def acceptance_line(step, rows, predicted, start, tolerance, floor, sweeps: int)
     """A line on which acceptance test ends the replayed sweeps of one solve, and the
     solve's own answer."""
     answer, solved_in, _ = gauss_seidel.solve(rows, predicted, start, tolerance, FRICTION_SWEEPS, floor=floor)
-    r = coulomb_rows.onto_cones(rows, start)
-    u = coulomb_rows.velocities(rows, predicted, r)
-    compiled = rows.compiled
-    scale = compiled.visit_scale(tolerance)
-    momentum = gauss_seidel._Momentum(r, u)
     every_met = aim_met = both_met = None
     beyond, worst = 0, 0.0
-    for sweep in range(sweeps + 1):
-        if sweep % gauss_seidel.CHECK_EVERY == 0:
-            levels = coulomb_rows.contact_residuals(rows, u, r) / tolerance
-            largest, loaded = levels.max(initial=0.0), gauss_seidel.loaded_level(levels, r)
-            every_met = sweep if every_met is None and largest <= 1.0 else every_met
-            aim_met = sweep if aim_met is None and loaded <= gauss_seidel.TARGET else aim_met
-            if aim_met is not None:
-                beyond, worst = max(beyond, int((levels > 1.0).sum())), max(worst, largest)
-            if largest <= 1.0 and loaded <= gauss_seidel.TARGET:
-                both_met = sweep
-                break
-        momentum.extrapolate(r, u)
-        _, change = compiled.sweep(u, r, scale)
-        momentum.judge(change)
+    for sweep, r, levels in measured_iterates(rows, predicted, start, tolerance, sweeps):
+        largest, loaded = levels.max(initial=0.0), gauss_seidel.loaded_level(levels, r)
+        every_met = sweep if every_met is None and largest <= 1.0 else every_met
+        aim_met = sweep if aim_met is None and loaded <= gauss_seidel.TARGET else aim_met
+        if aim_met is not None:
+            beyond, worst = max(beyond, int((levels > 1.0).sum())), max(worst, largest)
+        if largest <= 1.0 and loaded <= gauss_seidel.TARGET:
+            both_met = sweep
+            break
     line = (
         f"step {step}: {rows.cols.shape[0]} contacts; the solve {solved_in} sweeps; replayed: the loaded root "
         f"mean square within the aim at sweep {aim_met}, every contact within the tolerance first at "

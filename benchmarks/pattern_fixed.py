@@ -47,7 +47,7 @@ import numpy as np
 
 from granular.contact import coulomb_rows
 from granular.contact import friction_gauss_seidel as gauss_seidel
-from granular.contact.sweep_kernels import _coulomb_answer, _normal_velocity
+from granular.contact.sweep_kernels import _coulomb_answer, _local_velocities, _normal_velocity
 from sweep_trace import add_solve_arguments, closed_and_sticking, replayed_solves
 
 OPEN, STICKING, SLIDING = 0, 1, 2
@@ -100,12 +100,7 @@ def held_sweep(
                 continue
             normal = first = second = 0.0
         else:
-            velocity, tangent1, tangent2 = -shift[i, 0], -shift[i, 1], -shift[i, 2]
-            for j in range(width[i]):
-                speed = u[cols[i, j]]
-                velocity += values[i, 0, j] * speed
-                tangent1 += values[i, 1, j] * speed
-                tangent2 += values[i, 2, j] * speed
+            velocity, tangent1, tangent2 = _local_velocities(i, cols, values, width, shift, u)
             normal = r[k, 0] - velocity * inverse[i, 0]
             first = r[k, 1] - tangent1 * inverse[i, 1]
             second = r[k, 2] - tangent2 * inverse[i, 1]

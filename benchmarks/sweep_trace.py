@@ -107,25 +107,34 @@ def replayed_solves(args):
         yield step, rows, predicted, start, np.broadcast_to(tolerance, (rows.cols.shape[0],)), floor
 
 
-def trace(rows, predicted, start, tolerance, sweeps: int, plain: bool) -> list[float]:
-    """The largest residual (in tolerances) before each of ``sweeps`` sweeps and after
-    the last, measured every second sweep (NaN in between)."""
-    m = rows.cols.shape[0]
-    tolerance = np.broadcast_to(tolerance, (m,))
+def measured_iterates(rows, predicted, start, tolerance, sweeps: int, plain: bool = False):
+    """The solve's sweeps replayed from ``start`` (its momentum, or plain sweeps with
+    ``plain``; none of its stall rules): ``(sweep, r, levels)`` before every second of
+    ``sweeps`` sweeps and after the last, ``levels`` (m,) the natural residuals in units of
+    each contact's tolerance (m,) and ``r`` (m, q) the impulses then (not a copy: the
+    next sweep changes them)."""
     r = coulomb_rows.onto_cones(rows, start)
     u = coulomb_rows.velocities(rows, predicted, r)
     compiled = rows.compiled
     scale = compiled.visit_scale(tolerance)
     momentum = gauss_seidel._Momentum(r, u)
     momentum.enabled = not plain
-    largest = []
     for sweep in range(sweeps + 1):
-        measured = sweep % 2 == 0 or sweep == sweeps
-        largest.append(float((coulomb_rows.contact_residuals(rows, u, r) / tolerance).max()) if measured else np.nan)
+        if sweep % gauss_seidel.CHECK_EVERY == 0 or sweep == sweeps:
+            yield sweep, r, coulomb_rows.contact_residuals(rows, u, r) / tolerance
         if sweep < sweeps:
             momentum.extrapolate(r, u)
             _, change = compiled.sweep(u, r, scale)
             momentum.judge(change)
+
+
+def trace(rows, predicted, start, tolerance, sweeps: int, plain: bool) -> list[float]:
+    """The largest residual (in tolerances) before each of ``sweeps`` sweeps and after
+    the last, measured every second sweep (NaN in between)."""
+    tolerance = np.broadcast_to(tolerance, (rows.cols.shape[0],))
+    largest = [np.nan] * (sweeps + 1)
+    for sweep, _, levels in measured_iterates(rows, predicted, start, tolerance, sweeps, plain):
+        largest[sweep] = float(levels.max())
     return largest
 
 

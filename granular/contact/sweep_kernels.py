@@ -64,15 +64,23 @@ def _onto_disc(a: float, b: float, limit: float):
 
 
 @numba.njit(cache=True, inline="always")
-def _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r):
-    """The exact local answer ``(l_N, l_T1, l_T2)`` of contact ``k``, stored at
-    position ``i`` of the arrays (`coulomb_rows.local_solution`)."""
+def _local_velocities(i, cols, values, width, shift, u):
+    """``(U_N, U_T1, U_T2)`` (m/s) of the contact at position ``i``: its rows times
+    ``u``, less its shift."""
     normal_velocity, tangent1, tangent2 = -shift[i, 0], -shift[i, 1], -shift[i, 2]
     for j in range(width[i]):
         velocity = u[cols[i, j]]
         normal_velocity += values[i, 0, j] * velocity
         tangent1 += values[i, 1, j] * velocity
         tangent2 += values[i, 2, j] * velocity
+    return normal_velocity, tangent1, tangent2
+
+
+@numba.njit(cache=True, inline="always")
+def _coulomb_answer(i, k, cols, values, width, shift, inverse, mu, u, r):
+    """The exact local answer ``(l_N, l_T1, l_T2)`` of contact ``k``, stored at
+    position ``i`` of the arrays (`coulomb_rows.local_solution`)."""
+    normal_velocity, tangent1, tangent2 = _local_velocities(i, cols, values, width, shift, u)
     normal = max(r[k, 0] - normal_velocity * inverse[i, 0], 0.0)
     t1, t2 = _onto_disc(r[k, 1] - tangent1 * inverse[i, 1], r[k, 2] - tangent2 * inverse[i, 1], mu[i] * normal)
     return normal, t1, t2
